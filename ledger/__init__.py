@@ -1,0 +1,1 @@
+"""The audit ledger: a pure library that imports nothing of ``logomesh``."""

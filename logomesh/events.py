@@ -1,0 +1,146 @@
+"""Typed events every battle stage emits.
+
+Frozen dataclasses with no UI imports: the Textual console and the headless
+progress printer are two consumers of the same stream. An ``EventSink`` is any
+callable taking an ``Event``; stages never block on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Stream = Literal["stdout", "stderr"]
+TestSuite = Literal["hidden", "purple"]
+TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
+
+
+@dataclass(frozen=True)
+class BattleStarted:
+    battle_id: str
+    task_id: str
+    purple: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class StageStarted:
+    """A battle stage begins: ``purple``, ``sandbox``, ``red``, ``scoring`` or ``ledger``."""
+
+    battle_id: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class PurpleResponded:
+    battle_id: str
+    source_bytes: int
+    test_bytes: int
+    rationale_chars: int
+    response_sha256: str
+
+
+@dataclass(frozen=True)
+class SandboxOutput:
+    battle_id: str
+    origin: str
+    stream: Stream
+    text: str
+
+
+@dataclass(frozen=True)
+class TestResult:
+    battle_id: str
+    suite: TestSuite
+    name: str
+    status: TestStatus
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class MctsNodeAdded:
+    battle_id: str
+    node_id: int
+    parent_id: int | None
+    action: str
+
+
+@dataclass(frozen=True)
+class MctsNodeUpdated:
+    battle_id: str
+    node_id: int
+    visits: int
+    mean_value: float
+
+
+@dataclass(frozen=True)
+class FindingConfirmed:
+    battle_id: str
+    family: str
+    severity: str
+    cwe: str
+    summary: str
+    node_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ScoreComponent:
+    """One CIS component: ``rationale``, ``architecture``, ``testing`` or ``logic``."""
+
+    battle_id: str
+    name: str
+    value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PenaltyApplied:
+    battle_id: str
+    name: str
+    factor: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class BattleFinished:
+    battle_id: str
+    cis_score: float
+    status: str
+
+
+@dataclass(frozen=True)
+class LedgerAppended:
+    battle_id: str
+    sequence: int
+    result_sha256: str
+    path: str
+
+
+@dataclass(frozen=True)
+class BattleFailed:
+    battle_id: str
+    stage: str
+    reason: str
+
+
+Event = (
+    BattleStarted
+    | StageStarted
+    | PurpleResponded
+    | SandboxOutput
+    | TestResult
+    | MctsNodeAdded
+    | MctsNodeUpdated
+    | FindingConfirmed
+    | ScoreComponent
+    | PenaltyApplied
+    | BattleFinished
+    | LedgerAppended
+    | BattleFailed
+)
+EventSink = Callable[[Event], None]
+
+
+def discard(event: Event) -> None:
+    """An ``EventSink`` that drops every event."""

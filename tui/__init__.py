@@ -1,0 +1,1 @@
+"""The Textual battle console. Only ``logomesh console`` imports this, lazily."""
