@@ -1,0 +1,43 @@
+"""A red-agent finding: a demonstrated, reproduced weakness of a submission.
+
+Shared by the red agent (which produces them) and the scorer (which turns them
+into the red penalty and the ``red_analysis`` block of the result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["low", "medium", "high", "critical"]
+SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
+
+
+@dataclass(frozen=True)
+class Finding:
+    family: str
+    severity: Severity
+    cwe: str
+    summary: str
+    reproducer: str
+    confirmations: int = 0
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "severity": self.severity,
+            "cwe": self.cwe,
+            "summary": self.summary,
+            "reproducer": self.reproducer,
+            "confirmations": self.confirmations,
+            "attempts": self.attempts,
+        }
+
+
+def max_severity(findings: tuple[Finding, ...] | list[Finding]) -> Severity:
+    """The worst severity among ``findings``; ``"low"`` when there are none (the seed's default)."""
+    worst = 0
+    for finding in findings:
+        worst = max(worst, SEVERITY_ORDER.index(finding.severity))
+    return SEVERITY_ORDER[worst]
