@@ -2,14 +2,67 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.common import EXIT_ERROR, HomeOption, JsonOption, fail
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
+SANDBOX_KINDS = ("auto", "docker", "bwrap")
+
 
 @app.command("run")
-def run() -> None:
+def run(
+    task: Annotated[str, typer.Option("--task", help="Task id (see 'logomesh tasks list').")],
+    purple: Annotated[str | None, typer.Option("--purple", help="URL of an A2A purple agent.")] = None,
+    mock: Annotated[str | None, typer.Option("--mock", help="Serve the task's canned submission VARIANT.")] = None,
+    battle_id: Annotated[str | None, typer.Option("--battle-id", help="Battle id (default: derived).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice.")] = 0,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")] = 10.0,
+    no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
+    protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
     """Send a task to a purple agent, sandbox, attack, score and record the answer."""
-    not_implemented("battle run")
+    from logomesh.battle import BattleRequest, BattleSetupError, default_battle_id, result_json, run_battle
+    from logomesh.home import resolve_home
+    from logomesh.progress import ProgressPrinter
+
+    if sandbox not in SANDBOX_KINDS:
+        fail(f"--sandbox must be one of {', '.join(SANDBOX_KINDS)}, not {sandbox!r}", 2)
+    if red_budget <= 0:
+        fail("--red-budget must be a positive number of seconds", 2)
+    if protocol not in (None, "0.3", "1.0"):
+        fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
+    label = purple or f"mock:{mock}"
+    request = BattleRequest(
+        task_id=task,
+        battle_id=battle_id or default_battle_id(task, label, seed),
+        seed=seed,
+        home=resolve_home(home),
+        purple_url=purple,
+        mock_variant=mock,
+        protocol=protocol,
+        sandbox=sandbox,
+        red_budget_s=red_budget,
+        red=not no_red,
+    )
+    try:
+        outcome = run_battle(request, ProgressPrinter())
+    except BattleSetupError as exc:
+        fail(str(exc))
+    result = outcome.result
+    if as_json:
+        print(result_json(result))
+    else:
+        print(f"CIS {result['cis_score']:.3f}  (R {result['rationale_score']:.3f}  A {result['architecture_score']:.3f}"
+              f"  T {result['testing_score']:.3f}  L {result['logic_score']:.3f})  status {result['status']}")
+        print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
+    if outcome.failed:
+        print(f"logomesh: error: battle failed: {result.get('reason', 'unknown reason')}", file=sys.stderr)
+        raise typer.Exit(EXIT_ERROR)

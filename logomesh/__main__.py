@@ -1,0 +1,5 @@
+"""``python -m logomesh`` runs the CLI."""
+
+from logomesh.cli import main
+
+main()

@@ -1,0 +1,241 @@
+"""``run_battle``: the orchestration spine of one battle.
+
+task → purple agent → sandbox (hidden tests, purple's tests) → red agent →
+scoring → ledger. Every stage emits typed events. Set-up errors (unknown task
+or mock variant) raise ``BattleSetupError`` before anything starts; once the
+battle has started, every failure is recorded in the ledger as a failed
+battle with its stage and reason, and ``run_battle`` returns normally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from logomesh.events import (
+    BattleFailed,
+    BattleFinished,
+    BattleStarted,
+    EventSink,
+    LedgerAppended,
+    PurpleResponded,
+    SandboxOutput,
+    StageStarted,
+    TestResult,
+    discard,
+)
+from logomesh.purple.exchange import PurpleError, PurpleExchange, canned_exchange
+from logomesh.tasks import TaskError, TaskSpec, load_task
+
+if TYPE_CHECKING:
+    from logomesh.findings import Finding
+    from logomesh.sandbox import Sandbox, SuiteRun
+
+PURPLE_TEST_FILE = "test_submission.py"
+
+
+class BattleSetupError(ValueError):
+    """The battle cannot start (unknown task, unknown mock variant, no purple named)."""
+
+
+class StageFailed(Exception):
+    """A stage failed after the battle started; recorded with ``stage`` and a one-line reason."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(reason)
+        self.stage = stage
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class BattleRequest:
+    task_id: str
+    battle_id: str
+    seed: int
+    home: Path
+    purple_url: str | None = None
+    mock_variant: str | None = None
+    protocol: str | None = None
+    sandbox: str = "auto"
+    red_budget_s: float = 10.0
+    red: bool = True
+    campaign_id: str | None = None
+
+    @property
+    def purple_label(self) -> str:
+        return self.purple_url or f"mock:{self.mock_variant}"
+
+
+@dataclass(frozen=True)
+class BattleOutcome:
+    result: dict[str, Any]
+    sequence: int | None
+    db_path: Path
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.get("status") != "scored")
+
+
+def default_battle_id(task_id: str, purple: str, seed: int) -> str:
+    """A deterministic id for a battle whose caller named none."""
+    digest = hashlib.sha256(f"{task_id}\x00{purple}\x00{seed}".encode()).hexdigest()[:12]
+    return f"{task_id}-{digest}"
+
+
+def _validate(request: BattleRequest) -> TaskSpec:
+    if (request.purple_url is None) == (request.mock_variant is None):
+        raise BattleSetupError("name exactly one purple agent: --purple URL or --mock VARIANT")
+    try:
+        task = load_task(request.task_id)
+        if request.mock_variant is not None:
+            task.labelled_submission(request.mock_variant)
+    except TaskError as exc:
+        raise BattleSetupError(str(exc)) from None
+    return task
+
+
+def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
+    if request.mock_variant is not None:
+        return canned_exchange(task, request.mock_variant, request.battle_id)
+    from logomesh.purple.client import request_submission
+
+    assert request.purple_url is not None
+    try:
+        return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol)
+    except PurpleError as exc:
+        raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
+
+
+def _run_suite(
+    box: Sandbox, suite: str, source: str, tests: Mapping[str, str], battle_id: str, emit: EventSink
+) -> SuiteRun:
+    def on_output(origin: str, stream: str, text: str) -> None:
+        emit(SandboxOutput(battle_id, f"{suite}:{origin}", "stderr" if stream == "stderr" else "stdout", text))
+
+    run = box.run_suite(source, tests, timeout_s=60.0, on_output=on_output)
+    for outcome in run.outcomes:
+        emit(TestResult(battle_id, "hidden" if suite == "hidden" else "purple", outcome.name, outcome.status,
+                        outcome.reason))
+    return run
+
+
+def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
+    zero = {"passed": 0, "failed": 0, "total": 0}
+    return {
+        "battle_id": request.battle_id,
+        "task_id": request.task_id,
+        "rationale_score": 0.0,
+        "architecture_score": 0.0,
+        "testing_score": 0.0,
+        "logic_score": 0.0,
+        "cis_score": 0.0,
+        "red_penalty_applied": 0.0,
+        "intent_penalty": 1.0,
+        "red_analysis": {"attack_successful": False, "vulnerability_count": 0, "max_severity": "low",
+                         "vulnerabilities": []},
+        "tests": {"hidden": dict(zero), "purple": dict(zero)},
+        "anchors": {},
+        "llm_adjustments": {},
+        "status": "failed",
+        "failed_stage": stage,
+        "reason": reason,
+        "seed": request.seed,
+        "purple_agent": request.purple_label,
+    }
+
+
+def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[str, Any]) -> dict[str, Any]:
+    """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
+    from logomesh.sandbox import SandboxUnavailable, open_sandbox
+    from logomesh.scoring import DEFAULT_CONFIG, score_submission
+
+    battle_id = request.battle_id
+    emit(StageStarted(battle_id, "purple"))
+    exchange = _ask_purple(task, request)
+    facts["inputs"]["purple_request"] = exchange.request_bytes
+    facts["inputs"]["purple_response"] = exchange.response_bytes
+    submission = exchange.submission
+    emit(PurpleResponded(battle_id, len(submission.source.encode()), len(submission.tests.encode()),
+                         len(submission.rationale), exchange.response_sha256))
+
+    emit(StageStarted(battle_id, "sandbox"))
+    try:
+        box_cm = open_sandbox(request.sandbox)
+        box = box_cm.__enter__()
+    except SandboxUnavailable as exc:
+        raise StageFailed("sandbox", str(exc)) from None
+    try:
+        facts["attributes"]["sandbox_image"] = box.image_id
+        facts["attributes"]["sandbox_backend"] = box.backend
+        hidden = _run_suite(box, "hidden", submission.source, task.hidden_tests, battle_id, emit)
+        purple = None
+        if submission.tests.strip():
+            purple = _run_suite(box, "purple", submission.source, {PURPLE_TEST_FILE: submission.tests}, battle_id,
+                                emit)
+        findings: tuple[Finding, ...] = ()
+        if request.red:
+            emit(StageStarted(battle_id, "red"))
+            from logomesh.red import attack
+
+            report = attack(task, submission.source, box, budget_s=request.red_budget_s, seed=request.seed,
+                            battle_id=battle_id, emit=emit)
+            findings = tuple(report.findings)
+    finally:
+        box_cm.__exit__(None, None, None)
+
+    emit(StageStarted(battle_id, "scoring"))
+    card = score_submission(task, submission, hidden, purple, findings, config=DEFAULT_CONFIG, battle_id=battle_id,
+                            emit=emit)
+    facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
+    for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
+        facts["attributes"][f"model:{name}"] = model
+    facts["intent_vector"] = list(card.intent_vector)
+    result: dict[str, Any] = {"battle_id": battle_id, "task_id": task.id}
+    result.update(card.result_fields())
+    result.update({"status": "scored", "seed": request.seed, "purple_agent": request.purple_label,
+                   "red_enabled": request.red})
+    return result
+
+
+def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutcome:
+    """Run one battle and append its result, scored or failed, to the ledger under ``request.home``."""
+    task = _validate(request)
+    emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
+    facts: dict[str, Any] = {
+        "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes},
+        "attributes": {"purple_agent": request.purple_label, "seed": str(request.seed)},
+        "intent_vector": None,
+    }
+    if request.campaign_id:
+        facts["attributes"]["campaign_id"] = request.campaign_id
+    try:
+        result = _play(request, task, emit, facts)
+    except StageFailed as exc:
+        emit(BattleFailed(request.battle_id, exc.stage, exc.reason))
+        result = _failed_result(request, exc.stage, exc.reason)
+    except Exception as exc:  # a crash in any stage is still a recorded, failed battle
+        reason = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+        emit(BattleFailed(request.battle_id, "engine", reason))
+        result = _failed_result(request, "engine", reason)
+    return _record(request, result, facts, emit)
+
+
+def _record(request: BattleRequest, result: dict[str, Any], facts: dict[str, Any], emit: EventSink) -> BattleOutcome:
+    from ledger import Ledger
+
+    emit(StageStarted(request.battle_id, "ledger"))
+    with Ledger.open(request.home) as led:
+        receipt = led.append(request.battle_id, result, facts["inputs"], facts["attributes"], facts["intent_vector"])
+    emit(LedgerAppended(request.battle_id, receipt.sequence, receipt.result_sha256, str(receipt.db_path)))
+    emit(BattleFinished(request.battle_id, float(result["cis_score"]), str(result["status"])))
+    return BattleOutcome(result=result, sequence=receipt.sequence, db_path=receipt.db_path)
+
+
+def result_json(result: Mapping[str, Any]) -> str:
+    """The result as stable, indented JSON for ``--json`` output."""
+    return json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False)

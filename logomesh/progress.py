@@ -1,0 +1,58 @@
+"""The headless consumer of the event stream: one plain line per event on stderr."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from logomesh.events import (
+    BattleFailed,
+    BattleFinished,
+    BattleStarted,
+    Event,
+    FindingConfirmed,
+    LedgerAppended,
+    PenaltyApplied,
+    PurpleResponded,
+    ScoreComponent,
+    StageStarted,
+    TestResult,
+)
+
+
+def describe(event: Event) -> str | None:
+    """A one-line description of ``event``, or None for events too chatty for a log."""
+    match event:
+        case BattleStarted(battle_id=b, task_id=t, purple=p, seed=s):
+            return f"battle {b}: task {t}, purple {p}, seed {s}"
+        case StageStarted(stage=stage):
+            return f"stage: {stage}"
+        case PurpleResponded(source_bytes=n, test_bytes=m, response_sha256=h):
+            return f"purple answered: {n} bytes of code, {m} bytes of tests (sha256 {h[:12]})"
+        case TestResult(suite=suite, name=name, status=status, reason=reason) if status != "passed":
+            return f"  {suite} test {name}: {status}" + (f" ({reason})" if reason else "")
+        case FindingConfirmed(family=f, severity=sev, cwe=cwe, summary=summary):
+            return f"  red finding [{sev}] {f} {cwe}: {summary}"
+        case ScoreComponent(name=name, value=value):
+            return f"  {name}: {value:.3f}"
+        case PenaltyApplied(name=name, factor=factor, reason=reason):
+            return f"  penalty {name}: x{factor:.3f} ({reason})"
+        case BattleFailed(stage=stage, reason=reason):
+            return f"battle failed at {stage}: {reason}"
+        case LedgerAppended(sequence=seq, result_sha256=h, path=path):
+            return f"recorded as entry #{seq} in {path} (result sha256 {h[:12]})"
+        case BattleFinished(cis_score=cis, status=status):
+            return f"battle {status}: CIS {cis:.3f}"
+    return None
+
+
+class ProgressPrinter:
+    """An ``EventSink`` that writes ``describe(event)`` lines to a stream (stderr by default)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+
+    def __call__(self, event: Event) -> None:
+        line = describe(event)
+        if line is not None:
+            print(line, file=self.stream, flush=True)

@@ -1,0 +1,60 @@
+"""Shared test plumbing: the ``docker`` and ``bwrap`` markers.
+
+A test marked ``docker`` skips when no Docker engine answers or the sandbox
+image is missing, unless ``LOGOMESH_REQUIRE_DOCKER=1`` (CI), which turns that
+skip into a failure. ``bwrap`` likewise with ``LOGOMESH_REQUIRE_BWRAP=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import cache
+
+import pytest
+
+
+@cache
+def _docker_problem() -> str | None:
+    if shutil.which("docker") is None:
+        return "the docker CLI is not installed"
+    try:
+        info = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return "docker info timed out"
+    if info.returncode != 0:
+        return "no Docker engine answers (start dockerd)"
+    from logomesh import __version__
+
+    image = subprocess.run(
+        ["docker", "image", "inspect", f"logomesh-sandbox:{__version__}"], capture_output=True, timeout=20
+    )
+    if image.returncode != 0:
+        return f"sandbox image logomesh-sandbox:{__version__} missing (run: logomesh sandbox build --offline)"
+    return None
+
+
+@cache
+def _bwrap_problem() -> str | None:
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed"
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], capture_output=True, timeout=20
+    )
+    return None if probe.returncode == 0 else f"bwrap cannot create namespaces here: {probe.stderr.decode()[:200]}"
+
+
+def _gate(item: pytest.Item, marker: str, problem: str | None, require_env: str) -> None:
+    if item.get_closest_marker(marker) is None or problem is None:
+        return
+    if os.environ.get(require_env) == "1":
+        pytest.fail(f"{require_env}=1 but {marker} is unavailable: {problem}", pytrace=False)
+    pytest.skip(f"{marker} unavailable: {problem}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("docker") is not None:
+        _gate(item, "docker", _docker_problem(), "LOGOMESH_REQUIRE_DOCKER")
+    if item.get_closest_marker("bwrap") is not None:
+        _gate(item, "bwrap", _bwrap_problem(), "LOGOMESH_REQUIRE_BWRAP")
