@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import io
+
+from logomesh.events import (
+    BattleFailed,
+    BattleStarted,
+    LedgerAppended,
+    MctsNodeUpdated,
+    ScoreComponent,
+    TestResult,
+)
+from logomesh.progress import ProgressPrinter, describe
+
+
+def test_printer_writes_one_line_per_described_event() -> None:
+    out = io.StringIO()
+    printer = ProgressPrinter(out)
+    printer(BattleStarted("b1", "rate-limiter", "mock:good", 7))
+    printer(ScoreComponent("b1", "testing", 0.85))
+    printer(LedgerAppended("b1", 3, "ab" * 32, "/h/battles.db"))
+    assert out.getvalue().splitlines() == [
+        "battle b1: task rate-limiter, purple mock:good, seed 7",
+        "  testing: 0.850",
+        "recorded as entry #3 in /h/battles.db (result sha256 abababababab)",
+    ]
+
+
+def test_passing_tests_and_search_updates_are_not_logged() -> None:
+    assert describe(TestResult("b", "hidden", "t.T.test_a", "passed")) is None
+    assert describe(MctsNodeUpdated("b", 1, 3, 0.5)) is None
+
+
+def test_failures_carry_their_reason() -> None:
+    assert describe(TestResult("b", "hidden", "t.T.test_a", "timeout", "killed after 5 s")) == (
+        "  hidden test t.T.test_a: timeout (killed after 5 s)"
+    )
+    assert describe(BattleFailed("b", "purple", "connection refused")) == (
+        "battle failed at purple: connection refused"
+    )
