@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,6 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
 
 TASKS_DIR = Path(__file__).resolve().parent
 MIN_HIDDEN = 12
@@ -50,9 +48,9 @@ print("@@RESULT@@" + json.dumps({"total": result.testsRun, "bad": bad}))
 @dataclass
 class RunResult:
     total: int
-    bad: List[List[str]]
+    bad: list[list[str]]
     seconds: float
-    problem: Optional[str] = None
+    problem: str | None = None
 
     @property
     def failed(self) -> int:
@@ -87,9 +85,9 @@ def run_suite(source: str, tests: dict[str, str], pattern: str) -> RunResult:
     return RunResult(0, [], seconds, f"runner crashed (exit {proc.returncode}): {tail[0]}")
 
 
-def check_task(root: Path, verbose: bool) -> List[str]:
+def check_task(root: Path, verbose: bool) -> list[str]:
     """Return the list of broken expectations for one task folder."""
-    problems: List[str] = []
+    problems: list[str] = []
     spec = tomllib.loads((root / "task.toml").read_text(encoding="utf-8"))
     hidden = {p.name: p.read_text(encoding="utf-8") for p in sorted((root / "hidden").glob("test_*.py"))}
     reference = (root / "reference" / "solution.py").read_text(encoding="utf-8")
@@ -128,7 +126,7 @@ def check_task(root: Path, verbose: bool) -> List[str]:
     return problems
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tasks", nargs="*", help="task ids (default: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="name each failing hidden test")
@@ -136,7 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     roots = [TASKS_DIR / t for t in args.tasks] if args.tasks else sorted(
         p for p in TASKS_DIR.iterdir() if (p / "task.toml").is_file()
     )
-    problems: List[str] = []
+    problems: list[str] = []
     for root in roots:
         if not (root / "task.toml").is_file():
             problems.append(f"{root.name}: no such task (no {root / 'task.toml'})")
