@@ -1,0 +1,33 @@
+"""Run untrusted code in a locked-down box: Docker, or bubblewrap where Docker is missing.
+
+``open_sandbox(kind)`` is the entry point; see ``base.py`` for the result
+types and ``harness/`` for the code that runs inside the box.
+"""
+
+from logomesh.sandbox.base import (
+    DEFAULT_LIMITS,
+    Limits,
+    Sandbox,
+    SandboxBroken,
+    SandboxUnavailable,
+    ScriptRun,
+    SuiteRun,
+    TestOutcome,
+    TestStatus,
+)
+from logomesh.sandbox.choose import KINDS, make_sandbox, open_sandbox
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "KINDS",
+    "Limits",
+    "Sandbox",
+    "SandboxBroken",
+    "SandboxUnavailable",
+    "ScriptRun",
+    "SuiteRun",
+    "TestOutcome",
+    "TestStatus",
+    "make_sandbox",
+    "open_sandbox",
+]

@@ -1,0 +1,118 @@
+"""Types every sandbox backend shares: results, the protocol, the limits.
+
+A backend runs untrusted code; it never falls back to the host. The verdict
+for each test is decided by the harness process outside the submission's
+process (see ``harness/server.py``), so nothing the submission prints, exits
+with or patches can raise its pass rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Literal, Protocol
+
+TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
+Backend = Literal["docker", "bwrap"]
+OutputSink = Callable[[str, str, str], None]  # (origin, "stdout"|"stderr", text)
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can run here; the message is one line naming the fix."""
+
+
+class SandboxBroken(RuntimeError):
+    """An open sandbox stopped answering (its harness died or was killed)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits; the same numbers drive both backends."""
+
+    memory_bytes: int = 128 * 1024 * 1024
+    nano_cpus: int = 500_000_000  # half a CPU (Docker)
+    pids: int = 50
+    tmpfs_bytes: int = 64 * 1024 * 1024
+    output_bytes: int = 64 * 1024  # per stream per run, kept and forwarded
+    file_bytes: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for untrusted processes
+    address_space_bytes: int = 1024 * 1024 * 1024  # RLIMIT_AS (the bwrap memory limit)
+    open_files: int = 256
+    test_timeout_s: float = 10.0  # one test; the suite has its own wall clock
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    name: str  # "test_x.TestA.test_b"
+    status: TestStatus
+    reason: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    outcomes: tuple[TestOutcome, ...]
+    tampered: bool = False
+    tamper_reasons: tuple[str, ...] = ()
+    error: str | None = None  # a suite-level problem: import error, whole-run timeout, dead harness
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for o in self.outcomes if o.status == "passed")
+
+    @property
+    def failed(self) -> int:
+        return self.total - self.passed
+
+    @property
+    def total(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def tamper_reason(self) -> str:
+        return "; ".join(self.tamper_reasons)
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    exit_code: int | None  # None when killed by the wall clock
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+    signal: int | None = None  # the signal that ended it, if any
+    truncated: bool = False
+
+
+class Sandbox(Protocol):
+    """One open sandbox serves many runs."""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def image_id(self) -> str: ...
+
+    def run_suite(
+        self,
+        solution: str,
+        tests: Mapping[str, str],
+        timeout_s: float = 30.0,
+        on_output: OutputSink | None = None,
+    ) -> SuiteRun: ...
+
+    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Sandbox: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...

@@ -1,0 +1,176 @@
+"""The bubblewrap backend, for hosts without Docker.
+
+The harness server runs as PID 1 of fresh user, pid, net, ipc, uts and cgroup
+namespaces, as uid 65534, with every capability dropped. It sees only
+``/usr`` (read-only; the Python installation's own prefix too when it lives
+elsewhere), its own /proc and /dev, and size-limited tmpfs for /tmp and
+/work: no network, no home, no /etc, no host environment. Memory, processes,
+files and CPU time are limited with rlimits on every untrusted process (no
+cgroup is used); the wall-clock kill and the output cap are the harness's,
+as in Docker.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from logomesh.sandbox.base import (
+    DEFAULT_LIMITS,
+    Backend,
+    Limits,
+    OutputSink,
+    SandboxUnavailable,
+    ScriptRun,
+    SuiteRun,
+)
+from logomesh.sandbox.client import HarnessClient, server_argv
+
+WORK_DIR = "/work"
+SANDBOX_UID = "65534"
+MIN_PYTHON = (3, 11)
+
+
+def sandbox_python() -> tuple[str, list[str]]:
+    """The interpreter to run inside bwrap and the host folders it needs (beyond /usr)."""
+    system = Path("/usr/bin/python3")
+    if system.exists():
+        probe = subprocess.run(
+            [str(system), "-c", "import sys; print(sys.version_info >= (3, 11))"], capture_output=True, timeout=20
+        )
+        if probe.stdout.strip() == b"True":
+            return str(system), []
+    if sys.version_info < MIN_PYTHON:
+        raise SandboxUnavailable("bubblewrap needs Python 3.11+ on the host: apt-get install python3")
+    prefix = os.path.realpath(sys.base_prefix)
+    return os.path.join(prefix, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}"), [prefix]
+
+
+def _own_process_count() -> int:
+    """Processes of our uid: RLIMIT_NPROC counts them all, so the sandbox gets that many plus its share."""
+    uid = os.getuid()
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                continue
+    return count
+
+
+def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
+    binary = shutil.which("bwrap")
+    if binary is None:
+        raise SandboxUnavailable("bubblewrap not found: apt-get install bubblewrap")
+    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv",
+            "--setenv", "PATH", "/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
+            "--cap-drop", "ALL", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    for folder in extra_ro:
+        argv += ["--ro-bind", folder, folder]
+    argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(limits.tmpfs_bytes), "--tmpfs", WORK_DIR,
+             "--size", str(8 * 1024 * 1024), "--tmpfs", "/tmp",
+             "--chdir", WORK_DIR]
+    return argv
+
+
+class BwrapSandbox:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._limits = limits
+        python, extra_ro = sandbox_python()
+        self._python = python
+        # Without a cgroup the address-space rlimit is the memory limit: keep it near the Docker figure.
+        extra = {
+            "address_space_bytes": min(limits.address_space_bytes, 4 * limits.memory_bytes),
+            "nproc": _own_process_count() + limits.pids,
+        }
+        argv = bwrap_argv(python, extra_ro, limits) + server_argv(python, WORK_DIR, limits, extra)
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}
+            )
+        except OSError as exc:
+            raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from None
+        self._harness = HarnessClient(self._send, self._kill, limits)
+        self._stderr: list[bytes] = []
+        threading.Thread(target=self._read_loop, name="logomesh-bwrap-reader", daemon=True).start()
+        threading.Thread(target=self._read_stderr, name="logomesh-bwrap-stderr", daemon=True).start()
+        try:
+            self._harness.wait_ready()
+        except SandboxUnavailable as exc:
+            self.close()
+            detail = b"".join(self._stderr).decode(errors="replace").strip().splitlines()
+            raise SandboxUnavailable(f"{exc}: {detail[-1][:200]}" if detail else str(exc)) from None
+
+    @property
+    def backend(self) -> Backend:
+        return "bwrap"
+
+    @property
+    def image_id(self) -> str:
+        return f"bwrap:host-python-{self._harness.python_version}:{self._python}"
+
+    def _send(self, data: bytes) -> None:
+        stdin = self._proc.stdin
+        if stdin is None:
+            raise OSError("no stdin")
+        stdin.write(data)
+        stdin.flush()
+
+    def _kill(self) -> None:
+        self._proc.kill()
+
+    def _read_loop(self) -> None:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        for line in stdout:
+            self._harness.feed_line(line.rstrip(b"\n"))
+        self._harness.feed_eof()
+
+    def _read_stderr(self) -> None:
+        stderr = self._proc.stderr
+        assert stderr is not None
+        for line in stderr:
+            if len(self._stderr) < 50:
+                self._stderr.append(line)
+
+    def run_suite(
+        self,
+        solution: str,
+        tests: Mapping[str, str],
+        timeout_s: float = 30.0,
+        on_output: OutputSink | None = None,
+    ) -> SuiteRun:
+        return self._harness.run_suite(solution, tests, timeout_s, on_output)
+
+    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
+        return self._harness.run_script(files, script, timeout_s)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait(timeout=30)
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> BwrapSandbox:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

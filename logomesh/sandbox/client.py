@@ -1,0 +1,212 @@
+"""The host side of the harness protocol, shared by both backends.
+
+A backend starts the harness server (``harness/server.py``) inside its box,
+passes every line the server prints to ``HarnessClient.feed_line`` from a
+reader thread, and supplies ``send`` and ``kill``. The client turns runs into
+requests, streams output to the caller, and enforces the host-side wall
+clock: a box that does not answer in time is killed, never waited on.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from logomesh.sandbox.base import (
+    DEFAULT_LIMITS,
+    Limits,
+    OutputSink,
+    SandboxBroken,
+    SandboxUnavailable,
+    ScriptRun,
+    SuiteRun,
+    TestOutcome,
+    TestStatus,
+)
+from logomesh.sandbox.discover import TestSourceError, discover
+
+HARNESS_DIR = Path(__file__).with_name("harness")
+HOST_GRACE_S = 10.0  # beyond a run's own timeout, before the host kills the box
+START_TIMEOUT_S = 30.0
+_EOF = object()
+
+
+def harness_source(name: str) -> str:
+    return (HARNESS_DIR / name).read_text(encoding="utf-8")
+
+
+def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
+    """The command that starts the harness server inside a box."""
+    config: dict[str, Any] = {"limits": asdict(limits), "runner": harness_source("runner.py"), "work": work}
+    config["limits"].update(extra or {})
+    return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]
+
+
+class HarnessClient:
+    def __init__(self, send: Callable[[bytes], None], kill: Callable[[], None], limits: Limits = DEFAULT_LIMITS):
+        self._send = send
+        self._kill = kill
+        self._limits = limits
+        self._events: queue.Queue[Any] = queue.Queue()
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self.broken: str | None = None
+        self.python_version = ""
+
+    # -- fed by the backend's reader thread --------------------------------------------------------
+    def feed_line(self, line: bytes) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return  # not ours (the server only prints JSON lines)
+        if isinstance(event, dict):
+            self._events.put(event)
+
+    def feed_eof(self) -> None:
+        self._events.put(_EOF)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            event = self._next_event(deadline)
+            if event is None:
+                self._kill()
+                raise SandboxUnavailable(f"the sandbox harness did not start within {timeout_s:.0f} s")
+            if event is _EOF:
+                raise SandboxUnavailable("the sandbox harness exited at start (see `logomesh sandbox doctor`)")
+            if event.get("ev") == "ready":
+                self.python_version = str(event.get("python", ""))
+                return
+
+    def _next_event(self, deadline: float) -> Any:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        try:
+            return self._events.get(timeout=remaining)
+        except queue.Empty:
+            return None
+
+    def _request(self, payload: dict[str, Any], timeout_s: float, on_output: OutputSink | None) -> dict[str, Any]:
+        """Send one request and wait for its result; raise SandboxBroken if the box fails or overruns."""
+        with self._lock:
+            if self.broken:
+                raise SandboxBroken(self.broken)
+            self._next_id += 1
+            run_id = self._next_id
+            payload = {**payload, "id": run_id}
+            try:
+                self._send((json.dumps(payload) + "\n").encode())
+            except OSError as exc:
+                self._break(f"the sandbox stopped accepting work: {exc}")
+            deadline = time.monotonic() + timeout_s + HOST_GRACE_S
+            while True:
+                event = self._next_event(deadline)
+                if event is None:
+                    self._kill()
+                    self._break(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:.0f} s and was killed")
+                if event is _EOF:
+                    self._break("the sandbox harness died (killed by a limit or by the submission)")
+                if event.get("id") != run_id:
+                    continue
+                if event.get("ev") == "out" and on_output is not None:
+                    on_output(str(event.get("origin", "")), str(event.get("stream", "stdout")), str(event.get("text")))
+                elif event.get("ev") == "done":
+                    if "error" in event:
+                        raise SandboxBroken(f"the harness rejected the run: {event['error']}")
+                    result = event.get("result")
+                    return result if isinstance(result, dict) else {}
+
+    def _break(self, reason: str) -> None:
+        self.broken = reason
+        raise SandboxBroken(reason)
+
+    # -- runs --------------------------------------------------------------------------------------
+    def run_suite(
+        self,
+        solution: str,
+        tests: Mapping[str, str],
+        timeout_s: float = 30.0,
+        on_output: OutputSink | None = None,
+    ) -> SuiteRun:
+        try:
+            names = discover(tests)
+        except TestSourceError as exc:
+            return SuiteRun(outcomes=(), error=str(exc))
+        if not names:
+            return SuiteRun(outcomes=(), error="no unittest test methods found in the test files")
+        request = {
+            "op": "suite",
+            "solution": solution,
+            "tests": dict(tests),
+            "names": names,
+            "timeout": timeout_s,
+            "test_timeout": min(self._limits.test_timeout_s, timeout_s),
+        }
+        started = time.monotonic()
+        try:
+            result = self._request(request, timeout_s, on_output)
+        except SandboxBroken as exc:
+            reason = str(exc)
+            outcomes = tuple(TestOutcome(n, "crashed", reason, 0.0) for n in names)
+            return SuiteRun(outcomes=outcomes, error=reason, duration_s=time.monotonic() - started)
+        return suite_from_result(names, result)
+
+    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
+        started = time.monotonic()
+        try:
+            result = self._request({"op": "script", "files": dict(files), "script": script, "timeout": timeout_s},
+                                   timeout_s, None)
+        except SandboxBroken as exc:
+            return ScriptRun(None, "", str(exc), True, time.monotonic() - started)
+        code = result.get("exit_code")
+        sig = result.get("signal")
+        return ScriptRun(
+            exit_code=code if isinstance(code, int) else None,
+            stdout=str(result.get("stdout", "")),
+            stderr=str(result.get("stderr", "")),
+            timed_out=bool(result.get("timed_out")),
+            duration_s=float(result.get("duration_s", 0.0)),
+            signal=sig if isinstance(sig, int) else None,
+            truncated=bool(result.get("truncated")),
+        )
+
+
+_STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "error", "timeout", "crashed")
+
+
+def suite_from_result(names: list[str], result: Mapping[str, Any]) -> SuiteRun:
+    """Build the SuiteRun, trusting only the names the host discovered."""
+    by_name: dict[str, TestOutcome] = {}
+    for raw in result.get("outcomes") or []:
+        if not isinstance(raw, dict) or raw.get("name") not in names:
+            continue
+        status = raw.get("status")
+        checked: TestStatus = status if status in _STATUSES else "error"
+        by_name[str(raw["name"])] = TestOutcome(
+            str(raw["name"]), checked, str(raw.get("reason", ""))[:500], float(raw.get("duration_s") or 0.0)
+        )
+    outcomes = tuple(by_name.get(n, TestOutcome(n, "error", "no verdict from the harness", 0.0)) for n in names)
+    tamper = tuple(str(t) for t in result.get("tamper") or [])
+    if tamper:
+        outcomes = tuple(
+            o if o.status != "passed" else TestOutcome(o.name, "failed", "tampered: " + tamper[0], o.duration_s)
+            for o in outcomes
+        )
+    error = result.get("error")
+    return SuiteRun(
+        outcomes=outcomes,
+        tampered=bool(tamper),
+        tamper_reasons=tamper,
+        error=str(error) if error else None,
+        stdout=str(result.get("stdout", "")),
+        stderr=str(result.get("stderr", "")),
+        duration_s=float(result.get("duration_s") or 0.0),
+    )

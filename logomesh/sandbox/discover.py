@@ -1,0 +1,78 @@
+"""Find the tests a suite must report, by reading the source, not by running it.
+
+The harness is told this list up front, so a test the submission prevents
+from reporting (exit, crash, patched runner) is a failure rather than a test
+that never existed. Recognised: module-level classes deriving, directly or
+through other classes of the same module, from a base whose name ends in
+``TestCase``; their methods named ``test*`` (inherited ones included).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+
+class TestSourceError(ValueError):
+    """A test module does not parse or has a bad file name."""
+
+
+def module_name(file_name: str) -> str:
+    if not file_name.endswith(".py") or "/" in file_name or not file_name[:-3].isidentifier():
+        raise TestSourceError(f"test file {file_name!r} must be a plain 'name.py' with a Python identifier as name")
+    return file_name[:-3]
+
+
+def _base_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def discover_module(file_name: str, source: str) -> list[str]:
+    """Test ids ``module.Class.method`` in definition order."""
+    mod = module_name(file_name)
+    try:
+        tree = ast.parse(source, filename=file_name)
+    except SyntaxError as exc:
+        raise TestSourceError(f"{file_name} does not parse: line {exc.lineno}: {exc.msg}") from None
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+    def is_case(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
+        for base in cls.bases:
+            name = _base_name(base)
+            if name.endswith("TestCase"):
+                return True
+            if name in classes and name not in seen and is_case(classes[name], seen | {cls.name}):
+                return True
+        return False
+
+    def methods(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> list[str]:
+        own = [
+            n.name
+            for n in cls.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+        ]
+        inherited: list[str] = []
+        for base in cls.bases:
+            name = _base_name(base)
+            if name in classes and name not in seen and name != cls.name:
+                inherited += methods(classes[name], seen | {cls.name})
+        # unittest runs tests sorted by name; keep that order, without duplicates.
+        return sorted(set(own + inherited))
+
+    found: list[str] = []
+    for cls in classes.values():
+        if is_case(cls):
+            found += [f"{mod}.{cls.name}.{m}" for m in methods(cls)]
+    return found
+
+
+def discover(tests: Mapping[str, str]) -> list[str]:
+    """Every test id of a suite, modules in name order."""
+    found: list[str] = []
+    for file_name in sorted(tests):
+        found += discover_module(file_name, tests[file_name])
+    return found

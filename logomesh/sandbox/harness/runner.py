@@ -1,0 +1,200 @@
+"""The test runner: one process per suite (restarted after a crash or a timeout).
+
+Runs INSIDE the sandbox, stdlib only. Started by ``server.py`` as
+``python3 -I -S -c <this source> <config json>``. It is the only process
+where untrusted code (the submission, imported by the tests) runs next to
+judge code, so it trusts nothing learned after the first untrusted import:
+
+* the list of tests comes from the server (read from the source, not from
+  the loaded modules);
+* a test runs only when the server asks, with a fresh nonce the runner could
+  not know before; a verdict without the right nonce is reported by the server
+  as forged;
+* before and after every test the runner compares unittest's classes, the
+  test classes and the test modules' functions with what it compiled itself
+  from the judge's files before importing anything; any difference marks the
+  run as tampered and the test as failed.
+
+Protocol (server -> runner on the control fd, one line each):
+``run <index> <nonce>``. Runner -> server on the result fd, JSON lines:
+``{"k": "imported", "errors": {module: reason}}`` once, then per test
+``{"k": "verdict", "i": index, "nonce": nonce, "status": ..., "reason": ..., "tamper": [...]}``.
+"""
+
+
+def _main():
+    import json
+    import os
+    import sys
+    import traceback
+    import types
+    import unittest
+    import unittest.case
+
+    config = json.loads(sys.argv[1])
+    ctl_fd = config["ctl"]
+    res_fd = config["res"]
+    write = os.write
+    read = os.read
+    exit_now = os._exit
+    orig_case = unittest.TestCase
+    orig_run = unittest.TestCase.run
+    orig_result = unittest.TestResult
+    format_exc = traceback.format_exc
+    base_exc = BaseException
+    dumps = json.dumps
+
+    def snapshot_class(cls):
+        return {k: v for k, v in vars(cls).items()}
+
+    guarded = [orig_case, orig_result, unittest.case._Outcome]
+    guarded_dicts = {cls: snapshot_class(cls) for cls in guarded}
+    guarded_modules = {m: dict(vars(m)) for m in (unittest, unittest.case, unittest.result)}
+
+    # Compile the judge's test files before any untrusted import.
+    tests_dir = config["tests_dir"]
+    compiled = {}  # qualname-path -> code, per module
+    for file_name in config["files"]:
+        path = os.path.join(tests_dir, file_name)
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        codes = {}
+        try:
+            top = compile(source, path, "exec", dont_inherit=True)
+        except SyntaxError:
+            top = None
+        stack = [top] if top is not None else []
+        while stack:
+            code = stack.pop()
+            for const in code.co_consts:
+                if isinstance(const, types.CodeType):
+                    codes.setdefault(const.co_qualname, []).append(const)
+                    stack.append(const)
+        compiled[file_name[:-3]] = codes
+
+    sys.path[:0] = [tests_dir, config["sol_dir"]]
+    sys.dont_write_bytecode = True
+
+    def reason_of(text):
+        lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
+        return (lines[-1] if lines else "error")[:500]
+
+    def emit(record):
+        data = (dumps(record) + "\n").encode()
+        while data:
+            data = data[write(res_fd, data):]
+
+    modules = {}
+    import_errors = {}
+    for file_name in config["files"]:
+        name = file_name[:-3]
+        try:
+            modules[name] = __import__(name)
+        except base_exc:
+            import_errors[name] = reason_of(format_exc())
+
+    def code_ok(module_name, func):
+        code = getattr(func, "__code__", None)
+        if code is None:
+            return True
+        return any(code == c for c in compiled.get(module_name, {}).get(code.co_qualname, ()))
+
+    def check_integrity():
+        problems = []
+        for cls, before in guarded_dicts.items():
+            now = vars(cls)
+            for key in set(before) | set(now):
+                if before.get(key, None) is not now.get(key, None):
+                    problems.append(f"{cls.__name__}.{key} was replaced")
+        for mod, before in guarded_modules.items():
+            now = vars(mod)
+            for key, value in before.items():
+                if now.get(key, None) is not value:
+                    problems.append(f"{mod.__name__}.{key} was replaced")
+        if sys.modules.get("unittest") is not unittest:
+            problems.append("sys.modules['unittest'] was replaced")
+        for mod_name, mod in modules.items():
+            if sys.modules.get(mod_name) is not mod:
+                problems.append(f"test module {mod_name} was replaced")
+            for key, value in list(vars(mod).items()):
+                if isinstance(value, types.FunctionType) and value.__module__ == mod_name:
+                    if not code_ok(mod_name, value):
+                        problems.append(f"{mod_name}.{key} is not the judge's code")
+                elif isinstance(value, type) and value.__module__ == mod_name:
+                    for attr, member in list(vars(value).items()):
+                        func = getattr(member, "__func__", member)
+                        if (
+                            isinstance(func, types.FunctionType)
+                            and func.__module__ == mod_name
+                            and not code_ok(mod_name, func)
+                        ):
+                            problems.append(f"{mod_name}.{key}.{attr} is not the judge's code")
+        return problems
+
+    baseline = check_integrity()
+    emit({"k": "imported", "errors": import_errors, "tamper": baseline})
+
+    def run_one(module, cls_name, meth_name, done):
+        cls = getattr(module, cls_name, None)
+        if not isinstance(cls, type) or not issubclass(cls, orig_case):
+            return "error", f"{cls_name} is not a unittest.TestCase"
+        if not callable(getattr(cls, meth_name, None)):
+            return "error", f"{cls_name}.{meth_name} not found"
+        try:
+            if module.__name__ not in done:
+                done.add(module.__name__)
+                set_up_module = getattr(module, "setUpModule", None)
+                if callable(set_up_module):
+                    set_up_module()
+            key = module.__name__ + "." + cls_name
+            if key not in done:
+                done.add(key)
+                cls.setUpClass()
+        except base_exc:
+            return "error", "class or module set-up failed: " + reason_of(format_exc())
+        result = orig_result()
+        try:
+            orig_run(cls(meth_name), result)
+        except base_exc:
+            return "error", reason_of(format_exc())
+        if result.failures:
+            return "failed", reason_of(result.failures[0][1])
+        if result.errors:
+            return "error", reason_of(result.errors[0][1])
+        if result.skipped:
+            return "failed", "skipped: " + str(result.skipped[0][1])[:400]
+        if result.unexpectedSuccesses:
+            return "failed", "unexpected success"
+        if result.testsRun != 1:
+            return "error", "the test did not run"
+        return "passed", ""
+
+    set_up = set()
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            chunk = read(ctl_fd, 4096)
+            if not chunk:
+                exit_now(0)
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        parts = line.decode().split()
+        if len(parts) != 3 or parts[0] != "run":
+            exit_now(3)
+        index, nonce = int(parts[1]), parts[2]
+        test_id = config["names"][index]
+        mod_name, cls_name, meth_name = test_id.split(".")
+        tamper = check_integrity()
+        status, reason = "error", ""
+        if mod_name in import_errors:
+            reason = f"import of {mod_name} failed: {import_errors[mod_name]}"
+        elif mod_name not in modules:
+            reason = f"test module {mod_name} missing"
+        else:
+            status, reason = run_one(modules[mod_name], cls_name, meth_name, set_up)
+        tamper += [p for p in check_integrity() if p not in tamper]
+        emit({"k": "verdict", "i": index, "nonce": nonce, "status": status, "reason": reason, "tamper": tamper})
+
+
+
+_main()

@@ -1,0 +1,75 @@
+"""The Docker backend end to end: a real container, the real harness, real limits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
+
+from .suites import ADD_NAMES, ADD_TESTS, GOOD_ADD, WRONG_ADD
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    sandbox = make_sandbox("docker")
+    yield sandbox
+    sandbox.close()
+
+
+def test_reports_backend_and_image(box: Sandbox) -> None:
+    assert box.backend == "docker"
+    assert box.image_id.startswith("sha256:") and len(box.image_id) == 71
+
+
+def test_good_solution_passes_every_test(box: Sandbox) -> None:
+    run = box.run_suite(GOOD_ADD, ADD_TESTS)
+    assert [o.name for o in run.outcomes] == list(ADD_NAMES)
+    assert (run.passed, run.failed, run.total) == (4, 0, 4)
+    assert not run.tampered and run.error is None
+
+
+def test_wrong_solution_fails_with_reason(box: Sandbox) -> None:
+    run = box.run_suite(WRONG_ADD, ADD_TESTS)
+    by_name = {o.name: o for o in run.outcomes}
+    assert run.passed == 3
+    bad = by_name["test_add.TestAdd.test_negative"]
+    assert bad.status == "failed" and "0 != -5" in bad.reason
+
+
+def test_output_is_streamed_with_its_origin(box: Sandbox) -> None:
+    seen: list[tuple[str, str, str]] = []
+    solution = (
+        "import sys\ndef add(a, b):\n    print('adding', a, b)\n    print('warn', file=sys.stderr)\n    return a + b\n"
+    )
+    run = box.run_suite(solution, ADD_TESTS, on_output=lambda *item: seen.append(item))
+    assert run.passed == 4
+    assert ("test_add.TestAdd.test_small", "stdout", "adding 1 2\n") in seen
+    assert any(stream == "stderr" and "warn" in text for _, stream, text in seen)
+    assert "adding 1 2" in run.stdout
+
+
+def test_script_sees_its_files_and_reports_exit_code(box: Sandbox) -> None:
+    run = box.run_script({"solution.py": "VALUE = 41\n"}, "import sys\nfrom solution import VALUE\nprint(VALUE + 1)\n"
+                         "sys.exit(3)\n")
+    assert run.stdout == "42\n" and run.exit_code == 3 and not run.timed_out
+
+
+def test_import_error_of_the_solution_fails_every_test(box: Sandbox) -> None:
+    run = box.run_suite("def add(a, b) return a\n", ADD_TESTS)
+    assert run.passed == 0 and run.total == 4
+    assert all("SyntaxError" in o.reason for o in run.outcomes)
+
+
+def test_runs_are_isolated_from_each_other(box: Sandbox) -> None:
+    first = box.run_script({}, "open('left_behind.txt', 'w').write('x')\nimport os\nprint(os.getcwd())\n")
+    second = box.run_script({}, "import os\nprint(os.path.exists('left_behind.txt'))\n")
+    assert first.exit_code == 0 and second.stdout == "False\n"
+
+
+def test_unknown_kind_is_one_clear_line() -> None:
+    with pytest.raises(SandboxUnavailable, match="unknown sandbox 'vm'"):
+        make_sandbox("vm")
