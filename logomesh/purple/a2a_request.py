@@ -1,0 +1,102 @@
+"""The JSON-RPC request LogoMesh sends a purple agent, for A2A protocol 0.3 and 1.0.
+
+The body is a deterministic function of the task and the battle_id (ids are
+UUIDv5 of the battle_id), so a replayed battle sends the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from logomesh.purple.a2a_errors import PurpleUsageError
+from logomesh.tasks import TaskSpec
+
+Protocol = Literal["0.3", "1.0"]
+PROTOCOLS: tuple[Protocol, ...] = ("0.3", "1.0")
+VERSION_HEADER = "A2A-Version"
+_NAMESPACE = uuid.UUID("6d1f3b0e-4c1a-5b7e-9a63-2f0c8e5d4a10")
+
+METHODS: dict[Protocol, dict[str, str]] = {
+    "0.3": {"send": "message/send", "stream": "message/stream", "get": "tasks/get"},
+    "1.0": {"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask"},
+}
+ACCEPTED_OUTPUT_MODES = ["text/plain", "application/json", "text"]
+
+
+def check_protocol(protocol: str) -> Protocol:
+    """``protocol`` as a known version; ``PurpleUsageError`` naming the known ones otherwise."""
+    for known in PROTOCOLS:
+        if protocol == known:
+            return known
+    raise PurpleUsageError(f"unknown A2A protocol {protocol!r} (use one of: {', '.join(PROTOCOLS)})")
+
+
+def context_id(battle_id: str) -> str:
+    """One A2A ``contextId`` per battle, stable across replays."""
+    return str(uuid.uuid5(_NAMESPACE, f"context:{battle_id}"))
+
+
+def message_id(battle_id: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"message:{battle_id}"))
+
+
+def task_prompt(task: TaskSpec) -> str:
+    """The coding task as the original LogoMesh green agent phrased it."""
+    return (
+        f"CODING TASK: {task.title}\n\n"
+        f"{task.description.strip()}\n\n"
+        f"Write one Python module (it is saved as solution.py) whose public name is `{task.entry_point}`, "
+        "plus unittest tests for it.\n"
+        "Respond with a single JSON object and nothing else:\n"
+        '{"sourceCode": "<the module>", "testCode": "<the unittest module>", '
+        '"rationale": "<why this code meets the contract>"}'
+    )
+
+
+@dataclass(frozen=True)
+class RpcCall:
+    """One JSON-RPC call ready to POST: its body bytes and the headers that go with it."""
+
+    body: bytes
+    headers: dict[str, str]
+
+
+def _headers(protocol: Protocol, streaming: bool) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream" if streaming else "application/json"}
+    if protocol == "1.0":
+        headers[VERSION_HEADER] = "1.0"
+    return headers
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+def message_call(protocol: Protocol, text: str, battle_id: str, metadata: dict[str, str], *, stream: bool) -> RpcCall:
+    """``message/send`` (0.3) or ``SendMessage`` (1.0), or their streaming forms, carrying ``text``."""
+    if protocol == "0.3":
+        message: dict[str, Any] = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": text}]}
+        configuration: dict[str, Any] = {"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "blocking": True}
+    else:
+        message = {"role": "ROLE_USER", "parts": [{"text": text, "mediaType": "text/plain"}]}
+        configuration = {"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "returnImmediately": False}
+    message.update({"messageId": message_id(battle_id), "contextId": context_id(battle_id), "metadata": metadata})
+    method = METHODS[protocol]["stream" if stream else "send"]
+    payload = {"jsonrpc": "2.0", "id": battle_id, "method": method,
+               "params": {"message": message, "configuration": configuration, "metadata": metadata}}
+    return RpcCall(_encode(payload), _headers(protocol, stream))
+
+
+def task_call(protocol: Protocol, task: TaskSpec, battle_id: str, *, stream: bool) -> RpcCall:
+    """The coding task for ``battle_id``; the battle_id is also the JSON-RPC id and in the metadata."""
+    metadata = {"battle_id": battle_id, "task_id": task.id}
+    return message_call(protocol, task_prompt(task), battle_id, metadata, stream=stream)
+
+
+def get_task_call(protocol: Protocol, task_id: str, battle_id: str) -> RpcCall:
+    """``tasks/get`` (0.3) or ``GetTask`` (1.0), used to poll a task answered before it finished."""
+    payload = {"jsonrpc": "2.0", "id": battle_id, "method": METHODS[protocol]["get"], "params": {"id": task_id}}
+    return RpcCall(_encode(payload), _headers(protocol, False))

@@ -1,0 +1,109 @@
+"""The mock purple agent as an A2A server: static answers keyed on battle_id.
+
+``--responses DIR`` serves ``DIR/<battle_id>.json`` verbatim (so a test can
+serve a malformed answer too); otherwise a battle_id ``TASK:VARIANT[:anything]``
+gets the task's labelled submission ``VARIANT`` from ``tasks/*/submissions/``.
+Any other battle_id is refused with a JSON-RPC error. The in-process twin of
+this server is ``logomesh.purple.exchange.canned_exchange``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from a2a.helpers.proto_helpers import new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.types import AgentSkill, InvalidParamsError, Message
+from starlette.applications import Starlette
+
+from logomesh import __version__
+from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
+from logomesh.tasks import TaskError, load_task
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,199}$")
+
+
+class UnknownBattle(ValueError):
+    """No static answer exists for this battle_id; the message says what would."""
+
+
+class MockResponses:
+    """Where the mock's answers come from: a folder of ``<battle_id>.json``, then the task library."""
+
+    def __init__(self, responses_dir: Path | None = None, tasks_dir: Path | None = None) -> None:
+        self.responses_dir = responses_dir
+        self.tasks_dir = tasks_dir
+
+    def lookup(self, battle_id: str) -> str:
+        """The answer text for ``battle_id``; ``UnknownBattle`` if there is none."""
+        if not _SAFE_ID.match(battle_id) or ".." in battle_id:
+            raise UnknownBattle(f"battle_id {battle_id[:80]!r} is not a valid id")
+        if self.responses_dir is not None:
+            path = self.responses_dir / f"{battle_id}.json"
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        task_id, _, rest = battle_id.partition(":")
+        variant = rest.split(":", 1)[0]
+        if not variant:
+            raise UnknownBattle(f"unknown battle_id {battle_id!r}: no response file, and not TASK:VARIANT")
+        try:
+            labelled = load_task(task_id, self.tasks_dir).labelled_submission(variant)
+        except TaskError as exc:
+            raise UnknownBattle(f"unknown battle_id {battle_id!r}: {exc}") from None
+        return json.dumps(labelled.submission.to_json(), indent=2, ensure_ascii=False)
+
+
+def battle_id_of(message: Message) -> str:
+    value = metadata_of(message).get("battle_id")
+    return value if isinstance(value, str) else ""
+
+
+class MockExecutor(AgentExecutor):
+    """Answers each message with the static response for its battle_id, as a completed task."""
+
+    def __init__(self, responses: MockResponses) -> None:
+        self.responses = responses
+
+    def screen(self, message: Message) -> None:
+        """Refuse (as a JSON-RPC invalid-params error) a message whose battle_id has no answer."""
+        battle_id = battle_id_of(message)
+        if not battle_id:
+            raise InvalidParamsError(message="message metadata carries no battle_id")
+        try:
+            self.responses.lookup(battle_id)
+        except UnknownBattle as exc:
+            raise InvalidParamsError(message=str(exc)) from None
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        answer = self.responses.lookup(battle_id_of(context.message))
+        updater = await open_task(context, event_queue)
+        await updater.add_artifact([new_text_part(answer, media_type="application/json")], name="submission")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = await open_task(context, event_queue)
+        await updater.cancel()
+
+
+MOCK_SKILL = AgentSkill(
+    id="logomesh-mock-submission",
+    name="Canned code submission",
+    description="Returns the static submission filed for the battle_id in the message metadata.",
+    tags=["logomesh", "mock", "code"],
+)
+
+
+def mock_app_factory(responses: MockResponses) -> AppFactory:
+    """A factory building the mock purple app for a given advertised URL."""
+    executor = MockExecutor(responses)
+
+    def make(url: str) -> Starlette:
+        card = agent_card("LogoMesh mock purple agent", "Static code submissions keyed on battle_id.", url,
+                          [MOCK_SKILL], version=__version__)
+        return build_app(card, executor, executor.screen)
+
+    return make
