@@ -29,6 +29,7 @@ from logomesh.events import (
     discard,
 )
 from logomesh.purple.exchange import PurpleError, PurpleExchange, canned_exchange
+from logomesh.submission import Submission
 from logomesh.tasks import TaskError, TaskSpec, load_task
 
 if TYPE_CHECKING:
@@ -119,8 +120,11 @@ def _run_suite(
 
     run = box.run_suite(source, tests, timeout_s=60.0, on_output=on_output)
     for outcome in run.outcomes:
-        emit(TestResult(battle_id, "hidden" if suite == "hidden" else "purple", outcome.name, outcome.status,
-                        outcome.reason))
+        emit(
+            TestResult(
+                battle_id, "hidden" if suite == "hidden" else "purple", outcome.name, outcome.status, outcome.reason
+            )
+        )
     return run
 
 
@@ -136,8 +140,12 @@ def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str,
         "cis_score": 0.0,
         "red_penalty_applied": 0.0,
         "intent_penalty": 1.0,
-        "red_analysis": {"attack_successful": False, "vulnerability_count": 0, "max_severity": "low",
-                         "vulnerabilities": []},
+        "red_analysis": {
+            "attack_successful": False,
+            "vulnerability_count": 0,
+            "max_severity": "low",
+            "vulnerabilities": [],
+        },
         "tests": {"hidden": dict(zero), "purple": dict(zero)},
         "anchors": {},
         "llm_adjustments": {},
@@ -149,9 +157,36 @@ def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str,
     }
 
 
+def _sandboxed_stages(
+    box: Sandbox, request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink
+) -> tuple[SuiteRun, SuiteRun | None, tuple[Finding, ...]]:
+    """Hidden tests, the purple agent's own tests (separately), then the red agent, all in one box."""
+    battle_id = request.battle_id
+    hidden = _run_suite(box, "hidden", submission.source, task.hidden_tests, battle_id, emit)
+    purple = None
+    if submission.tests.strip():
+        purple = _run_suite(box, "purple", submission.source, {PURPLE_TEST_FILE: submission.tests}, battle_id, emit)
+    findings: tuple[Finding, ...] = ()
+    if request.red:
+        emit(StageStarted(battle_id, "red"))
+        from logomesh.red import attack
+
+        report = attack(
+            task,
+            submission.source,
+            box,
+            budget_s=request.red_budget_s,
+            seed=request.seed,
+            battle_id=battle_id,
+            emit=emit,
+        )
+        findings = tuple(report.findings)
+    return hidden, purple, findings
+
+
 def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[str, Any]) -> dict[str, Any]:
     """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
-    from logomesh.sandbox import SandboxUnavailable, open_sandbox
+    from logomesh.sandbox import SandboxBroken, SandboxUnavailable, open_sandbox
     from logomesh.scoring import DEFAULT_CONFIG, score_submission
 
     battle_id = request.battle_id
@@ -160,45 +195,40 @@ def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[s
     facts["inputs"]["purple_request"] = exchange.request_bytes
     facts["inputs"]["purple_response"] = exchange.response_bytes
     submission = exchange.submission
-    emit(PurpleResponded(battle_id, len(submission.source.encode()), len(submission.tests.encode()),
-                         len(submission.rationale), exchange.response_sha256))
+    emit(
+        PurpleResponded(
+            battle_id,
+            len(submission.source.encode()),
+            len(submission.tests.encode()),
+            len(submission.rationale),
+            exchange.response_sha256,
+        )
+    )
 
     emit(StageStarted(battle_id, "sandbox"))
     try:
-        box_cm = open_sandbox(request.sandbox)
-        box = box_cm.__enter__()
+        with open_sandbox(request.sandbox) as box:
+            facts["attributes"]["sandbox_image"] = box.image_id
+            facts["attributes"]["sandbox_backend"] = box.backend
+            hidden, purple, findings = _sandboxed_stages(box, request, task, submission, emit)
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
-    try:
-        facts["attributes"]["sandbox_image"] = box.image_id
-        facts["attributes"]["sandbox_backend"] = box.backend
-        hidden = _run_suite(box, "hidden", submission.source, task.hidden_tests, battle_id, emit)
-        purple = None
-        if submission.tests.strip():
-            purple = _run_suite(box, "purple", submission.source, {PURPLE_TEST_FILE: submission.tests}, battle_id,
-                                emit)
-        findings: tuple[Finding, ...] = ()
-        if request.red:
-            emit(StageStarted(battle_id, "red"))
-            from logomesh.red import attack
-
-            report = attack(task, submission.source, box, budget_s=request.red_budget_s, seed=request.seed,
-                            battle_id=battle_id, emit=emit)
-            findings = tuple(report.findings)
-    finally:
-        box_cm.__exit__(None, None, None)
+    except SandboxBroken as exc:
+        raise StageFailed("sandbox", f"the sandbox broke: {exc}") from None
 
     emit(StageStarted(battle_id, "scoring"))
-    card = score_submission(task, submission, hidden, purple, findings, config=DEFAULT_CONFIG, battle_id=battle_id,
-                            emit=emit)
+    card = score_submission(
+        task, submission, hidden, purple, findings, config=DEFAULT_CONFIG, battle_id=battle_id, emit=emit
+    )
     facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
     for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
         facts["attributes"][f"model:{name}"] = model
     facts["intent_vector"] = list(card.intent_vector)
     result: dict[str, Any] = {"battle_id": battle_id, "task_id": task.id}
     result.update(card.result_fields())
-    result.update({"status": "scored", "seed": request.seed, "purple_agent": request.purple_label,
-                   "red_enabled": request.red})
+    result.update(
+        {"status": "scored", "seed": request.seed, "purple_agent": request.purple_label, "red_enabled": request.red}
+    )
     return result
 
 

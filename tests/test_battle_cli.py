@@ -66,8 +66,20 @@ def test_unreachable_purple_is_recorded_as_failed(tmp_path: Path) -> None:
 
 @pytest.mark.docker
 def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: Path) -> None:
-    good = logomesh("battle", "run", "--task", "rate-limiter", "--mock", "good", "--seed", "7",
-                    "--red-budget", "5", "--json", home=tmp_path)
+    good = logomesh(
+        "battle",
+        "run",
+        "--task",
+        "rate-limiter",
+        "--mock",
+        "good",
+        "--seed",
+        "7",
+        "--red-budget",
+        "5",
+        "--json",
+        home=tmp_path,
+    )
     assert good.returncode == 0, good.stderr
     result = json.loads(good.stdout)
     assert result["status"] == "scored"
@@ -77,8 +89,19 @@ def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: 
     assert 0.0 < result["cis_score"] <= 1.0
     assert "stage: sandbox" in good.stderr and "recorded as entry #" in good.stderr
 
-    flawed = logomesh("battle", "run", "--task", "rate-limiter", "--mock", "wrong-behaviour", "--seed", "7",
-                      "--no-red", "--json", home=tmp_path)
+    flawed = logomesh(
+        "battle",
+        "run",
+        "--task",
+        "rate-limiter",
+        "--mock",
+        "wrong-behaviour",
+        "--seed",
+        "7",
+        "--no-red",
+        "--json",
+        home=tmp_path,
+    )
     assert flawed.returncode == 0, flawed.stderr
     worse = json.loads(flawed.stdout)
     assert worse["tests"]["hidden"]["failed"] >= 1

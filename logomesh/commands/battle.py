@@ -60,8 +60,10 @@ def run(
     if as_json:
         print(result_json(result))
     else:
-        print(f"CIS {result['cis_score']:.3f}  (R {result['rationale_score']:.3f}  A {result['architecture_score']:.3f}"
-              f"  T {result['testing_score']:.3f}  L {result['logic_score']:.3f})  status {result['status']}")
+        print(
+            f"CIS {result['cis_score']:.3f}  (R {result['rationale_score']:.3f}  A {result['architecture_score']:.3f}"
+            f"  T {result['testing_score']:.3f}  L {result['logic_score']:.3f})  status {result['status']}"
+        )
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
     if outcome.failed:
         print(f"logomesh: error: battle failed: {result.get('reason', 'unknown reason')}", file=sys.stderr)

@@ -22,8 +22,15 @@ def list_tasks(as_json: JsonOption = False) -> None:
         fail(str(exc))
     if as_json:
         rows = [
-            {"id": t.id, "title": t.title, "entry_point": t.entry_point, "hidden_tests": len(t.hidden_tests),
-             "submissions": t.submission_names(), "spec_sha256": t.spec_sha256, "hidden_sha256": t.hidden_sha256}
+            {
+                "id": t.id,
+                "title": t.title,
+                "entry_point": t.entry_point,
+                "hidden_tests": len(t.hidden_tests),
+                "submissions": t.submission_names(),
+                "spec_sha256": t.spec_sha256,
+                "hidden_sha256": t.hidden_sha256,
+            }
             for t in tasks
         ]
         print(json.dumps(rows, indent=2))
