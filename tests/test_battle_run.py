@@ -1,0 +1,56 @@
+"""``run_battle`` in process: determinism, and failures that are still recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logomesh.battle import BattleRequest, BattleSetupError, result_json, run_battle
+from logomesh.events import BattleFailed, BattleFinished, Event, LedgerAppended, ScoreComponent, StageStarted
+
+
+def _request(home: Path, **overrides: object) -> BattleRequest:
+    fields: dict[str, object] = {
+        "task_id": "rate-limiter",
+        "battle_id": "rl-det",
+        "seed": 11,
+        "home": home,
+        "mock_variant": "good",
+        "red_budget_s": 3.0,
+    }
+    fields.update(overrides)
+    return BattleRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_setup_errors_raise_before_anything_is_recorded(tmp_path: Path) -> None:
+    with pytest.raises(BattleSetupError, match="exactly one purple agent"):
+        run_battle(_request(tmp_path, mock_variant=None))
+    with pytest.raises(BattleSetupError, match="unknown task"):
+        run_battle(_request(tmp_path, task_id="nope"))
+    assert not (tmp_path / "battles.db").exists()
+
+
+def test_docker_down_is_a_recorded_failure_naming_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    events: list[Event] = []
+    outcome = run_battle(_request(tmp_path, sandbox="docker", red=False), events.append)
+    assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
+    assert "docker" in str(outcome.result["reason"]).lower()
+    assert outcome.sequence is not None
+    assert any(isinstance(e, BattleFailed) and e.stage == "sandbox" for e in events)
+    assert isinstance(events[-1], BattleFinished) and events[-1].status == "failed"
+
+
+@pytest.mark.docker
+def test_same_inputs_and_seed_give_byte_identical_results(tmp_path: Path) -> None:
+    events: list[Event] = []
+    first = run_battle(_request(tmp_path / "a"), events.append)
+    second = run_battle(_request(tmp_path / "b"))
+    assert first.result["status"] == "scored"
+    assert result_json(first.result) == result_json(second.result)
+    stages = [e.stage for e in events if isinstance(e, StageStarted)]
+    assert stages == ["purple", "sandbox", "red", "scoring", "ledger"]
+    components = [e.name for e in events if isinstance(e, ScoreComponent)]
+    assert {"rationale", "architecture", "testing", "logic"} <= set(components)
+    assert any(isinstance(e, LedgerAppended) and e.sequence == first.sequence for e in events)
