@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from logomesh.commands.common import not_implemented
+import sys
+
+from logomesh.commands.common import HomeOption, fail
 
 
-def console() -> None:
-    """Open the Textual battle console."""
-    not_implemented("console")
+def console(home: HomeOption = None) -> None:
+    """Open the Textual battle console: run battles live, browse, verify and export the ledger."""
+    from logomesh.home import resolve_home
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        fail("the console needs an interactive terminal; use 'logomesh battle run' in scripts")
+    from tui.app import run_console
+
+    run_console(resolve_home(home))

@@ -1,0 +1,191 @@
+"""Pilot tests of the battle screen, fed by a scripted engine through the real adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Digits, Input, Select
+
+from logomesh.events import MctsNodeAdded, MctsNodeUpdated
+from tui.app import ConsoleApp
+from tui.screens.battle import BattleScreen
+from tui.widgets.battle.mcts_tree import MctsTree
+from tui.widgets.battle.output_log import MAX_LINE_CHARS, SandboxLog
+from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.battle.status_line import StatusLine
+
+from .scripted import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(test())
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+def make_app(tmp_path: Path, engine: ScriptedEngine) -> ConsoleApp:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return ConsoleApp(home, tasks=[make_task(tmp_path / "task")], engine=engine)
+
+
+def battle_screen(app: ConsoleApp) -> BattleScreen:
+    return app.battle_screen
+
+
+def test_a_battle_started_with_the_keyboard_fills_every_panel(tmp_path: Path) -> None:
+    events = full_battle(BATTLE, nodes=12)
+    engine = ScriptedEngine(events)
+    app = make_app(tmp_path, engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.click("#battle-id")
+            await pilot.press(*BATTLE, "ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            await pilot.pause()
+
+            assert [r.battle_id for r in engine.requests] == [BATTLE]
+            assert engine.requests[0].mock_variant == "good"
+            tree = screen.query_one(MctsTree)
+            added = [e for e in events if isinstance(e, MctsNodeAdded)]
+            assert sorted(tree.stats) == [e.node_id for e in added]
+            for event in added:
+                assert tree.stats[event.node_id].parent_id == event.parent_id
+            last_update = {e.node_id: e for e in events if isinstance(e, MctsNodeUpdated)}
+            for node_id, update in last_update.items():
+                assert tree.stats[node_id].visits == update.visits
+                assert f"n={update.visits} v={update.mean_value:.2f}" in tree.label_of(node_id)
+            assert "⚑ high" in tree.label_of(3)
+            best_id = min(last_update, key=lambda n: (-last_update[n].mean_value, n))
+            best_seen = last_update[best_id].mean_value
+            assert tree.best_value == best_seen
+            assert tree.best_path == tree.path_to(best_id) and tree.best_path[0] == 0
+
+            score = screen.query_one(ScorePanel)
+            assert score.values == {"rationale": 0.8125, "architecture": 0.5, "testing": 0.75, "logic": 0.6}
+            assert score.penalties == [("red", 0.8)]
+            assert score.final == 0.4321
+            assert str(screen.query_one("#cis", Digits).value) == "0.432"
+            assert score.history and score.history[-1] == best_seen
+
+            status = screen.query_one(StatusLine)
+            assert status.stage == "scored" and status.nodes == 12
+            assert screen.last_ending is not None and screen.last_ending.sequence == 1
+    run(scenario)
+
+
+def test_sandbox_output_is_tagged_marked_and_truncated(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ScriptedEngine(full_battle(BATTLE, nodes=2)))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            lines = list(screen.query_one(SandboxLog).plain_lines)
+            assert "hidden:test_basic ran 3 tests" in lines
+            stderr = next(line for line in lines if line.startswith("hidden:test_edge !"))
+            assert stderr.endswith("…") and len(stderr) <= len("hidden:test_edge !") + MAX_LINE_CHARS
+            assert "✗ hidden test_edge AssertionError: 2 != 1" in lines
+            assert "✓ hidden test_basic" in lines
+            assert any(line.startswith("⚑ finding [high] concurrency CWE-362") for line in lines)
+    run(scenario)
+
+
+def test_cancel_stops_the_engine_and_reports_cancelled(tmp_path: Path) -> None:
+    engine = ScriptedEngine(endless_search(BATTLE), pause_s=0.002)
+    app = make_app(tmp_path, engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: len(screen.query_one(MctsTree).stats) > 20)
+            await pilot.press("escape")
+            await until(pilot, lambda: screen.last_ending is not None)
+            assert engine.done.wait(5)
+            stopped_at = engine.emitted
+            await pilot.pause(0.2)
+            assert engine.emitted == stopped_at, "the engine kept running after cancel"
+            assert screen.last_ending is not None
+            assert screen.last_ending.status == "cancelled"
+            assert "cancelled by the user" in screen.last_ending.reason
+            assert screen.query_one(StatusLine).stage == "cancelled"
+            assert not screen.runner.running
+            # the tree shows every node the engine emitted before it stopped
+            assert len(screen.query_one(MctsTree).stats) == stopped_at
+    run(scenario)
+
+
+def test_a_bad_url_is_refused_and_a_good_one_is_remembered(tmp_path: Path) -> None:
+    engine = ScriptedEngine(full_battle(BATTLE, nodes=1))
+    app = make_app(tmp_path, engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            screen.query_one("#purple", Select).value = "url"
+            await pilot.pause()
+            url = screen.query_one("#url", Input)
+            assert not url.disabled
+            url.value = "ftp://nowhere"
+            await pilot.press("ctrl+r")
+            await pilot.pause(0.1)
+            assert engine.requests == []
+            assert not screen.runner.running
+            url.value = "http://127.0.0.1:9"
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            assert engine.requests[0].purple_url == "http://127.0.0.1:9"
+            assert engine.requests[0].mock_variant is None
+    run(scenario)
+    saved = json.loads((tmp_path / "home" / "console.json").read_text())
+    assert saved["recent_purple_urls"] == ["http://127.0.0.1:9"]
+
+
+def test_thousands_of_events_arrive_in_batches_without_loss(tmp_path: Path) -> None:
+    events = search_events(BATTLE, 1500)
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None, timeout_s=30)
+            tree = screen.query_one(MctsTree)
+            assert len(tree.stats) == 1500
+            assert screen.runner.events_seen == len(events)
+    run(scenario)
+
+
+def test_help_lists_the_battle_keys_and_the_palette_offers_every_action(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ScriptedEngine([]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f1")
+            await pilot.pause()
+            from tui.screens.help import HelpScreen
+
+            assert isinstance(app.screen, HelpScreen)
+            described = {description for _, description in app.screen.rows}
+            assert {"Start", "New/Hide form", "Ledger", "Help", "Quit"} <= described
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BattleScreen)
+            titles = {command.title for command in app.get_system_commands(app.screen)}
+            assert {"Battle: start", "Battle: cancel", "Ledger: verify", "Ledger: export",
+                    "Show ledger screen"} <= titles
+    run(scenario)

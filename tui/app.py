@@ -1,0 +1,91 @@
+"""``ConsoleApp``: the battle screen and the ledger screen, switched with ctrl+b / ctrl+l."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from logomesh.tasks import TaskSpec, all_tasks
+from tui.engine import Engine, default_engine
+from tui.screens.battle import BattleScreen
+from tui.screens.help import HelpScreen, binding_rows
+from tui.screens.ledger import LedgerScreen
+
+
+class ConsoleApp(App[None]):
+    TITLE = "LogoMesh"
+    SUB_TITLE = "battle console"
+    CSS_PATH = "styles/app.tcss"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+b", "show_battle", "Battle"),
+        Binding("ctrl+l", "show_ledger", "Ledger"),
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine) -> None:
+        super().__init__()
+        self.home = home
+        self.tasks = list(all_tasks() if tasks is None else tasks)
+        self.engine = engine
+
+    def on_mount(self) -> None:
+        self.install_screen(BattleScreen(self.home, self.tasks, self.engine), "battle")
+        self.install_screen(LedgerScreen(self.home), "ledger")
+        self.push_screen("battle")
+
+    @property
+    def battle_screen(self) -> BattleScreen:
+        screen = self.get_screen("battle")
+        assert isinstance(screen, BattleScreen)
+        return screen
+
+    @property
+    def ledger_screen(self) -> LedgerScreen:
+        screen = self.get_screen("ledger")
+        assert isinstance(screen, LedgerScreen)
+        return screen
+
+    def action_show_battle(self) -> None:
+        if self.screen is not self.battle_screen:
+            self.switch_screen("battle")
+
+    def action_show_ledger(self) -> None:
+        if self.screen is not self.ledger_screen:
+            self.switch_screen("ledger")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(binding_rows(self.screen)))
+
+    async def action_quit(self) -> None:
+        self.battle_screen.runner.cancel()
+        self.exit()
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        battle, ledger = self.battle_screen, self.ledger_screen
+        yield SystemCommand("Battle: start", "Start a battle with the form's choices", battle.action_start)
+        yield SystemCommand("Battle: cancel", "Stop the running battle; it is recorded", battle.action_cancel)
+        yield SystemCommand("Battle: new / hide form", "Show or hide the setup form", battle.action_new_battle)
+        yield SystemCommand("Battle: follow newest node", "Keep the newest search node in view",
+                            battle.query_one("#tree").action_follow)  # type: ignore[attr-defined]
+        yield SystemCommand("Show battle screen", "Set up and watch battles", self.action_show_battle)
+        yield SystemCommand("Show ledger screen", "Browse the signed ledger", self.action_show_ledger)
+        yield SystemCommand("Ledger: verify", "Verify every entry, signatures and proofs", ledger.action_verify)
+        yield SystemCommand("Ledger: export", "Write a compliance bundle for the marked entries",
+                            ledger.action_export)
+        yield SystemCommand("Ledger: reload", "Read the ledger again", ledger.action_reload)
+        yield SystemCommand("Keys", "List every key binding", self.action_help)
+
+
+def run_console(home: Path) -> None:
+    """Run the console until the user quits."""
+    ConsoleApp(home).run()

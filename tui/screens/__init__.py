@@ -1,0 +1,1 @@
+"""The console's screens: battle, ledger, entry detail, help."""

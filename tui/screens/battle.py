@@ -1,0 +1,208 @@
+"""The battle screen: set up a battle, then watch the search, the sandbox and the score live."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from logomesh.battle import BattleRequest, default_battle_id
+from logomesh.events import (
+    BattleFailed,
+    BattleFinished,
+    BattleStarted,
+    Event,
+    FindingConfirmed,
+    LedgerAppended,
+    MctsNodeAdded,
+    MctsNodeUpdated,
+    PenaltyApplied,
+    PurpleResponded,
+    SandboxOutput,
+    ScoreComponent,
+    StageStarted,
+    TestResult,
+)
+from logomesh.tasks import TaskSpec
+from tui.engine import BattleRunner, Engine
+from tui.messages import BattleEnded, BattleEventsReceived
+from tui.recent import load_recent_urls, remember_url
+from tui.widgets.battle.mcts_tree import MctsTree
+from tui.widgets.battle.output_log import SandboxLog
+from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.battle.setup_form import BattleChoice, SetupForm
+from tui.widgets.battle.status_line import StatusLine
+
+
+class BattleScreen(Screen[None]):
+    DEFAULT_CSS = """
+    BattleScreen #panels { height: 1fr; }
+    BattleScreen MctsTree { width: 2fr; min-width: 30; }
+    BattleScreen #right { width: 3fr; }
+    BattleScreen SandboxLog { height: 1fr; min-height: 4; }
+    BattleScreen.running SetupForm { display: none; }
+    BattleScreen.hide-form SetupForm { display: none; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "start", "Start", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+n", "new_battle", "New/Hide form"),
+        Binding("ctrl+t", "focus_tree", "Tree", show=False),
+        Binding("ctrl+o", "focus_output", "Output", show=False),
+    ]
+
+    def __init__(self, home: Path, tasks: Sequence[TaskSpec], engine: Engine) -> None:
+        super().__init__(id="battle")
+        self.home = home
+        self.tasks = list(tasks)
+        self.runner = BattleRunner(self, engine)
+        self.last_ending: BattleEnded | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield SetupForm(self.tasks, load_recent_urls(self.home), id="setup")
+        with Horizontal(id="panels"):
+            yield MctsTree(id="tree")
+            with Vertical(id="right"):
+                yield ScorePanel(id="score")
+                yield SandboxLog(id="output")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SetupForm).focus_first()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start":
+            return not self.runner.running
+        if action == "cancel":
+            return self.runner.running
+        return True
+
+    # actions
+
+    def action_start(self) -> None:
+        self.query_one(SetupForm).request_start()
+
+    def action_cancel(self) -> None:
+        if self.runner.running and not self.runner.cancelling:
+            self.runner.cancel()
+            self.query_one(StatusLine).set_stage("cancelling")
+            self.query_one(SandboxLog).append_note("cancelling: the engine stops at its next step", "bold yellow")
+
+    def action_new_battle(self) -> None:
+        if self.runner.running:
+            return
+        self.toggle_class("hide-form")
+        if not self.has_class("hide-form"):
+            self.query_one(SetupForm).focus_first()
+
+    def action_focus_tree(self) -> None:
+        self.query_one(MctsTree).focus()
+
+    def action_focus_output(self) -> None:
+        self.query_one(SandboxLog).focus()
+
+    # starting and ending
+
+    @on(SetupForm.BattleRequested)
+    def _start(self, message: SetupForm.BattleRequested) -> None:
+        if self.runner.running:
+            self.notify("a battle is already running: escape cancels it", severity="warning")
+            return
+        self.start_battle(message.choice)
+
+    def start_battle(self, choice: BattleChoice) -> BattleRequest:
+        label = choice.purple_url or f"mock:{choice.mock_variant}"
+        request = BattleRequest(
+            task_id=choice.task_id,
+            battle_id=choice.battle_id or default_battle_id(choice.task_id, label, choice.seed),
+            seed=choice.seed,
+            home=self.home,
+            purple_url=choice.purple_url,
+            mock_variant=choice.mock_variant,
+            red_budget_s=choice.red_budget_s,
+        )
+        if choice.purple_url:
+            self.query_one(SetupForm).remember_url(remember_url(self.home, choice.purple_url))
+        self.query_one(MctsTree).clear_search()
+        self.query_one(SandboxLog).reset()
+        self.query_one(ScorePanel).reset()
+        self.query_one(StatusLine).begin(request.battle_id)
+        self.last_ending = None
+        self.add_class("running")
+        self.runner.start(request)
+        self.query_one(MctsTree).focus()
+        self.refresh_bindings()
+        return request
+
+    @on(BattleEnded)
+    def _ended(self, message: BattleEnded) -> None:
+        self.last_ending = message
+        self.remove_class("running")
+        self.add_class("hide-form")
+        log = self.query_one(SandboxLog)
+        where = f", recorded as entry #{message.sequence}" if message.sequence is not None else ""
+        if message.status == "scored":
+            log.append_note(f"battle scored: CIS {message.cis_score or 0.0:.3f}{where}", "bold green")
+        else:
+            log.append_note(f"battle {message.status}{where}: {message.reason}", "bold red")
+            if message.status in ("error", "cancelled"):
+                self.notify(f"battle {message.status}: {message.reason}", severity="warning", timeout=6)
+        self.query_one(StatusLine).end(message.status)
+        self.refresh_bindings()
+
+    # the live panels
+
+    @on(BattleEventsReceived)
+    def _apply(self, message: BattleEventsReceived) -> None:
+        tree = self.query_one(MctsTree)
+        for event in message.events:
+            self.apply_event(event)
+        if tree.settle() and tree.best_value is not None:
+            self.query_one(ScorePanel).push_best_value(tree.best_value)
+        self.query_one(StatusLine).nodes = len(tree.stats)
+        tree.follow_newest()
+
+    def apply_event(self, event: Event) -> None:
+        """Route one engine event to the widget that shows it."""
+        tree = self.query_one(MctsTree)
+        log = self.query_one(SandboxLog)
+        score = self.query_one(ScorePanel)
+        status = self.query_one(StatusLine)
+        match event:
+            case MctsNodeAdded(node_id=node_id, parent_id=parent_id, action=action):
+                tree.add_node(node_id, parent_id, action)
+            case MctsNodeUpdated(node_id=node_id, visits=visits, mean_value=mean):
+                tree.update_node(node_id, visits, mean)
+            case SandboxOutput(origin=origin, stream=stream, text=text):
+                log.append_output(origin, stream, text)
+            case TestResult(suite=suite, name=name, status=test_status, reason=reason):
+                log.append_test(suite, name, test_status, reason)
+            case FindingConfirmed(severity=severity, family=family, cwe=cwe, summary=summary, node_id=node_id):
+                tree.mark_finding(node_id, severity)
+                log.append_note(f"⚑ finding [{severity}] {family} {cwe}: {summary}", "bold red")
+            case ScoreComponent(name=name, value=value, details=details):
+                score.show_component(name, value, details)
+            case PenaltyApplied(name=name, factor=factor, reason=reason):
+                score.show_penalty(name, factor, reason)
+            case BattleFinished(cis_score=cis, status=final_status):
+                score.show_final(cis, final_status)
+            case StageStarted(stage=stage):
+                status.set_stage(stage)
+            case BattleStarted(task_id=task_id, purple=purple, seed=seed):
+                log.append_note(f"battle on {task_id} against {purple}, seed {seed}", "bold")
+            case PurpleResponded(source_bytes=source, test_bytes=tests):
+                log.append_note(f"purple answered: {source} bytes of code, {tests} bytes of tests", "cyan")
+            case BattleFailed(stage=stage, reason=reason):
+                log.append_note(f"failed at {stage}: {reason}", "bold red")
+            case LedgerAppended(sequence=sequence):
+                log.append_note(f"ledger entry #{sequence} appended", "green")

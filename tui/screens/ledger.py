@@ -1,0 +1,172 @@
+"""The ledger screen: list, filter, sort, verify, inspect and export the signed entries."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+
+from tui.ledger_source import LedgerSource
+from tui.messages import BundleExported, LedgerVerified, VerifyProgressed
+from tui.screens.entry import EntryScreen
+from tui.widgets.ledger.entries_table import EntriesTable
+
+
+def bundle_path(home: Path, sequences: list[int]) -> Path:
+    """``<home>/exports/bundle-<first>-<last>-<unix time>.zip``."""
+    span = f"{min(sequences)}-{max(sequences)}" if sequences else "empty"
+    return home / "exports" / f"bundle-{span}-{int(time.time())}.zip"
+
+
+class LedgerScreen(Screen[None]):
+    DEFAULT_CSS = """
+    LedgerScreen #toolbar { height: 1; }
+    LedgerScreen #filter { width: 1fr; }
+    LedgerScreen #progress { width: 30; display: none; }
+    LedgerScreen.verifying #progress { display: block; }
+    LedgerScreen #summary { height: 1; background: $panel; padding: 0 1; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "verify", "Verify"),
+        Binding("e", "export", "Export"),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    def __init__(self, home: Path) -> None:
+        super().__init__(id="ledger")
+        self.home = home
+        self.source = LedgerSource(home)
+        self.verifying = False
+        self.last_verify: LedgerVerified | None = None
+        self.last_export: BundleExported | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="toolbar"):
+            yield Input(placeholder="/ filter: words matching any column", id="filter", compact=True)
+            yield ProgressBar(id="progress", show_eta=False)
+        yield EntriesTable(id="entries")
+        yield Static("", id="summary")
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self.action_reload()
+        self.query_one(EntriesTable).focus()
+
+    @property
+    def table(self) -> EntriesTable:
+        return self.query_one(EntriesTable)
+
+    def action_reload(self) -> None:
+        try:
+            rows = self.source.rows()
+        except Exception as exc:  # a missing or broken ledger is shown, never raised
+            self.table.set_rows([])
+            self._summary(f"cannot read the ledger under {self.home}: {exc}".splitlines()[0])
+            return
+        self.table.set_rows(rows)
+        self._summary()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.table.set_filter(event.value)
+        self._summary()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.table.focus()
+
+    @on(DataTable.RowSelected)
+    def _open_entry(self, event: DataTable.RowSelected) -> None:
+        self.open_entry(self.table.selected_sequence())
+
+    def open_entry(self, sequence: int | None) -> None:
+        row = next((r for r in self.table.all_rows if r.sequence == sequence), None)
+        if row is None:
+            return
+        try:
+            detail = self.source.detail(row.battle_id)
+        except Exception as exc:
+            self.notify(f"cannot read entry #{sequence}: {exc}".splitlines()[0], severity="error")
+            return
+        self.app.push_screen(EntryScreen(detail))
+
+    # verify
+
+    def action_verify(self) -> None:
+        if self.verifying:
+            return
+        self.verifying = True
+        self.add_class("verifying")
+        self.query_one(ProgressBar).update(total=max(1, len(self.table.all_rows)), progress=0)
+        self._summary("verifying…")
+        self.run_worker(self._verify, thread=True, group="verify")
+
+    def _verify(self) -> None:
+        def progressed(done: int, total: int) -> None:
+            self.post_message(VerifyProgressed(done, total))
+
+        try:
+            report = self.source.verify(progressed)
+        except Exception as exc:
+            self.post_message(LedgerVerified({}, False, f"verification could not run: {exc}".splitlines()[0]))
+            return
+        self.post_message(LedgerVerified(report.marks, report.ok, report.summary))
+
+    @on(VerifyProgressed)
+    def _progressed(self, message: VerifyProgressed) -> None:
+        self.query_one(ProgressBar).update(total=max(1, message.total), progress=message.done)
+
+    @on(LedgerVerified)
+    def _verified(self, message: LedgerVerified) -> None:
+        self.verifying = False
+        self.last_verify = message
+        self.remove_class("verifying")
+        self.table.set_marks(message.marks)
+        self._summary(message.summary)
+        self.notify(message.summary, severity="information" if message.ok else "error", timeout=6)
+
+    # export
+
+    def action_export(self) -> None:
+        sequences = sorted(self.table.marked) or ([s] if (s := self.table.selected_sequence()) is not None else [])
+        if not sequences:
+            self.notify("nothing to export: the ledger is empty", severity="warning")
+            return
+        out = bundle_path(self.home, sequences)
+        self.run_worker(lambda: self._export(sequences, out), thread=True, group="export")
+
+    def _export(self, sequences: list[int], out: Path) -> None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            written = self.source.export(sequences, out)
+        except Exception as exc:
+            self.post_message(BundleExported(None, len(sequences), f"{exc}".splitlines()[0]))
+            return
+        self.post_message(BundleExported(str(written), len(sequences)))
+
+    @on(BundleExported)
+    def _exported(self, message: BundleExported) -> None:
+        self.last_export = message
+        if message.error:
+            self.notify(f"export failed: {message.error}", severity="error", timeout=8)
+        else:
+            self.notify(f"exported {message.count} entries to {message.path}", timeout=8)
+
+    def _summary(self, note: str = "") -> None:
+        table = self.table
+        shown = len(table.visible_rows())
+        text = f"{shown}/{len(table.all_rows)} entries · sort {table.sort_description()} · {len(table.marked)} marked"
+        self.query_one("#summary", Static).update(f"{text}  {note}" if note else text)

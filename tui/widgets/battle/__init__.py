@@ -1,0 +1,1 @@
+"""The live battle panels: setup form, MCTS tree, sandbox output, CIS assembly, status line."""

@@ -1,0 +1,171 @@
+"""The red agent's search tree, growing as the engine adds nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, on
+from textual.binding import BindingType
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
+
+
+@dataclass
+class NodeStats:
+    action: str
+    parent_id: int | None
+    visits: int = 0
+    mean_value: float = 0.0
+    severity: str | None = None
+
+
+class MctsTree(Tree[int]):
+    """Nodes labelled ``action  n=visits v=mean``; the best node's path in bold green; findings flagged."""
+
+    DEFAULT_CSS = """
+    MctsTree {
+        border: round $primary 50%;
+        border-title-color: $text-muted;
+        padding: 0;
+        scrollbar-size-vertical: 1;
+    }
+    MctsTree:focus { border: round $primary; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [("f", "follow", "Follow newest")]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("search", id=id)
+        self.show_root = False
+        self.guide_depth = 2
+        self.stats: dict[int, NodeStats] = {}
+        self._by_id: dict[int, TreeNode[int]] = {}
+        self.best_path: tuple[int, ...] = ()
+        self.best_value: float | None = None
+        self.follow = True
+        self._newest: TreeNode[int] | None = None
+        self._best_id: int | None = None
+        self._rescan = False
+        self._settled: tuple[int | None, float | None] = (None, None)
+
+    def on_mount(self) -> None:
+        self.border_title = "Red agent search"
+
+    def clear_search(self) -> None:
+        self.clear()
+        self.stats.clear()
+        self._by_id.clear()
+        self.best_path = ()
+        self.best_value = None
+        self.follow = True
+        self._newest = None
+        self._best_id = None
+        self._rescan = False
+        self._settled = (None, None)
+
+    def add_node(self, node_id: int, parent_id: int | None, action: str) -> None:
+        if node_id in self._by_id:
+            return
+        parent = self._by_id.get(parent_id) if parent_id is not None else None
+        self.stats[node_id] = NodeStats(action, parent_id if parent is not None else None)
+        node = (parent or self.root).add(self._label(node_id), data=node_id, expand=True)
+        self._by_id[node_id] = node
+        self._newest = node
+
+    def update_node(self, node_id: int, visits: int, mean_value: float) -> None:
+        """Update a node's figures; call ``settle`` after a batch to move the best path."""
+        stats = self.stats.get(node_id)
+        if stats is None:
+            return
+        stats.visits, stats.mean_value = visits, mean_value
+        self._relabel(node_id)
+        if node_id == self._best_id:
+            if self.best_value is not None and mean_value < self.best_value:
+                self._rescan = True
+            else:
+                self.best_value = mean_value
+        elif visits > 0 and self._beats_best(node_id, mean_value):
+            self._best_id, self.best_value = node_id, mean_value
+
+    def settle(self) -> bool:
+        """Finish a batch: the best node is the visited node with the highest mean (lowest id on ties).
+
+        Returns True when the best node or its value changed since the last call.
+        """
+        if self._rescan:
+            self._rescan = False
+            self._best_id, self.best_value = None, None
+            for node_id, stats in self.stats.items():
+                if stats.visits > 0 and self._beats_best(node_id, stats.mean_value):
+                    self._best_id, self.best_value = node_id, stats.mean_value
+        settled = (self._best_id, self.best_value)
+        if settled == self._settled:
+            return False
+        self._settled = settled
+        old = set(self.best_path)
+        self.best_path = self.path_to(self._best_id) if self._best_id is not None else ()
+        for changed in old.symmetric_difference(self.best_path):
+            self._relabel(changed)
+        return self.best_value is not None
+
+    def _beats_best(self, node_id: int, mean_value: float) -> bool:
+        if self._best_id is None or self.best_value is None:
+            return True
+        return mean_value > self.best_value or (mean_value == self.best_value and node_id < self._best_id)
+
+    def mark_finding(self, node_id: int | None, severity: str) -> None:
+        if node_id is None or node_id not in self.stats:
+            return
+        self.stats[node_id].severity = severity
+        self._relabel(node_id)
+
+    def follow_newest(self) -> None:
+        """Scroll the newest node into view unless the user has taken over the scrolling."""
+        if self.follow and self._newest is not None:
+            self.scroll_to_node(self._newest, animate=False)
+
+    def action_follow(self) -> None:
+        self.follow = True
+        self.follow_newest()
+        self.notify("following the newest node", timeout=2)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.follow = False
+
+    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.follow = False
+
+    @on(Tree.NodeHighlighted)
+    def _user_moved(self, event: Tree.NodeHighlighted[int]) -> None:
+        if self.has_focus:
+            self.follow = False
+
+    def path_to(self, node_id: int) -> tuple[int, ...]:
+        path: list[int] = []
+        current: int | None = node_id
+        while current is not None and current in self.stats:
+            path.append(current)
+            current = self.stats[current].parent_id
+        return tuple(reversed(path))
+
+    def label_of(self, node_id: int) -> str:
+        label = self._by_id[node_id].label
+        return label.plain if isinstance(label, Text) else str(label)
+
+    def _relabel(self, node_id: int) -> None:
+        node = self._by_id.get(node_id)
+        if node is not None:
+            node.set_label(self._label(node_id))
+
+    def _label(self, node_id: int) -> Text:
+        stats = self.stats[node_id]
+        on_best = node_id in self.best_path
+        text = Text(stats.action, style="bold green" if on_best else "")
+        text.append(f"  n={stats.visits} v={stats.mean_value:.2f}", style="green" if on_best else "dim")
+        if stats.severity is not None:
+            text.append(f"  ⚑ {stats.severity}", style=SEVERITY_STYLE.get(stats.severity, "red"))
+        return text

@@ -1,0 +1,1 @@
+"""The ledger browser: the entries table and the entry detail view."""
