@@ -2,14 +2,141 @@
 
 from __future__ import annotations
 
-from logomesh.commands.common import not_implemented
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from logomesh.commands.common import EXIT_ERROR, JsonOption, fail
+
+if TYPE_CHECKING:
+    from logomesh.scoring.config import ScoringConfig
+
+SANDBOX_KINDS = ("auto", "docker", "bwrap")
+SandboxOption = Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")]
+RedBudgetOption = Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")]
+NoRedOption = Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed for the red agent.")]
+LlmUrlOption = Annotated[
+    str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint for the bounded review (off).")
+]
+LlmModelOption = Annotated[str | None, typer.Option("--llm-model", help="Model name for --llm-base-url.")]
 
 
-def score() -> None:
-    """Score one submission file against a task."""
-    not_implemented("score")
+def _check_common(sandbox: str, red_budget: float) -> None:
+    if sandbox not in SANDBOX_KINDS:
+        fail(f"--sandbox must be one of {', '.join(SANDBOX_KINDS)}, not {sandbox!r}", 2)
+    if red_budget <= 0:
+        fail("--red-budget must be a positive number of seconds", 2)
 
 
-def calibrate() -> None:
-    """CIS over every task's labelled submissions."""
-    not_implemented("calibrate")
+def _config(llm_base_url: str | None, llm_model: str | None) -> ScoringConfig:
+    from logomesh.scoring import DEFAULT_CONFIG, LlmConfig
+
+    if (llm_base_url is None) != (llm_model is None):
+        fail("give both --llm-base-url and --llm-model, or neither", 2)
+    if llm_base_url is None or llm_model is None:
+        return DEFAULT_CONFIG
+    return DEFAULT_CONFIG.with_llm(LlmConfig(base_url=llm_base_url, model=llm_model))
+
+
+def _read_submission(path: Path) -> Any:
+    from logomesh.submission import Submission, SubmissionError
+
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read submission {path}: {exc.strerror} (give a JSON file with sourceCode, testCode, rationale)")
+    try:
+        return Submission.from_text(raw.decode("utf-8"), raw)
+    except UnicodeDecodeError:
+        fail(f"{path}: not UTF-8 text (give a JSON file with sourceCode, testCode, rationale)")
+    except SubmissionError as exc:
+        fail(f"{path}: {exc}")
+
+
+def score(
+    task: Annotated[str, typer.Option("--task", help="Task id (see 'logomesh tasks list').")],
+    submission: Annotated[Path, typer.Option("--submission", help="JSON file {sourceCode, testCode, rationale}.")],
+    sandbox: SandboxOption = "auto",
+    red_budget: RedBudgetOption = 10.0,
+    no_red: NoRedOption = False,
+    seed: SeedOption = 0,
+    llm_base_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Score one submission file against a task (sandbox and red agent included), without a purple agent."""
+    from ledger.canonical import canonical_sha256
+    from logomesh.sandbox import SandboxUnavailable, open_sandbox
+    from logomesh.scoring import score_submission
+    from logomesh.scoring.measure import RedUnavailable, measure
+    from logomesh.tasks import TaskError, load_task
+
+    _check_common(sandbox, red_budget)
+    config = _config(llm_base_url, llm_model)
+    try:
+        spec = load_task(task)
+    except TaskError as exc:
+        fail(str(exc))
+    sub = _read_submission(submission)
+    try:
+        with open_sandbox(sandbox) as box:
+            facts = measure(spec, sub, box, red=not no_red, red_budget_s=red_budget, seed=seed)
+    except (SandboxUnavailable, RedUnavailable) as exc:
+        fail(str(exc))
+    card = score_submission(spec, sub, facts.hidden, facts.purple, facts.findings, config=config,
+                            mutants=facts.mutants)
+    result: dict[str, Any] = {"task_id": spec.id, **card.result_fields(), "status": "scored",
+                              "red_enabled": not no_red}
+    digest = canonical_sha256(result)
+    if as_json:
+        print(json.dumps({"result": result, "result_sha256": digest}, indent=2, sort_keys=True, ensure_ascii=False))
+        return
+    print(f"CIS {result['cis_score']:.4f}  (R {result['rationale_score']:.4f}  A {result['architecture_score']:.4f}"
+          f"  T {result['testing_score']:.4f}  L {result['logic_score']:.4f})")
+    print(f"red penalty {result['red_penalty_applied']:.4f}  intent penalty {result['intent_penalty']:.4f}"
+          f"  hidden {result['tests']['hidden']['passed']}/{result['tests']['hidden']['total']}")
+    for violation in result["components"]["architecture"]["violations"]:
+        print(f"violation: line {violation['line']}: {violation['kind']} ({violation['constraint']}):"
+              f" {violation['detail']}")
+    print(f"H(result) {digest}")
+
+
+def calibrate(
+    sandbox: SandboxOption = "auto",
+    red_budget: RedBudgetOption = 3.0,
+    no_red: NoRedOption = False,
+    seed: SeedOption = 0,
+    task: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids (repeatable).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """CIS over every task's labelled submissions; exit 1 if the ordering the labels demand fails."""
+    from logomesh.sandbox import SandboxUnavailable, open_sandbox
+    from logomesh.scoring.calibration import calibrate as run_calibration
+    from logomesh.scoring.calibration import sandbox_scorer, table
+    from logomesh.scoring.measure import RedUnavailable
+    from logomesh.tasks import TaskError, all_tasks, load_task
+
+    _check_common(sandbox, red_budget)
+    try:
+        specs = [load_task(t) for t in task] if task else all_tasks()
+    except TaskError as exc:
+        fail(str(exc))
+    if not specs:
+        fail("the task library is empty (set LOGOMESH_TASKS to a folder of tasks)")
+    try:
+        with open_sandbox(sandbox) as box:
+            scorer = sandbox_scorer(box, red=not no_red, red_budget_s=red_budget, seed=seed)
+            report = run_calibration(specs, scorer, lambda t: print(f"calibrating {t}", file=sys.stderr))
+    except (SandboxUnavailable, RedUnavailable) as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps({"ok": report.ok, "rows": [row.to_json() for row in report.rows]}, indent=2,
+                         sort_keys=True))
+    else:
+        print(table(report))
+    if not report.ok:
+        raise typer.Exit(EXIT_ERROR)

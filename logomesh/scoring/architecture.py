@@ -1,0 +1,194 @@
+"""A, architectural integrity: the task's constraints checked on the AST, never with regexes.
+
+A starts at ``ArchitectureWeights.start`` (0.80) and loses the documented
+weight once per violated constraint (a banned module imported in three places
+is one violated constraint, listed three times), clamped to [0, 1]. Names are
+resolved through aliases (``import os as o``, ``from os import system as s``),
+``__import__("x")``, ``importlib.import_module("x")`` and
+``getattr(module, "name")`` with a constant name.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from logomesh.scoring.config import ArchitectureWeights
+from logomesh.tasks import Constraints
+
+NETWORK_MODULES = (
+    "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc",
+    "socketserver", "asyncio.open_connection", "asyncio.start_server", "requests", "httpx", "aiohttp",
+    "urllib3", "websockets", "paramiko",
+)  # fmt: skip
+LOCK_FACTORIES = (
+    "threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore",
+    "threading.BoundedSemaphore", "multiprocessing.Lock", "multiprocessing.RLock", "asyncio.Lock",
+)  # fmt: skip
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str  # banned_import, banned_call, network, missing_required, loop, syntax_error
+    constraint: str  # the constraint it breaks: the module, the call, the pattern
+    line: int
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "constraint": self.constraint, "line": self.line, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Architecture:
+    score: float
+    violations: tuple[Violation, ...]
+    deductions: tuple[tuple[str, str, float], ...]  # (kind, constraint, weight), one per violated constraint
+
+
+def _matches(name: str, banned: str) -> bool:
+    """``name`` is ``banned`` or inside it (``os.path`` is inside ``os``)."""
+    return name == banned or name.startswith(banned + ".")
+
+
+class _Resolver(ast.NodeVisitor):
+    """Collects every imported module and every called dotted name, aliases resolved."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+        self.imports: list[tuple[str, int]] = []
+        self.calls: list[tuple[str, int]] = []
+        self.loops: list[tuple[str, int]] = []
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.imports.append((alias.name, node.lineno))
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                self.aliases[top] = top
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        for alias in node.names:
+            full = f"{module}.{alias.name}" if module else alias.name
+            self.imports.append((full, node.lineno))
+            self.aliases[alias.asname or alias.name] = full
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """The dotted name an expression refers to, through aliases; ``None`` if not a plain name."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            dynamic = self._dynamic_import(node)
+            if dynamic:
+                return dynamic
+            return self._getattr_target(node)
+        return None
+
+    def _dynamic_import(self, node: ast.Call) -> str | None:
+        func = self.resolve(node.func)
+        if func is not None and _strip_builtins(func) in _IMPORTERS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                return first.value
+        return None
+
+    def _getattr_target(self, node: ast.Call) -> str | None:
+        func = self.resolve(node.func)
+        if func is None or _strip_builtins(func) != "getattr" or len(node.args) < 2:
+            return None
+        target, attr = node.args[0], node.args[1]
+        if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+            base = self.resolve(target)
+            return f"{base}.{attr.value}" if base else None
+        return None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        dynamic = self._dynamic_import(node)
+        if dynamic:
+            self.imports.append((dynamic, node.lineno))
+        name = self.resolve(node.func)
+        if name:
+            self.calls.append((_strip_builtins(name), node.lineno))
+        getattr_target = self._getattr_target(node)
+        if getattr_target:
+            self.calls.append((_strip_builtins(getattr_target), node.lineno))
+        self.generic_visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        if isinstance(node, _LOOPS):
+            self.loops.append((type(node).__name__, getattr(node, "lineno", 0)))
+        super().generic_visit(node)
+
+
+def _strip_builtins(name: str) -> str:
+    return name.removeprefix("builtins.").removeprefix("__builtins__.")
+
+
+def _is_recursive(tree: ast.Module) -> bool:
+    """Some function calls itself by name, or some method calls ``self.<its name>``."""
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Call):
+                continue
+            callee = node.func
+            if isinstance(callee, ast.Name) and callee.id == func.name:
+                return True
+            if (
+                isinstance(callee, ast.Attribute)
+                and callee.attr == func.name
+                and isinstance(callee.value, ast.Name)
+                and callee.value.id in ("self", "cls")
+            ):
+                return True
+    return False
+
+
+def find_violations(source: str, constraints: Constraints) -> list[Violation]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [Violation("syntax_error", "parse", exc.lineno or 0, f"source does not parse: {exc.msg}")]
+    resolver = _Resolver()
+    resolver.visit(tree)
+    found: list[Violation] = []
+    for module, line in resolver.imports:
+        for banned in constraints.banned_imports:
+            if _matches(module, banned):
+                found.append(Violation("banned_import", banned, line, f"imports {module}"))
+        if not constraints.network:
+            for net in NETWORK_MODULES:
+                if _matches(module, net):
+                    found.append(Violation("network", "network", line, f"imports network module {module}"))
+    for name, line in resolver.calls:
+        for banned in constraints.banned_calls:
+            if _matches(name, banned):
+                found.append(Violation("banned_call", banned, line, f"calls {name}"))
+        if not constraints.network and any(_matches(name, net) for net in NETWORK_MODULES):
+            found.append(Violation("network", "network", line, f"calls network API {name}"))
+    if constraints.forbid_loops:
+        found += [Violation("loop", "no loops", line, f"{kind} loop") for kind, line in resolver.loops]
+    if "lock" in constraints.required and not any(
+        any(_matches(name, factory) for factory in LOCK_FACTORIES) for name, _ in resolver.calls
+    ):
+        found.append(Violation("missing_required", "lock", 0, "no lock is ever created (threading.Lock, RLock, ...)"))
+    if "recursion" in constraints.required and not _is_recursive(tree):
+        found.append(Violation("missing_required", "recursion", 0, "no function calls itself"))
+    return sorted(set(found), key=lambda v: (v.line, v.kind, v.constraint, v.detail))
+
+
+def architecture_score(source: str, constraints: Constraints, weights: ArchitectureWeights) -> Architecture:
+    violations = find_violations(source, constraints)
+    distinct = sorted({(v.kind, v.constraint) for v in violations})
+    deductions = tuple((kind, constraint, float(getattr(weights, kind))) for kind, constraint in distinct)
+    score = weights.start - sum(weight for _, _, weight in deductions)
+    return Architecture(min(1.0, max(0.0, score)), tuple(violations), deductions)

