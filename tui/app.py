@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -69,7 +69,7 @@ class ConsoleApp(App[None]):
         self.battle_screen.runner.cancel()
         self.exit()
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         battle, ledger = self.battle_screen, self.ledger_screen
         yield SystemCommand("Battle: start", "Start a battle with the form's choices", battle.action_start)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
+from scripted_engine import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
 from textual.pilot import Pilot
 from textual.widgets import Digits, Input, Select
 
@@ -19,10 +21,8 @@ from tui.widgets.battle.output_log import MAX_LINE_CHARS, SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.status_line import StatusLine
 
-from .scripted import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
 
-
-def run(test: Callable[[], Awaitable[None]]) -> None:
+def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(test())
 
 

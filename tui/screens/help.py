@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.table import Table
 from textual.app import ComposeResult
@@ -12,7 +12,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 
-def binding_rows(screen: Screen[object]) -> list[tuple[str, str]]:
+def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:
     """(keys, description) for the app's and ``screen``'s bindings, focused widget's included."""
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
