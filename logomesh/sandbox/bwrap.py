@@ -83,7 +83,7 @@ def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
     argv += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(limits.tmpfs_bytes), "--tmpfs", WORK_DIR,
              "--size", str(8 * 1024 * 1024), "--tmpfs", "/tmp",
-             "--chdir", WORK_DIR]
+             "--remount-ro", "/", "--chdir", WORK_DIR]
     return argv
 
 

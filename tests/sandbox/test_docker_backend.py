@@ -73,3 +73,13 @@ def test_runs_are_isolated_from_each_other(box: Sandbox) -> None:
 def test_unknown_kind_is_one_clear_line() -> None:
     with pytest.raises(SandboxUnavailable, match="unknown sandbox 'vm'"):
         make_sandbox("vm")
+
+
+def test_the_harness_does_not_leak_descriptors(box: Sandbox) -> None:
+    probe = "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))\n"
+    box.run_suite(GOOD_ADD, ADD_TESTS)
+    first = box.run_script({}, probe)
+    for _ in range(5):
+        box.run_suite(GOOD_ADD, ADD_TESTS)
+        box.run_script({}, "print(1)")
+    assert box.run_script({}, probe).stdout == first.stdout == "[0, 1, 2, 3]\n"

@@ -23,6 +23,7 @@ Protocol (server -> runner on the control fd, one line each):
 
 
 def _main():
+    import builtins
     import json
     import os
     import sys
@@ -43,13 +44,16 @@ def _main():
     format_exc = traceback.format_exc
     base_exc = BaseException
     dumps = json.dumps
+    getpid = os.getpid
+    runner_pid = getpid()
 
     def snapshot_class(cls):
         return {k: v for k, v in vars(cls).items()}
 
     guarded = [orig_case, orig_result, unittest.case._Outcome]
     guarded_dicts = {cls: snapshot_class(cls) for cls in guarded}
-    guarded_modules = {m: dict(vars(m)) for m in (unittest, unittest.case, unittest.result)}
+    guarded_modules = {m: dict(vars(m)) for m in (unittest, unittest.case, unittest.result, builtins)}
+    baseline_names = {}  # judge namespace label -> its contents right after import
 
     # Compile the judge's test files before any untrusted import.
     tests_dir = config["tests_dir"]
@@ -80,6 +84,8 @@ def _main():
         return (lines[-1] if lines else "error")[:500]
 
     def emit(record):
+        if getpid() != runner_pid:  # a fork made by the code under test: only the runner reports
+            exit_now(0)
         data = (dumps(record) + "\n").encode()
         while data:
             data = data[write(res_fd, data):]
@@ -99,6 +105,48 @@ def _main():
             return True
         return any(code == c for c in compiled.get(module_name, {}).get(code.co_qualname, ()))
 
+    verdict_names = {
+        "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "load_tests",
+        "run", "debug", "__call__", "__init__", "__getattribute__", "__getattr__", "__init_subclass__", "id",
+        "_callSetUp", "_callTestMethod", "_callTearDown", "_callCleanup", "doCleanups", "doClassCleanups",
+        "defaultTestResult", "_addSkip", "_feedErrorsToResult", "subTest", "fail", "failureException",
+    }
+    trusted_wrapper_modules = ("unittest", "functools", "contextlib")
+    missing = object()
+
+    def judge_callable(mod_name, value):
+        """True when ``value`` is the judge's function, possibly under stdlib decorators (mock.patch...)."""
+        func = getattr(value, "__func__", value)
+        for _ in range(20):
+            if not isinstance(func, types.FunctionType):
+                return False
+            if code_ok(mod_name, func) and func.__module__ == mod_name:
+                return True
+            inner = func.__dict__.get("__wrapped__")
+            if inner is None or not str(func.__module__).startswith(trusted_wrapper_modules):
+                return False
+            func = getattr(inner, "__func__", inner)
+        return False
+
+    def namespace_problems(mod_name, label, namespace):
+        """Verdict-relevant names and the judge's functions must stay the judge's code."""
+        problems = []
+        before = baseline_names.setdefault(label, dict(namespace))
+        for attr in set(before) | set(namespace):
+            old = before.get(attr, missing)
+            new = namespace.get(attr, missing)
+            was_judge = old is not missing and judge_callable(mod_name, old)
+            if not (attr.startswith("test") or attr in verdict_names or was_judge):
+                continue
+            if new is missing:
+                problems.append(f"{label}.{attr} was deleted")
+            elif callable(new) or hasattr(new, "__func__"):
+                if not judge_callable(mod_name, new) and (new is not old or attr.startswith("test")):
+                    problems.append(f"{label}.{attr} is not the judge's code")
+            elif new is not old:
+                problems.append(f"{label}.{attr} was replaced")
+        return problems
+
     def check_integrity():
         problems = []
         for cls, before in guarded_dicts.items():
@@ -116,19 +164,10 @@ def _main():
         for mod_name, mod in modules.items():
             if sys.modules.get(mod_name) is not mod:
                 problems.append(f"test module {mod_name} was replaced")
+            problems.extend(namespace_problems(mod_name, mod_name, vars(mod)))
             for key, value in list(vars(mod).items()):
-                if isinstance(value, types.FunctionType) and value.__module__ == mod_name:
-                    if not code_ok(mod_name, value):
-                        problems.append(f"{mod_name}.{key} is not the judge's code")
-                elif isinstance(value, type) and value.__module__ == mod_name:
-                    for attr, member in list(vars(value).items()):
-                        func = getattr(member, "__func__", member)
-                        if (
-                            isinstance(func, types.FunctionType)
-                            and func.__module__ == mod_name
-                            and not code_ok(mod_name, func)
-                        ):
-                            problems.append(f"{mod_name}.{key}.{attr} is not the judge's code")
+                if isinstance(value, type) and value.__module__ == mod_name:
+                    problems.extend(namespace_problems(mod_name, f"{mod_name}.{key}", vars(value)))
         return problems
 
     baseline = check_integrity()
@@ -192,6 +231,8 @@ def _main():
             reason = f"test module {mod_name} missing"
         else:
             status, reason = run_one(modules[mod_name], cls_name, meth_name, set_up)
+            if getpid() != runner_pid:
+                exit_now(0)
         tamper += [p for p in check_integrity() if p not in tamper]
         emit({"k": "verdict", "i": index, "nonce": nonce, "status": status, "reason": reason, "tamper": tamper})
 

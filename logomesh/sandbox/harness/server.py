@@ -126,7 +126,7 @@ def _main():
         def text(self, stream):
             return "".join(self.kept[stream])
 
-    def pump(sel, output, deadline, until_fd=None):
+    def pump(sel, output, deadline, until_fd=None, exited=None):
         """Read pipes until ``until_fd`` has a complete line (returned), all pipes close, or the deadline.
 
         Returns (kind, data): ("line", bytes) | ("eof", None) | ("timeout", None).
@@ -141,7 +141,9 @@ def _main():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return "timeout", None
-            for key, _ in sel.select(min(remaining, 1.0)):
+            if exited is not None and exited():
+                return "exited", None
+            for key, _ in sel.select(min(remaining, 1.0 if exited is None else 0.05)):
                 try:
                     data = os.read(key.fd, 65536)
                 except OSError:
@@ -300,7 +302,7 @@ def _main():
                 for i in range(next_index, len(names)):
                     outcomes[i] = (status, reason, 0.0)
                 next_index = len(names)
-                close_all(sel, ctl_w)
+                close_all(sel, ctl_w, res_r, out_r, err_r)
                 break
             note_tamper(record.get("tamper") or [])
             died = False
@@ -363,7 +365,7 @@ def _main():
                 kill_group(pid)
                 reap(pid)
             drain(sel, output)
-            close_all(sel, ctl_w)
+            close_all(sel, ctl_w, res_r, out_r, err_r)
             sweep()
             restarts += 1
         if next_index < len(names) or time.monotonic() >= suite_deadline:
@@ -403,16 +405,15 @@ def _main():
                 elif key.data != "res":
                     output.feed(key.data, data)
 
-    def close_all(sel, ctl_w):
+    def close_all(sel, *fds):
+        """Forget the selector and close every pipe end this run opened."""
         for key in list(sel.get_map().values()):
             sel.unregister(key.fd)
         sel.close()
-        for fd in list(buffers):
+        for fd in fds:
+            buffers.pop(fd, None)
             with contextlib.suppress(OSError):
                 os.close(fd)
-            buffers.pop(fd, None)
-        with contextlib.suppress(OSError):
-            os.close(ctl_w)
 
     # ---- script ---------------------------------------------------------------------------------
 
@@ -429,22 +430,33 @@ def _main():
         sel.register(out_r, selectors.EVENT_READ, "stdout")
         sel.register(err_r, selectors.EVENT_READ, "stderr")
         deadline = started + float(request["timeout"])
-        timed_out = False
-        code = sig = None
-        while True:
-            kind, _ = pump(sel, output, deadline)
-            if kind == "timeout":
-                timed_out = True
-                kill_group(pid)
-                code, sig = reap(pid)
-                code = None
-                break
-            # both pipes closed: the script (and anything holding its pipes) is done
-            code, sig = reap(pid)
-            break
+        ended = []
+
+        def exited():
+            if not ended:
+                try:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done, status = pid, 0
+                if done == pid:
+                    ended.append(status)
+            return bool(ended)
+
+        kind, _ = pump(sel, output, deadline, exited=exited)
+        timed_out = kind == "timeout"
+        if timed_out:
+            kill_group(pid)
+            reap(pid)
+            code = sig = None
+        else:
+            if not exited():
+                ended.append(os.waitpid(pid, 0)[1])
+            status = ended[0]
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         elapsed = time.monotonic() - started
         drain(sel, output)
-        close_all(sel, -1)
+        close_all(sel, out_r, err_r)
         sweep()
         return {
             "exit_code": code,
