@@ -208,7 +208,8 @@ class Mcts:
 
     def _allowed_children(self, node: Node) -> int:
         config = self.config
-        return max(config.mcts_branches, math.ceil(config.mcts_branches * max(1, node.visits) ** config.widening_alpha))
+        widened: float = config.mcts_branches * math.pow(max(1, node.visits), config.widening_alpha)
+        return max(config.mcts_branches, math.ceil(widened))
 
     def _can_expand(self, node: Node) -> bool:
         return bool(self._actions(node)) and len(node.children) < self._allowed_children(node)
