@@ -1,0 +1,216 @@
+"""The task library's data, checked without a sandbox.
+
+Every task folder must load through the real loader, carry at least twelve
+hidden unittest methods that import only the standard library and
+``solution``, a reference whose public shape matches the contract in the
+issue, and at least four labelled submissions whose code parses. Running the
+hidden suites is the sandbox tests' job (and ``python3 tasks/check_library.py``
+on a developer's host); here only static properties are checked, so the file
+stays fast.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import json
+import sys
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from logomesh.tasks import TaskSpec, all_tasks, default_tasks_dir, load_task
+
+TASKS_DIR = default_tasks_dir()
+TASK_IDS = sorted(p.name for p in TASKS_DIR.iterdir() if (p / "task.toml").is_file())
+
+EXPECTED_TASKS = {
+    "rate-limiter",
+    "lru-cache",
+    "bank-ledger",
+    "safe-path",
+    "sql-select",
+    "email-validator",
+    "fib-recursive",
+    "safe-calculator",
+    "merkle-root",
+    "connection-pool",
+}
+ALLOWED_LABELS = {
+    "good",
+    "wrong-behaviour",
+    "race",
+    "injection",
+    "traversal",
+    "redos",
+    "unbounded-growth",
+    "off-intent",
+}
+# Labels whose hidden-suite failure is part of the definition.
+ALWAYS_DEFECT = {"wrong-behaviour", "off-intent"}
+MIN_HIDDEN_TESTS = 12
+MIN_SUBMISSIONS = 4
+
+# The public shape of each contract: entry point -> (constructor/function parameters, required methods).
+CONTRACTS: dict[str, tuple[str, list[str], list[str]]] = {
+    "rate-limiter": ("RateLimiter", ["max_requests", "window_seconds", "clock"], ["allow"]),
+    "lru-cache": ("LRUCache", ["capacity"], ["get", "put", "__len__"]),
+    "bank-ledger": ("Bank", [], ["open_account", "deposit", "withdraw", "transfer", "balance"]),
+    "safe-path": ("safe_join", ["base_dir", "user_path"], []),
+    "sql-select": ("build_select", ["table", "columns", "where"], []),
+    "email-validator": ("is_valid_email", ["address"], []),
+    "fib-recursive": ("fib", ["n"], []),
+    "safe-calculator": ("evaluate", ["expression"], []),
+    "merkle-root": ("merkle_root", ["leaves"], []),
+    "connection-pool": ("ConnectionPool", ["factory", "max_size"], ["acquire", "release"]),
+}
+
+
+def _task(task_id: str) -> TaskSpec:
+    return load_task(task_id, TASKS_DIR)
+
+
+def _test_methods(source: str) -> list[str]:
+    """Names of ``test*`` methods defined in classes of a unittest module."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            names += [
+                f"{node.name}.{item.name}"
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test")
+            ]
+    return names
+
+
+def _imported_roots(tree: ast.AST) -> set[str]:
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def _load_reference(task_id: str) -> ModuleType:
+    path = TASKS_DIR / task_id / "reference" / "solution.py"
+    spec = importlib.util.spec_from_file_location(f"_logomesh_ref_{task_id.replace('-', '_')}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _submissions(task_id: str) -> dict[str, dict[str, Any]]:
+    folder = TASKS_DIR / task_id / "submissions"
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
+
+
+def test_library_has_the_ten_tasks_of_the_issue() -> None:
+    assert set(TASK_IDS) <= EXPECTED_TASKS  # TODO(library): == once all ten are in
+    assert {t.id for t in all_tasks(TASKS_DIR)} == set(TASK_IDS)
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_task_loads_with_a_complete_spec(task_id: str) -> None:
+    task = _task(task_id)
+    assert task.id == task_id
+    assert task.entry_point == CONTRACTS[task_id][0]
+    assert task.entry_point in task.description, "the intent must name the entry point"
+    assert task.constraints.network is False
+    assert task.attack_surface and task.attack_targets and task.invariants
+    assert all(inv.description for inv in task.invariants)
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_hidden_suite_has_enough_stdlib_only_tests(task_id: str) -> None:
+    task = _task(task_id)
+    methods = [m for source in task.hidden_tests.values() for m in _test_methods(source)]
+    assert len(methods) >= MIN_HIDDEN_TESTS, f"{task_id}: {len(methods)} hidden test methods"
+    assert len(set(methods)) == len(methods), "duplicate test names shadow each other"
+    allowed = set(sys.stdlib_module_names) | {"solution"}
+    for name, source in task.hidden_tests.items():
+        foreign = _imported_roots(ast.parse(source)) - allowed
+        assert not foreign, f"{task_id}/hidden/{name} imports non-stdlib {sorted(foreign)}"
+        assert "from solution import" in source or "import solution" in source
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_hidden_suite_hash_is_stable_and_distinct(task_id: str) -> None:
+    first = load_task(task_id, TASKS_DIR).hidden_sha256
+    assert first == _task(task_id).hidden_sha256
+    others = {t.hidden_sha256 for t in all_tasks(TASKS_DIR) if t.id != task_id}
+    assert first not in others
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_reference_implements_the_contract(task_id: str) -> None:
+    entry, params, methods = CONTRACTS[task_id]
+    module = _load_reference(task_id)
+    target = getattr(module, entry, None)
+    assert target is not None, f"reference lacks {entry}"
+    signature = inspect.signature(target)
+    assert list(signature.parameters)[: len(params)] == params
+    for method in methods:
+        assert callable(getattr(target, method, None)), f"{entry} lacks {method}()"
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_reference_respects_its_own_constraints(task_id: str) -> None:
+    task = _task(task_id)
+    source = (task.root / "reference" / "solution.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    banned = set(task.constraints.banned_imports)
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names} | {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert not {m for m in imported if m in banned or m.split(".")[0] in banned}
+    called = {ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert not called & set(task.constraints.banned_calls)
+    if "lock" in task.constraints.required:
+        assert "Lock" in source or "Condition" in source or "Semaphore" in source
+    if "recursion" in task.constraints.required:
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert any(isinstance(n, ast.Call) and ast.unparse(n.func) in defined for n in ast.walk(tree)), (
+            "a required-recursion reference must call one of its own functions"
+        )
+    if task.constraints.forbid_loops:
+        loops = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        assert not [n for n in ast.walk(tree) if isinstance(n, loops)]
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_submissions_are_labelled_and_parse(task_id: str) -> None:
+    task = _task(task_id)
+    subs = _submissions(task_id)
+    assert len(subs) >= MIN_SUBMISSIONS
+    assert "good" in subs
+    assert subs["good"]["label"] == "good" and subs["good"]["behaviour_defect"] is False
+    assert any(s["label"] != "good" for s in subs.values())
+    for name, data in subs.items():
+        where = f"{task_id}/submissions/{name}.json"
+        assert data["label"] in ALLOWED_LABELS, where
+        assert isinstance(data["behaviour_defect"], bool), where
+        if data["label"] in ALWAYS_DEFECT:
+            assert data["behaviour_defect"] is True, f"{where}: a {data['label']} variant must fail hidden tests"
+        if data["label"] == "good":
+            assert data["behaviour_defect"] is False, where
+        assert data["rationale"].strip(), where
+        source_tree = ast.parse(data["sourceCode"], filename=where)
+        defined = {n.name for n in source_tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+        assert task.entry_point in defined, f"{where} does not define {task.entry_point}"
+        assert _test_methods(data["testCode"]), f"{where}: testCode has no unittest methods"
+        labelled = task.labelled_submission(name)
+        assert labelled.label == data["label"]
+        assert labelled.submission.source == data["sourceCode"]
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_submissions_differ_from_each_other_and_the_reference(task_id: str) -> None:
+    reference = (TASKS_DIR / task_id / "reference" / "solution.py").read_text(encoding="utf-8")
+    sources = [s["sourceCode"] for s in _submissions(task_id).values()]
+    assert len(set(sources)) == len(sources)
+    assert reference not in sources
