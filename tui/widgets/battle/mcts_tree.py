@@ -72,7 +72,11 @@ class MctsTree(Tree[int]):
             return
         parent = self._by_id.get(parent_id) if parent_id is not None else None
         self.stats[node_id] = NodeStats(action, parent_id if parent is not None else None)
-        node = (parent or self.root).add(self._label(node_id), data=node_id, expand=True)
+        holder = parent or self.root
+        if parent is not None and not parent.allow_expand:
+            parent.allow_expand = True
+            parent.expand()
+        node = holder.add_leaf(self._label(node_id), data=node_id)
         self._by_id[node_id] = node
         self._newest = node
 

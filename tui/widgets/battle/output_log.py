@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 MAX_LINES = 2000
-MAX_LINE_CHARS = 400
+MAX_LINE_CHARS = 240
 STATUS_MARK = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("✗", "red"),
                "timeout": ("⏱", "red"), "crashed": ("✗", "bold red")}
 
@@ -32,7 +32,7 @@ class SandboxLog(RichLog):
     """
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(max_lines=MAX_LINES, wrap=True, markup=False, highlight=False, id=id)
+        super().__init__(max_lines=MAX_LINES, min_width=20, wrap=True, markup=False, highlight=False, id=id)
         self.plain_lines: deque[str] = deque(maxlen=MAX_LINES)
 
     def on_mount(self) -> None:

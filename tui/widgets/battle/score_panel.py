@@ -48,6 +48,8 @@ class ScorePanel(VerticalScroll):
     }
     ScorePanel .score-row { height: 1; }
     ScorePanel .pending { color: $text-disabled; }
+    ScorePanel #penalties { height: auto; }
+    ScorePanel #penalties.pending { display: none; }
     ScorePanel #cis-row { height: auto; }
     ScorePanel #cis { width: auto; color: $success; }
     ScorePanel #cis.failed { color: $error; }
@@ -92,7 +94,7 @@ class ScorePanel(VerticalScroll):
     def show_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
         self.values[name] = value
         letter = dict(COMPONENTS).get(name, name[:1].upper())
-        text = Text(f"{letter} {name:<12} ", style="bold")
+        text = Text(f"{letter} {name:<12} ", style="bold", no_wrap=True, overflow="ellipsis")
         text.append(bar(value), style="green" if value >= 0.7 else "yellow" if value >= 0.4 else "red")
         text.append(f" {value:.3f} ")
         text.append(facts(details), style="dim")
@@ -106,7 +108,7 @@ class ScorePanel(VerticalScroll):
 
     def show_penalty(self, name: str, factor: float, reason: str) -> None:
         self.penalties.append((name, factor))
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         for index, (penalty, value) in enumerate(self.penalties):
             if index:
                 text.append("\n")

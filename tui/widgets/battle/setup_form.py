@@ -51,10 +51,10 @@ class SetupForm(Vertical):
     }
     SetupForm:focus-within { border: round $primary; }
     SetupForm Horizontal { height: 1; margin-bottom: 0; }
-    SetupForm Label { width: 9; color: $text-muted; }
+    SetupForm Label { width: 10; color: $text-muted; }
     SetupForm Select { width: 1fr; }
     SetupForm Input { width: 1fr; }
-    SetupForm #description { height: auto; max-height: 4; color: $text-muted; margin: 0 0 0 9; }
+    SetupForm #description { height: auto; max-height: 3; color: $text-muted; margin: 0 0 0 10; }
     SetupForm #seed, SetupForm #budget { width: 10; }
     SetupForm #start { min-width: 12; margin-left: 1; }
     SetupForm .small-label { width: 7; padding-left: 1; }
