@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from dataclasses import asdict
+from typing import Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.common import JsonOption, fail
 
 app = typer.Typer(help="Check and build the sandbox.", no_args_is_help=True)
 
 
 @app.command("doctor")
-def doctor() -> None:
-    """Say which sandbox backends work here, and why not."""
-    not_implemented("sandbox doctor")
+def doctor(as_json: JsonOption = False) -> None:
+    """Say which sandbox backends work here, and why not. Exit 1 when none does."""
+    from logomesh.sandbox.doctor import check_all
+
+    reports = check_all()
+    if as_json:
+        print(json.dumps([asdict(r) for r in reports], indent=2))
+    else:
+        for r in reports:
+            if r.ok:
+                timing = f"start {r.start_s:.2f} s, probe suite {r.suite_s * 1000:.0f} ms"
+                print(f"{r.backend:<7} ok    {timing}  {r.detail}")
+            else:
+                print(f"{r.backend:<7} no    {r.detail}")
+    if not any(r.ok for r in reports):
+        fail("no sandbox backend works here: run `logomesh sandbox build --offline` (Docker) or install bubblewrap")
 
 
 @app.command("build")
-def build() -> None:
-    """Build the sandbox image."""
-    not_implemented("sandbox build")
+def build(
+    offline: Annotated[
+        bool, typer.Option("--offline", help="debootstrap a Debian root and `docker import` it (no registry).")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if the image already exists.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Build the sandbox image logomesh-sandbox:<version> (skipped when it exists, unless --force)."""
+    from logomesh.sandbox.image import ImageBuildError, build_offline, build_online
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    try:
+        result = (build_offline if offline else build_online)(force=force, log=log)
+    except ImageBuildError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(asdict(result)))
+    else:
+        state = "built" if result.built else "already present (use --force to rebuild)"
+        print(f"{result.tag} {result.image_id} {state}")

@@ -29,7 +29,7 @@ from logomesh.sandbox.base import (
     TestOutcome,
     TestStatus,
 )
-from logomesh.sandbox.discover import TestSourceError, discover
+from logomesh.sandbox.discover import SuiteSourceError, discover
 
 HARNESS_DIR = Path(__file__).with_name("harness")
 HOST_GRACE_S = 10.0  # beyond a run's own timeout, before the host kills the box
@@ -138,7 +138,7 @@ class HarnessClient:
     ) -> SuiteRun:
         try:
             names = discover(tests)
-        except TestSourceError as exc:
+        except SuiteSourceError as exc:
             return SuiteRun(outcomes=(), error=str(exc))
         if not names:
             return SuiteRun(outcomes=(), error="no unittest test methods found in the test files")

@@ -13,13 +13,13 @@ import ast
 from collections.abc import Mapping
 
 
-class TestSourceError(ValueError):
+class SuiteSourceError(ValueError):
     """A test module does not parse or has a bad file name."""
 
 
 def module_name(file_name: str) -> str:
     if not file_name.endswith(".py") or "/" in file_name or not file_name[:-3].isidentifier():
-        raise TestSourceError(f"test file {file_name!r} must be a plain 'name.py' with a Python identifier as name")
+        raise SuiteSourceError(f"test file {file_name!r} must be a plain 'name.py' with a Python identifier as name")
     return file_name[:-3]
 
 
@@ -37,7 +37,7 @@ def discover_module(file_name: str, source: str) -> list[str]:
     try:
         tree = ast.parse(source, filename=file_name)
     except SyntaxError as exc:
-        raise TestSourceError(f"{file_name} does not parse: line {exc.lineno}: {exc.msg}") from None
+        raise SuiteSourceError(f"{file_name} does not parse: line {exc.lineno}: {exc.msg}") from None
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
 
     def is_case(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
