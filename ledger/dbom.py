@@ -1,0 +1,173 @@
+"""The Decision Bill of Materials: one signed, input-entangled record per battle.
+
+The *entry* names the battle, its result Δ, ``H(Δ)``, the hash and size of
+every raw input and the other facts the score depends on. ``σ_judge`` is a DSSE
+envelope (payload type ``application/vnd.in-toto+json``) over an in-toto
+Statement v1 whose subject is the result digest and whose predicate is the
+entry. The DBOM document is the entry plus ``sigma_judge``; its canonical JSON
+is the Merkle leaf, so the tree commits to the signature as well.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ledger.canonical import canonical_sha256, canonicalize
+from ledger.errors import LedgerError
+from ledger.keys import SignerKey, VerifierKey
+
+SCHEMA = "logomesh-dbom/1"
+PAYLOAD_TYPE = "application/vnd.in-toto+json"
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://logomesh.dev/dbom/v1"
+SIGNATURE_FIELD = "sigma_judge"
+_BATTLE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+
+def check_battle_id(battle_id: str) -> str:
+    """Accept ids that are safe as a file name under ``dboms/``; refuse anything that could escape it."""
+    if not isinstance(battle_id, str) or not _BATTLE_ID_RE.match(battle_id):
+        raise LedgerError(
+            f"bad battle id {battle_id!r}: use 1-128 letters, digits, '.', '_', ':' or '-', "
+            "starting with a letter or digit"
+        )
+    return battle_id
+
+
+def dbom_file_name(battle_id: str) -> str:
+    return f"{check_battle_id(battle_id)}.json"
+
+
+def pae(payload_type: str, payload: bytes) -> bytes:
+    """DSSE v1 pre-authentication encoding: what is actually signed."""
+    kind = payload_type.encode()
+    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+
+
+def input_digests(inputs: Mapping[str, bytes]) -> dict[str, dict[str, Any]]:
+    return {name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for name, data in inputs.items()}
+
+
+def build_entry(
+    *,
+    sequence: int,
+    battle_id: str,
+    timestamp: str,
+    result: Mapping[str, Any],
+    inputs: Mapping[str, bytes],
+    attributes: Mapping[str, str],
+    intent_vector: Sequence[float] | None,
+) -> dict[str, Any]:
+    """The unsigned entry; raises :class:`LedgerError` on values that cannot be recorded faithfully."""
+    check_battle_id(battle_id)
+    if result.get("battle_id", battle_id) != battle_id:
+        raise LedgerError(f"result is for battle {result.get('battle_id')!r}, not {battle_id!r}")
+    for name, value in attributes.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise LedgerError(f"attribute {name!r} must map a string to a string")
+    for name, data in inputs.items():
+        if not isinstance(data, bytes | bytearray):
+            raise LedgerError(f"input {name!r} must be bytes")
+    vector = None
+    if intent_vector is not None:
+        vector = [float(x) for x in intent_vector]
+        if not all(math.isfinite(x) for x in vector):
+            raise LedgerError("intent vector holds NaN or infinity")
+    result_obj = dict(result)
+    return {
+        "schema": SCHEMA,
+        "sequence": sequence,
+        "battle_id": battle_id,
+        "timestamp": timestamp,
+        "task_id": result_obj.get("task_id"),
+        "status": result_obj.get("status"),
+        "result": result_obj,
+        "result_sha256": canonical_sha256(result_obj),
+        "intent_vector": vector,
+        "inputs": input_digests({k: bytes(v) for k, v in inputs.items()}),
+        "attributes": dict(attributes),
+    }
+
+
+def statement(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The in-toto Statement v1 that ``σ_judge`` signs."""
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": [{"name": f"battle:{entry['battle_id']}", "digest": {"sha256": entry["result_sha256"]}}],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": dict(entry),
+    }
+
+
+def sign_envelope(payload: bytes, key: SignerKey) -> dict[str, Any]:
+    signature = key.sign(pae(PAYLOAD_TYPE, payload))
+    return {
+        "payloadType": PAYLOAD_TYPE,
+        "payload": base64.b64encode(payload).decode(),
+        "signatures": [{"keyid": key.verifier.key_id_hex, "sig": base64.b64encode(signature).decode()}],
+    }
+
+
+def sign_entry(entry: Mapping[str, Any], key: SignerKey) -> dict[str, Any]:
+    """The DBOM document: the entry plus its DSSE envelope under ``sigma_judge``."""
+    envelope = sign_envelope(canonicalize(statement(entry)), key)
+    return {**entry, SIGNATURE_FIELD: envelope}
+
+
+def envelope_payload(envelope: Mapping[str, Any]) -> bytes:
+    try:
+        return base64.b64decode(str(envelope["payload"]), validate=True)
+    except (KeyError, binascii.Error):
+        raise LedgerError("DSSE envelope has no valid base64 payload") from None
+
+
+def verify_envelope(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) -> bool:
+    """True when one of ``keys`` made a valid signature over the envelope's PAE."""
+    if envelope.get("payloadType") != PAYLOAD_TYPE:
+        return False
+    try:
+        message = pae(PAYLOAD_TYPE, envelope_payload(envelope))
+    except LedgerError:
+        return False
+    by_id = {k.key_id_hex: k for k in keys}
+    for sig in envelope.get("signatures") or []:
+        key = by_id.get(str(sig.get("keyid")))
+        if key is None:
+            continue
+        try:
+            raw = base64.b64decode(str(sig.get("sig")), validate=True)
+        except binascii.Error:
+            continue
+        if key.verify(message, raw):
+            return True
+    return False
+
+
+def dbom_problems(document: Mapping[str, Any], keys: Sequence[VerifierKey]) -> list[tuple[str, str]]:
+    """Every way ``document`` fails to be a faithful, signed DBOM, as ``(kind, detail)`` pairs."""
+    problems: list[tuple[str, str]] = []
+    entry = {k: v for k, v in document.items() if k != SIGNATURE_FIELD}
+    result = entry.get("result")
+    if not isinstance(result, dict):
+        return [("malformed", "entry has no result object")]
+    if canonical_sha256(result) != entry.get("result_sha256"):
+        problems.append(("result-edited", "H(Δ) of the result differs from the recorded result_sha256"))
+    envelope = document.get(SIGNATURE_FIELD)
+    if not isinstance(envelope, dict):
+        return [*problems, ("signature-missing", "no sigma_judge envelope")]
+    if not verify_envelope(envelope, keys):
+        problems.append(("bad-signature", "sigma_judge does not verify with the judge key"))
+    try:
+        signed = envelope_payload(envelope)
+        expected = canonicalize(statement(entry))
+    except LedgerError as exc:
+        return [*problems, ("malformed", str(exc))]
+    if signed != expected:
+        problems.append(("entry-edited", "the entry differs from the statement sigma_judge signs"))
+    return problems

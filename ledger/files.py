@@ -1,0 +1,72 @@
+"""The copies that live outside the database: DBOM files and checkpoint notes.
+
+``checkpoints/latest`` holds the newest signed note; ``checkpoints/history.jsonl``
+appends every note the log signs, one JSON object per line. An attacker who
+rewrites ``battles.db`` must also rewrite these, and anything an auditor saved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+CHECKPOINT_DIR = "checkpoints"
+DBOM_DIR = "dboms"
+LATEST_FILE = "latest"
+HISTORY_FILE = "history.jsonl"
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def append_history(checkpoints_dir: Path, notes: list[tuple[int, str]]) -> None:
+    """Append ``(size, note)`` records to the history and fsync it."""
+    if not notes:
+        return
+    lines = "".join(json.dumps({"size": size, "note": note}, ensure_ascii=False) + "\n" for size, note in notes)
+    with open(checkpoints_dir / HISTORY_FILE, "a", encoding="utf-8") as fh:
+        fh.write(lines)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_history(checkpoints_dir: Path) -> list[tuple[int, str]]:
+    """Every ``(size, note)`` in the history file; a torn last line (a crash mid-write) is skipped."""
+    path = checkpoints_dir / HISTORY_FILE
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            obj = json.loads(line)
+            records.append((int(obj["size"]), str(obj["note"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return records
+
+
+def last_history_size(checkpoints_dir: Path) -> int:
+    """Size of the newest note in the history, reading only the file's tail."""
+    path = checkpoints_dir / HISTORY_FILE
+    if not path.exists():
+        return -1
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        fh.seek(max(0, end - 65536))
+        tail = fh.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(tail):
+        try:
+            return int(json.loads(line)["size"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return -1

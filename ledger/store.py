@@ -1,0 +1,506 @@
+"""The ledger: ``<home>/battles.db`` plus the judge key, checkpoints and DBOM files.
+
+An append runs under an exclusive file lock and one ``BEGIN IMMEDIATE``
+transaction: it reads the tree size, builds and signs each DBOM, stores the
+leaf, the new perfect-subtree hashes and the raw input blobs, signs a
+checkpoint of the new tree and commits (WAL, ``synchronous=FULL``). Only then
+are the DBOM files and checkpoint copies written, still under the lock so that
+the history file keeps the log's order. Many processes appending at once thus
+get one total order and never fork the tree; an append that returned is on disk.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import Engine, insert, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col
+
+from ledger import files
+from ledger.canonical import canonicalize, parse
+from ledger.checkpoint import Checkpoint, sign_checkpoint
+from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_entry
+from ledger.errors import DuplicateBattleError, LedgerError
+from ledger.keys import DEFAULT_KEY_NAME, SignerKey, VerifierKey, load_or_create_key, parse_verifier_key
+from ledger.merkle import EMPTY_ROOT, leaf_hash, node_hash
+from ledger.schema import (
+    WRITE_OPTION,
+    Battle,
+    Blob,
+    CheckpointRow,
+    Meta,
+    create_schema,
+    make_engine,
+    missing_triggers,
+    table,
+)
+
+DB_FILE = "battles.db"
+LOCK_FILE = "battles.db.lock"
+KEYS_DIR = "keys"
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC, RFC 3339, microseconds, ``Z`` suffix."""
+    if moment.tzinfo is None:
+        raise LedgerError("the ledger clock must return timezone-aware datetimes")
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class AppendRequest:
+    battle_id: str
+    result: Mapping[str, Any]
+    inputs: Mapping[str, bytes] = field(default_factory=dict)
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    intent_vector: Sequence[float] | None = None
+
+
+@dataclass(frozen=True)
+class AppendReceipt:
+    sequence: int
+    battle_id: str
+    timestamp: str
+    result_sha256: str
+    leaf_hash: str
+    tree_size: int
+    root: str
+    checkpoint: str
+    db_path: Path
+    dbom_path: Path
+
+
+@dataclass(frozen=True)
+class EntrySummary:
+    sequence: int
+    battle_id: str
+    timestamp: str
+    task_id: str | None
+    cis_score: float | None
+    status: str | None
+    result_sha256: str
+
+
+@dataclass(frozen=True)
+class StoredBattle:
+    """Everything ``replay`` needs: the signed DBOM, the result, its hash and the raw inputs."""
+
+    sequence: int
+    battle_id: str
+    result: dict[str, Any]
+    result_sha256: str
+    dbom: dict[str, Any]
+    inputs: dict[str, bytes]
+    attributes: dict[str, str]
+    intent_vector: list[float] | None
+    dbom_path: Path
+
+
+@dataclass(frozen=True)
+class CheckpointRecord:
+    size: int
+    root: bytes
+    note: str
+    timestamp: str
+
+
+class DbNodes:
+    """A :class:`ledger.merkle.NodeSource` over the ``nodes`` table, with a small read cache."""
+
+    def __init__(self, conn: Connection, size: int) -> None:
+        self._conn = conn
+        self._size = size
+        self._cache: dict[tuple[int, int], bytes] = {}
+
+    def size(self) -> int:
+        return self._size
+
+    def perfect(self, level: int, index: int) -> bytes:
+        key = (level, index)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        row = self._conn.execute(
+            select(table("nodes").c.hash).where(table("nodes").c.level == level, table("nodes").c.idx == index)
+        ).first()
+        if row is None:
+            raise LedgerError(f"ledger is missing Merkle node ({level}, {index}): run 'logomesh verify ledger'")
+        value = bytes(row[0])
+        self._cache[key] = value
+        return value
+
+
+def frontier_of(nodes: DbNodes, size: int) -> list[tuple[int, bytes]]:
+    """The perfect subtrees that make up a tree of ``size`` leaves, largest first."""
+    out: list[tuple[int, bytes]] = []
+    start = 0
+    for level in range(size.bit_length() - 1, -1, -1):
+        if size & (1 << level):
+            out.append((level, nodes.perfect(level, start >> level)))
+            start += 1 << level
+    return out
+
+
+def frontier_root(frontier: Sequence[tuple[int, bytes]]) -> bytes:
+    if not frontier:
+        return EMPTY_ROOT
+    current = frontier[-1][1]
+    for _, h in reversed(frontier[:-1]):
+        current = node_hash(h, current)
+    return current
+
+
+def push_leaf(frontier: list[tuple[int, bytes]], size: int, leaf: bytes) -> list[dict[str, Any]]:
+    """Add leaf number ``size``; returns the node rows it creates (the leaf and every completed parent)."""
+    rows = [{"level": 0, "idx": size, "hash": leaf}]
+    frontier.append((0, leaf))
+    index = size
+    while len(frontier) > 1 and frontier[-1][0] == frontier[-2][0]:
+        level, right = frontier.pop()
+        _, left = frontier.pop()
+        index >>= 1
+        parent = node_hash(left, right)
+        frontier.append((level + 1, parent))
+        rows.append({"level": level + 1, "idx": index, "hash": parent})
+    return rows
+
+
+class Ledger:
+    """The append-only, signed, Merkle-chained battle ledger under one home folder."""
+
+    def __init__(self, home: Path, engine: Engine, key: SignerKey, origin: str, clock: Clock) -> None:
+        self.home = home
+        self.db_path = home / DB_FILE
+        self.dbom_dir = home / files.DBOM_DIR
+        self.checkpoint_dir = home / files.CHECKPOINT_DIR
+        self._engine = engine
+        self._key = key
+        self.origin = origin
+        self._clock = clock
+        self._lock_fh = open(home / LOCK_FILE, "a+b")  # noqa: SIM115 - held for the ledger's lifetime
+        self._frontier: list[tuple[int, bytes]] = []
+        self._frontier_size = -1
+
+    # -- opening -------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, home: Path, *, clock: Clock | None = None, key_name: str = DEFAULT_KEY_NAME) -> Ledger:
+        """Open or create the ledger in ``home`` (its key, folders and database included)."""
+        home = Path(home)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / files.CHECKPOINT_DIR).mkdir(exist_ok=True)
+        (home / files.DBOM_DIR).mkdir(exist_ok=True)
+        key = load_or_create_key(home / KEYS_DIR, key_name)
+        engine = make_engine(home / DB_FILE)
+        with _exclusive(home / LOCK_FILE):
+            create_schema(engine)
+            origin = _initialise_meta(engine, key)
+            with engine.connect() as conn:
+                missing = missing_triggers(conn)
+            if missing:
+                engine.dispose()
+                raise LedgerError(
+                    f"{home / DB_FILE} lost its append-only triggers ({', '.join(missing)}): "
+                    "it was tampered with; run 'logomesh verify ledger' and restore from a verified copy"
+                )
+            ledger = cls(home, engine, key, origin, clock or utc_now)
+            if key.verifier.encode() not in ledger.trusted_key_strings():
+                ledger.close()
+                raise LedgerError(
+                    f"the judge key in {home / KEYS_DIR} is not a key this ledger trusts: restore the original key"
+                )
+            ledger._sync_files()
+        return ledger
+
+    def close(self) -> None:
+        self._engine.dispose()
+        if not self._lock_fh.closed:
+            self._lock_fh.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def verifier(self) -> VerifierKey:
+        return self._key.verifier
+
+    def trusted_key_strings(self) -> list[str]:
+        with Session(self._engine) as session:
+            row = session.get(Meta, "judge_keys")
+        return list(json.loads(row.value)) if row else []
+
+    def trusted_keys(self) -> list[VerifierKey]:
+        return [parse_verifier_key(k) for k in self.trusted_key_strings()]
+
+    # -- appending -----------------------------------------------------------------------------------------------
+
+    def append(
+        self,
+        battle_id: str,
+        result: Mapping[str, Any],
+        inputs: Mapping[str, bytes],
+        attributes: Mapping[str, str],
+        intent_vector: Sequence[float] | None = None,
+    ) -> AppendReceipt:
+        """Record one battle (scored or failed); returns once it is durable and checkpointed."""
+        return self.append_many([AppendRequest(battle_id, result, inputs, attributes, intent_vector)])[0]
+
+    def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendReceipt]:
+        """Record several battles in one transaction under one checkpoint."""
+        if not requests:
+            return []
+        for req in requests:
+            check_battle_id(req.battle_id)
+        if len({r.battle_id for r in requests}) != len(requests):
+            raise DuplicateBattleError("the same battle id appears twice in one batch")
+        with _exclusive_fh(self._lock_fh):
+            receipts, notes = self._append_locked(requests)
+            self._write_files(receipts, notes)
+        return receipts
+
+    def _append_locked(self, requests: Sequence[AppendRequest]) -> tuple[list[AppendReceipt], list[tuple[int, str]]]:
+        battles, blobs, nodes = table("battles"), table("blobs"), table("nodes")
+        try:
+            with self._engine.connect() as raw, raw.execution_options(**{WRITE_OPTION: True}).begin():
+                conn = raw
+                size = _tree_size(conn)
+                self._load_frontier(conn, size)
+                self._refuse_duplicates(conn, requests)
+                battle_rows, node_rows, blob_rows, receipts_partial = [], [], {}, []
+                for offset, req in enumerate(requests):
+                    sequence = size + offset
+                    stamp = rfc3339(self._clock())
+                    entry = build_entry(
+                        sequence=sequence, battle_id=req.battle_id, timestamp=stamp, result=req.result,
+                        inputs=req.inputs, attributes=req.attributes, intent_vector=req.intent_vector,
+                    )
+                    document = sign_entry(entry, self._key)
+                    leaf_data = canonicalize(document)
+                    leaf = leaf_hash(leaf_data)
+                    node_rows.extend(push_leaf(self._frontier, sequence, leaf))
+                    for data in req.inputs.values():
+                        digest = _sha256(bytes(data))
+                        blob_rows[digest] = {"sha256": digest, "size": len(data), "data": bytes(data)}
+                    result_obj = entry["result"]
+                    score = result_obj.get("cis_score")
+                    battle_rows.append({
+                        "sequence": sequence, "battle_id": req.battle_id, "timestamp": stamp,
+                        "task_id": entry["task_id"], "status": entry["status"],
+                        "cis_score": float(score) if isinstance(score, int | float) else None,
+                        "result_sha256": entry["result_sha256"],
+                        "raw_result": canonicalize(result_obj).decode(),
+                        "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
+                        "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
+                    })
+                    receipts_partial.append((sequence, req.battle_id, stamp, entry["result_sha256"], leaf.hex(),
+                                             leaf_data))
+                new_size = size + len(requests)
+                self._frontier_size = new_size
+                root = frontier_root(self._frontier)
+                note = sign_checkpoint(Checkpoint(self.origin, new_size, root), self._key)
+                if blob_rows:
+                    existing = _existing_blobs(conn, list(blob_rows))
+                    fresh = [row for digest, row in blob_rows.items() if digest not in existing]
+                    if fresh:
+                        conn.execute(insert(blobs), fresh)
+                conn.execute(insert(battles), battle_rows)
+                conn.execute(insert(nodes), node_rows)
+                conn.execute(insert(table("checkpoints")),
+                             [{"size": new_size, "root": root.hex(), "note": note,
+                               "timestamp": battle_rows[-1]["timestamp"]}])
+        except IntegrityError as exc:
+            self._frontier_size = -1
+            raise LedgerError(f"ledger refused the append: {exc.orig}") from None
+        except BaseException:
+            self._frontier_size = -1
+            raise
+        receipts = [
+            AppendReceipt(
+                sequence=seq, battle_id=bid, timestamp=stamp, result_sha256=rsha, leaf_hash=leaf_hex,
+                tree_size=new_size, root=root.hex(), checkpoint=note, db_path=self.db_path,
+                dbom_path=self.dbom_dir / dbom_file_name(bid),
+            )
+            for seq, bid, stamp, rsha, leaf_hex, _ in receipts_partial
+        ]
+        self._pending_dboms = {r.dbom_path: p[5] for r, p in zip(receipts, receipts_partial, strict=True)}
+        return receipts, [(new_size, note)]
+
+    def _write_files(self, receipts: Sequence[AppendReceipt], notes: list[tuple[int, str]]) -> None:
+        for path, data in self._pending_dboms.items():
+            files.write_atomic(path, _pretty(data))
+        self._pending_dboms = {}
+        files.append_history(self.checkpoint_dir, notes)
+        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode(), durable=True)
+
+    def _load_frontier(self, conn: Connection, size: int) -> None:
+        if self._frontier_size != size:
+            self._frontier = frontier_of(DbNodes(conn, size), size)
+            self._frontier_size = size
+
+    @staticmethod
+    def _refuse_duplicates(conn: Connection, requests: Sequence[AppendRequest]) -> None:
+        ids = [r.battle_id for r in requests]
+        found = conn.execute(select(table("battles").c.battle_id).where(table("battles").c.battle_id.in_(ids))).first()
+        if found is not None:
+            raise DuplicateBattleError(
+                f"battle {found[0]!r} is already in the ledger; entries are never replaced: use a new --battle-id"
+            )
+
+    def _sync_files(self) -> None:
+        """Write the outside copies an interrupted append did not get to (DBOM files, checkpoint notes)."""
+        on_disk = files.last_history_size(self.checkpoint_dir)
+        with self._engine.connect() as conn:
+            latest = conn.execute(
+                select(table("checkpoints").c.size).order_by(table("checkpoints").c.id.desc()).limit(1)
+            ).first()
+            if latest is None or latest[0] <= on_disk:
+                return
+            missing_notes = conn.execute(
+                select(table("checkpoints").c.size, table("checkpoints").c.note)
+                .where(table("checkpoints").c.size > on_disk).order_by(table("checkpoints").c.id)
+            ).all()
+            rows = conn.execute(
+                select(table("battles").c.dbom, table("battles").c.dbom_path)
+                .where(table("battles").c.sequence >= max(on_disk, 0))
+            ).all()
+        for dbom, rel in rows:
+            path = self.home / rel
+            if not path.exists():
+                files.write_atomic(path, _pretty(dbom.encode()))
+        notes = [(int(s), str(n)) for s, n in missing_notes]
+        files.append_history(self.checkpoint_dir, notes)
+        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode(), durable=True)
+
+    # -- reading -------------------------------------------------------------------------------------------------
+
+    def size(self) -> int:
+        with self._engine.connect() as conn:
+            return _tree_size(conn)
+
+    def entries(self, since: int = 0) -> Iterator[EntrySummary]:
+        """Entries in sequence order from ``since``."""
+        with Session(self._engine) as session:
+            stmt = select(Battle).where(col(Battle.sequence) >= since).order_by(col(Battle.sequence))
+            for row in session.scalars(stmt):
+                yield EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
+                                   row.status, row.result_sha256)
+
+    def get(self, battle_id: str) -> StoredBattle | None:
+        """The signed DBOM and raw inputs of one battle, or None."""
+        with Session(self._engine) as session:
+            row = session.scalars(select(Battle).where(col(Battle.battle_id) == battle_id)).first()
+            if row is None:
+                return None
+            document = parse(row.dbom)
+            digests = {name: str(info["sha256"]) for name, info in document["inputs"].items()}
+            found = {
+                b.sha256: bytes(b.data)
+                for b in session.scalars(select(Blob).where(col(Blob.sha256).in_(list(digests.values()))))
+            }
+        missing = [name for name, digest in digests.items() if digest not in found]
+        if missing:
+            raise LedgerError(f"battle {battle_id}: stored inputs missing ({', '.join(missing)}): run verify ledger")
+        return StoredBattle(
+            sequence=row.sequence, battle_id=row.battle_id, result=document["result"],
+            result_sha256=row.result_sha256, dbom=document,
+            inputs={name: found[digest] for name, digest in digests.items()},
+            attributes=dict(document["attributes"]), intent_vector=document["intent_vector"],
+            dbom_path=self.home / row.dbom_path,
+        )
+
+    def checkpoints(self) -> list[CheckpointRecord]:
+        with Session(self._engine) as session:
+            rows = session.scalars(select(CheckpointRow).order_by(col(CheckpointRow.id))).all()
+        return [CheckpointRecord(r.size, bytes.fromhex(r.root), r.note, r.timestamp) for r in rows]
+
+    def latest_checkpoint(self) -> CheckpointRecord | None:
+        with Session(self._engine) as session:
+            row = session.scalars(select(CheckpointRow).order_by(col(CheckpointRow.id).desc()).limit(1)).first()
+        return CheckpointRecord(row.size, bytes.fromhex(row.root), row.note, row.timestamp) if row else None
+
+    def nodes(self, conn: Connection, size: int | None = None) -> DbNodes:
+        return DbNodes(conn, _tree_size(conn) if size is None else size)
+
+    def connect(self) -> Connection:
+        """A read connection (caller closes it), for proofs over :meth:`nodes`."""
+        return self._engine.connect()
+
+
+def _pretty(canonical: bytes) -> bytes:
+    return (json.dumps(json.loads(canonical), indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _tree_size(conn: Connection) -> int:
+    sequence = table("battles").c.sequence
+    row = conn.execute(select(sequence).order_by(sequence.desc()).limit(1)).first()
+    return 0 if row is None else int(row[0]) + 1
+
+
+def _existing_blobs(conn: Connection, digests: list[str]) -> set[str]:
+    column = table("blobs").c.sha256
+    return {str(r[0]) for r in conn.execute(select(column).where(column.in_(digests)))}
+
+
+def _initialise_meta(engine: Engine, key: SignerKey) -> str:
+    """Record the log's origin and first trusted key on creation; return the origin."""
+    with engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
+        meta = table("meta")
+        row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()
+        if row is not None:
+            return str(row[0])
+        origin = f"logomesh.local/ledger/{key.verifier.key_id_hex}"
+        conn.execute(insert(meta), [
+            {"key": "origin", "value": origin},
+            {"key": "judge_keys", "value": json.dumps([key.verifier.encode()])},
+        ])
+        return origin
+
+
+class _exclusive:
+    """An exclusive ``flock`` on a lock file, for one-off critical sections."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def __enter__(self) -> None:
+        self._fh = open(self._path, "a+b")
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+        self._fh.close()
+
+
+class _exclusive_fh:
+    def __init__(self, fh: Any) -> None:
+        self._fh = fh
+
+    def __enter__(self) -> None:
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,158 @@
+"""The append API the battle pipeline calls, on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from ledger_fixtures import ATTRS, fill, make_inputs, make_result, step_clock
+
+from ledger import DuplicateBattleError, Ledger, LedgerError
+from ledger.canonical import canonical_sha256, canonicalize
+from ledger.checkpoint import open_checkpoint
+from ledger.merkle import inclusion_proof, leaf_hash, root_from, verify_inclusion
+
+
+def test_open_creates_layout_and_private_key(tmp_path: Path) -> None:
+    home = tmp_path / "fresh"
+    with Ledger.open(home) as led:
+        assert led.size() == 0
+    assert (home / "battles.db").is_file()
+    assert (home / "checkpoints").is_dir() and (home / "dboms").is_dir()
+    key = home / "keys" / "judge.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    db = sqlite3.connect(home / "battles.db")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert key.read_text().strip() not in b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file()
+                                                   and p != key).decode(errors="replace")
+
+
+def test_append_returns_receipt_and_stores_everything(ledger: Ledger) -> None:
+    result = make_result("battle-1", score=0.8125)
+    receipt = ledger.append("battle-1", result, make_inputs(1), ATTRS, [0.5, 0.25])
+    assert receipt.sequence == 0 and receipt.tree_size == 1
+    assert receipt.result_sha256 == canonical_sha256(result)
+    assert receipt.db_path == ledger.home / "battles.db"
+    on_disk = json.loads(receipt.dbom_path.read_text())
+    assert canonicalize(on_disk) == canonicalize(ledger.get("battle-1").dbom)  # type: ignore[union-attr]
+    assert leaf_hash(canonicalize(on_disk)).hex() == receipt.leaf_hash
+    row = sqlite3.connect(receipt.db_path).execute(
+        "SELECT raw_result, result_sha256, cis_score FROM battles WHERE battle_id = 'battle-1'").fetchone()
+    assert row[0].encode() == canonicalize(result) and row[1] == receipt.result_sha256 and row[2] == 0.8125
+
+
+def test_get_returns_inputs_for_replay(ledger: Ledger) -> None:
+    ledger.append("b-x", make_result("b-x"), make_inputs(7) | {"purple_response": b""}, ATTRS)
+    stored = ledger.get("b-x")
+    assert stored is not None
+    assert stored.inputs["purple_request"] == make_inputs(7)["purple_request"]
+    assert stored.inputs["purple_response"] == b""
+    assert stored.result_sha256 == canonical_sha256(stored.result)
+    assert stored.attributes == ATTRS and stored.intent_vector is None
+    assert ledger.get("missing") is None
+
+
+def test_entries_in_order_with_summary_fields(ledger: Ledger) -> None:
+    fill(ledger, 3)
+    ledger.append("failed-1", make_result("failed-1", score=0.0, status="failed"), {}, {})
+    rows = list(ledger.entries())
+    assert [r.sequence for r in rows] == [0, 1, 2, 3]
+    assert rows[1].battle_id == "b1" and rows[1].cis_score == 0.01 and rows[1].task_id == "rate-limiter"
+    assert rows[3].status == "failed"
+    assert rows[0].timestamp == "2026-01-02T03:04:05.000000Z"
+    assert [r.sequence for r in ledger.entries(since=2)] == [2, 3]
+
+
+def test_every_append_signs_a_checkpoint_written_outside(ledger: Ledger) -> None:
+    fill(ledger, 5)
+    cps = ledger.checkpoints()
+    assert [c.size for c in cps] == [1, 2, 3, 4, 5]
+    latest = (ledger.checkpoint_dir / "latest").read_text()
+    assert latest == cps[-1].note
+    cp = open_checkpoint(latest, [ledger.verifier], origin=ledger.origin)
+    with ledger.connect() as conn:
+        assert cp.root == root_from(ledger.nodes(conn), 5)
+        proof = inclusion_proof(2, 5, ledger.nodes(conn))
+    dbom = json.loads((ledger.dbom_dir / "b2.json").read_text())
+    assert verify_inclusion(leaf_hash(canonicalize(dbom)), 2, 5, proof, cp.root)
+    assert not verify_inclusion(leaf_hash(canonicalize(dbom)), 3, 5, proof, cp.root)
+    history = (ledger.checkpoint_dir / "history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["size"] for line in history] == [1, 2, 3, 4, 5]
+
+
+def test_duplicate_battle_is_refused_and_nothing_changes(ledger: Ledger) -> None:
+    fill(ledger, 2)
+    with pytest.raises(DuplicateBattleError, match="already in the ledger"):
+        ledger.append("b1", make_result("b1"), {}, {})
+    assert ledger.size() == 2 and len(ledger.checkpoints()) == 2
+    ledger.append("b9", make_result("b9"), {}, {})
+    assert ledger.size() == 3
+
+
+@pytest.mark.parametrize("bad", ["../escape", "a/b", "", ".hidden", "x" * 129, "nul\x00", "back\\slash"])
+def test_unsafe_battle_ids_are_refused(ledger: Ledger, bad: str) -> None:
+    with pytest.raises(LedgerError, match="bad battle id"):
+        ledger.append(bad, {"status": "failed"}, {}, {})
+    assert ledger.size() == 0
+
+
+def test_unrepresentable_result_is_refused(ledger: Ledger) -> None:
+    with pytest.raises(LedgerError, match="RFC 8785"):
+        ledger.append("nan", make_result("nan", score=float("nan")), {}, {})
+    assert ledger.size() == 0
+
+
+def test_result_for_another_battle_is_refused(ledger: Ledger) -> None:
+    with pytest.raises(LedgerError, match="not 'b2'"):
+        ledger.append("b2", make_result("b1"), {}, {})
+
+
+def test_rows_cannot_be_updated_or_deleted(ledger: Ledger) -> None:
+    fill(ledger, 2)
+    db = sqlite3.connect(ledger.db_path)
+    for sql in ("UPDATE battles SET cis_score = 1.0", "DELETE FROM battles", "DELETE FROM blobs",
+                "UPDATE nodes SET hash = x'00'", "DELETE FROM checkpoints", "UPDATE meta SET value = ''"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(sql)
+
+
+def test_same_inputs_and_clock_give_identical_ledgers(tmp_path: Path) -> None:
+    from ledger.keys import create_key
+
+    roots = []
+    for name in ("one", "two"):
+        home = tmp_path / name
+        create_key(home / "keys", seed=bytes(32))
+        with Ledger.open(home, clock=step_clock()) as led:
+            fill(led, 4)
+            roots.append((led.checkpoints()[-1].note, (home / "dboms" / "b2.json").read_bytes()))
+    assert roots[0] == roots[1]
+
+
+def test_batch_append_is_one_checkpoint(ledger: Ledger) -> None:
+    from ledger import AppendRequest
+
+    receipts = ledger.append_many([AppendRequest(f"m{i}", make_result(f"m{i}"), make_inputs(i), ATTRS)
+                                   for i in range(10)])
+    assert [r.sequence for r in receipts] == list(range(10))
+    assert [c.size for c in ledger.checkpoints()] == [10]
+
+
+def test_reopen_continues_the_same_tree(home: Path) -> None:
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 3)
+        first = led.checkpoints()[-1]
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 2, start=3)
+        assert led.size() == 5
+        from ledger.merkle import MemoryTree, verify_consistency
+
+        leaves = [bytes.fromhex(r[0]) for r in sqlite3.connect(led.db_path).execute(
+            "SELECT leaf_hash FROM battles ORDER BY sequence")]
+        tree = MemoryTree(leaves)
+        from ledger.merkle import consistency_proof
+
+        assert verify_consistency(3, 5, first.root, led.checkpoints()[-1].root, consistency_proof(3, 5, tree))
