@@ -19,7 +19,7 @@ from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.logic import Logic, logic_anchor
 from logomesh.scoring.rationale import Rationale, rationale_score
-from logomesh.scoring.testing import MutantReport, Testing, suite_counts, testing_score
+from logomesh.scoring.testing import MutantReport, Testing, score_testing, suite_counts
 
 if TYPE_CHECKING:
     from logomesh.sandbox import SuiteRun
@@ -142,7 +142,7 @@ def score_submission(
     architecture = architecture_score(source, task.constraints, config.architecture)
     emit(ScoreComponent(battle_id, "architecture", architecture.score,
                         {"violations": [v.to_json() for v in architecture.violations]}))
-    testing = testing_score(hidden, config)
+    testing = score_testing(hidden, config)
     emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
     real = confirmed(findings, config)
     logic = logic_anchor(source, hidden, purple, real, mutants, config.logic)

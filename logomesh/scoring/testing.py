@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from logomesh.scoring.config import ScoringConfig
 
@@ -42,6 +42,8 @@ class MutantReport:
 
 @dataclass(frozen=True)
 class Testing:
+    __test__: ClassVar[bool] = False  # not a pytest class, despite its name
+
     score: float
     pass_rate: float
     counted: bool  # False when the suite errored or was tampered with
@@ -57,7 +59,7 @@ def pass_rate(run: SuiteRun | None) -> float:
     return run.passed / run.total
 
 
-def testing_score(hidden: SuiteRun, config: ScoringConfig) -> Testing:
+def score_testing(hidden: SuiteRun, config: ScoringConfig) -> Testing:
     rate = pass_rate(hidden)
     return Testing(config.testing_floor + config.testing_span * rate, rate, suite_valid(hidden))
 

@@ -1,0 +1,104 @@
+"""A from the AST: aliases, dynamic imports, network, required patterns, loops, one deduction per constraint."""
+
+from __future__ import annotations
+
+import pytest
+
+from logomesh.scoring.architecture import architecture_score, find_violations
+from logomesh.scoring.config import ArchitectureWeights
+from logomesh.tasks import Constraints
+
+W = ArchitectureWeights()
+BANS = Constraints(banned_imports=("subprocess", "pickle"), banned_calls=("eval", "os.system"))
+
+
+def kinds(source: str, constraints: Constraints) -> list[tuple[str, str]]:
+    return sorted({(v.kind, v.constraint) for v in find_violations(source, constraints)})
+
+
+def test_clean_code_scores_the_start_value() -> None:
+    result = architecture_score("import json\n\ndef f(x):\n    return json.dumps(x)\n", BANS, W)
+    assert result.violations == ()
+    assert result.score == pytest.approx(0.80)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import subprocess\n",
+        "import subprocess as sp\nsp.run(['ls'])\n",
+        "from subprocess import run as go\ngo(['ls'])\n",
+        "import importlib\nm = importlib.import_module('subprocess')\n",
+        "m = __import__('subprocess')\n",
+        "import pickle.util\n",
+    ],
+)
+def test_banned_imports_are_found_through_aliases_and_dynamic_imports(source: str) -> None:
+    assert any(v.kind == "banned_import" for v in find_violations(source, BANS))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "eval('1')\n",
+        "import builtins\nbuiltins.eval('1')\n",
+        "import os as o\no.system('ls')\n",
+        "from os import system as s\ns('ls')\n",
+        "import os\ngetattr(os, 'system')('ls')\n",
+    ],
+)
+def test_banned_calls_are_resolved_through_aliases(source: str) -> None:
+    assert any(v.kind == "banned_call" for v in find_violations(source, BANS))
+
+
+def test_a_name_that_only_looks_banned_is_not_a_violation() -> None:
+    source = "def evaluate(x):\n    return x\n\nclass C:\n    def system(self):\n        return evaluate(1)\n"
+    assert find_violations(source, BANS) == []
+
+
+def test_network_use_is_a_violation_only_where_banned() -> None:
+    source = "import urllib.request as r\nr.urlopen('http://x')\n"
+    assert ("network", "network") in kinds(source, Constraints(network=False))
+    assert kinds(source, Constraints(network=True)) == []
+
+
+def test_required_lock_and_recursion() -> None:
+    needs = Constraints(required=("lock", "recursion"))
+    missing = kinds("def f(n):\n    return n\n", needs)
+    assert missing == [("missing_required", "lock"), ("missing_required", "recursion")]
+    present = (
+        "import threading as t\nclass C:\n    def __init__(self):\n        self.l = t.RLock()\n"
+        "    def walk(self, n):\n        return 0 if n == 0 else self.walk(n - 1)\n"
+    )
+    assert kinds(present, needs) == []
+
+
+def test_loops_are_violations_when_forbidden_including_comprehensions() -> None:
+    no_loops = Constraints(forbid_loops=True)
+    violations = find_violations("xs = [i for i in range(3)]\nwhile False:\n    pass\n", no_loops)
+    assert [v.detail for v in violations] == ["ListComp loop", "While loop"]
+    assert find_violations("def f(n):\n    return n if n < 2 else f(n - 1)\n", no_loops) == []
+
+
+def test_each_violated_constraint_costs_its_weight_once_and_every_site_is_listed() -> None:
+    source = "import subprocess\nimport subprocess as s2\neval('1')\neval('2')\n"
+    result = architecture_score(source, BANS, W)
+    assert len(result.violations) == 4
+    assert [(k, c) for k, c, _ in result.deductions] == [("banned_call", "eval"), ("banned_import", "subprocess")]
+    assert result.score == pytest.approx(0.80 - W.banned_call - W.banned_import)
+
+
+def test_score_is_clamped_at_zero_and_syntax_errors_are_reported() -> None:
+    many = Constraints(banned_imports=("a", "b", "c", "d", "e"))
+    assert architecture_score("import a, b, c, d, e\n", many, W).score == 0.0
+    broken = architecture_score("def f(:\n", BANS, W)
+    assert broken.score == pytest.approx(0.0)
+    assert broken.violations[0].kind == "syntax_error"
+
+
+def test_every_task_reference_solution_is_clean() -> None:
+    from logomesh.tasks import all_tasks
+
+    for task in all_tasks():
+        source = (task.root / "reference" / "solution.py").read_text(encoding="utf-8")
+        assert find_violations(source, task.constraints) == [], task.id

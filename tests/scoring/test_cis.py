@@ -1,0 +1,108 @@
+"""score_submission end to end on real tasks, with the sandbox's measurements built by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logomesh.events import Event, PenaltyApplied, ScoreComponent
+from logomesh.findings import Finding
+from logomesh.scoring import DEFAULT_CONFIG, ScoringConfig, score_submission
+from logomesh.scoring.minilm import MiniLM
+from logomesh.submission import Submission
+from logomesh.tasks import TaskSpec
+
+from .runs import suite
+
+OWNED = {"rationale_score", "architecture_score", "testing_score", "logic_score", "cis_score", "red_penalty_applied",
+         "intent_penalty", "red_analysis", "tests", "anchors", "llm_adjustments"}
+
+
+def floats(value: object) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in floats(v)]
+    if isinstance(value, list):
+        return [f for v in value for f in floats(v)]
+    return []
+
+
+def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    good = rate_limiter.labelled_submission("good").submission
+    events: list[Event] = []
+    findings = [Finding("concurrency", "high", "CWE-362", "race", "r", confirmations=3),
+                Finding("boundary", "critical", "CWE-20", "crash", "r", confirmations=2),
+                Finding("boundary", "critical", "CWE-20", "unconfirmed", "r", confirmations=0)]
+    card = score_submission(rate_limiter, good, suite(12, 4), suite(5, 1), findings, battle_id="b1",
+                            emit=events.append)
+    fields = card.result_fields()
+    assert set(fields) >= OWNED
+    assert [(e.name, e.battle_id) for e in events if isinstance(e, ScoreComponent)] == [
+        ("rationale", "b1"), ("architecture", "b1"), ("testing", "b1"), ("logic", "b1")]
+    assert [(e.name, e.factor) for e in events if isinstance(e, PenaltyApplied)] == [("red:critical", 0.60),
+                                                                                      ("red:high", 0.75)]
+    assert fields["testing_score"] == pytest.approx(0.20 + 0.65 * 0.75, abs=1e-4)
+    assert fields["red_penalty_applied"] == pytest.approx(0.55)
+    assert fields["red_analysis"]["vulnerability_count"] == 2
+    assert fields["red_analysis"]["max_severity"] == "critical"
+    assert fields["tests"]["hidden"] == {"passed": 12, "failed": 4, "total": 16}
+    raw = 0.25 * (card.final["rationale"] + card.final["architecture"] + card.final["testing"] + card.final["logic"])
+    assert card.cis_score == pytest.approx(raw * 0.45 * card.intent_penalty)
+    assert fields["anchors"] == {k: round(v, 4) for k, v in card.anchors.items()}
+    assert fields["llm_adjustments"]["status"] == "disabled"
+    assert all(round(f, 4) == f for f in floats(fields))
+    assert len(card.intent_vector) == 384
+
+
+def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    unrelated = Submission("import csv\n\ndef rows(path):\n    with open(path) as f:\n"
+                           "        return [r for r in csv.reader(f) if r]\n", "", "")
+    events: list[Event] = []
+    card = score_submission(rate_limiter, unrelated, suite(0, 16), None, [], emit=events.append)
+    r = card.rationale.score
+    assert r < DEFAULT_CONFIG.intent_threshold
+    assert card.intent_penalty == pytest.approx(0.30 + 0.70 * r / 0.35)
+    assert [e.name for e in events if isinstance(e, PenaltyApplied)] == ["intent"]
+    assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty)
+
+
+def test_config_hash_is_stable_and_changes_with_any_weight() -> None:
+    assert DEFAULT_CONFIG.sha256() == ScoringConfig().sha256()
+    assert len(DEFAULT_CONFIG.sha256()) == 64
+    assert dataclasses.replace(DEFAULT_CONFIG, intent_threshold=0.4).sha256() != DEFAULT_CONFIG.sha256()
+    assert set(DEFAULT_CONFIG.model_ids()) == {"embedding"}
+    assert "all-MiniLM-L6-v2" in DEFAULT_CONFIG.model_ids()["embedding"]
+
+
+_SCRIPT = """
+import json, sys
+from logomesh.sandbox import SuiteRun, TestOutcome
+from logomesh.scoring import score_submission
+from logomesh.tasks import all_tasks
+from ledger.canonical import canonical_sha256
+out = {}
+for task in all_tasks():
+    for name in task.submission_names():
+        sub = task.labelled_submission(name).submission
+        names = enumerate(task.hidden_tests)
+        hidden = SuiteRun(tuple(TestOutcome(n, "passed" if i % 3 else "failed") for i, n in names))
+        card = score_submission(task, sub, hidden, None, [])
+        fields = card.result_fields()
+        out[f"{task.id}/{name}"] = [json.dumps(fields, sort_keys=True), canonical_sha256(fields), card.intent_vector]
+sys.stdout.write(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_two_processes_give_byte_identical_results_for_every_task_submission() -> None:
+    root = Path(__file__).resolve().parents[2]
+    runs = [subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, cwd=root, timeout=120, check=True)
+            for _ in range(2)]
+    assert runs[0].stdout == runs[1].stdout
+    data = json.loads(runs[0].stdout)
+    assert {key.split("/")[0] for key in data} >= {"rate-limiter", "lru-cache"}

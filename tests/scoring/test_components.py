@@ -1,0 +1,102 @@
+"""T, the L anchor and both penalties, from hand-built measurements."""
+
+from __future__ import annotations
+
+import pytest
+
+from logomesh.findings import Finding
+from logomesh.scoring.cis import confirmed, intent_penalty, red_penalty
+from logomesh.scoring.config import DEFAULT_CONFIG, LogicWeights
+from logomesh.scoring.logic import complexity_facts, logic_anchor
+from logomesh.scoring.testing import MutantReport, score_testing
+
+from .runs import suite
+
+CLEAN = "def f(x):\n    if not isinstance(x, int):\n        raise TypeError('int')\n    return x + 1\n"
+
+
+def finding(severity: str, confirmations: int = 2) -> Finding:
+    return Finding("family", severity, "CWE-0", "summary", "repro", confirmations=confirmations)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("passed", "failed", "expected"), [(10, 0, 0.85), (0, 10, 0.20), (1, 1, 0.525), (3, 1, 0.6875)]
+)
+def test_testing_is_linear_in_the_hidden_pass_rate(passed: int, failed: int, expected: float) -> None:
+    assert score_testing(suite(passed, failed), DEFAULT_CONFIG).score == pytest.approx(expected)
+
+
+def test_a_suite_that_errored_or_was_tampered_with_counts_as_zero() -> None:
+    assert score_testing(suite(5, 0, error="ImportError"), DEFAULT_CONFIG).score == pytest.approx(0.20)
+    tampered = score_testing(suite(5, 0, tampered=True), DEFAULT_CONFIG)
+    assert tampered.score == pytest.approx(0.20)
+    assert not tampered.counted
+    assert score_testing(suite(0, 0), DEFAULT_CONFIG).score == pytest.approx(0.20)
+
+
+def test_red_penalty_counts_each_severity_once_and_multiplies() -> None:
+    applied, levels = red_penalty([finding("critical"), finding("high"), finding("high")], DEFAULT_CONFIG)
+    assert applied == pytest.approx(1 - 0.60 * 0.75)  # ×0.45
+    assert [level for level, _ in levels] == ["critical", "high"]
+    assert red_penalty([finding("medium")] * 5, DEFAULT_CONFIG)[0] == pytest.approx(0.15)
+    assert red_penalty([finding("low")], DEFAULT_CONFIG)[0] == 0.0
+    assert red_penalty([], DEFAULT_CONFIG)[0] == 0.0
+
+
+def test_only_confirmed_findings_count() -> None:
+    findings = [finding("critical", confirmations=0), finding("medium", confirmations=1)]
+    assert [f.severity for f in confirmed(findings, DEFAULT_CONFIG)] == ["medium"]
+
+
+@pytest.mark.parametrize(("r", "expected"), [(0.0, 0.30), (0.175, 0.65), (0.35, 1.0), (0.9, 1.0), (0.349, 0.998)])
+def test_intent_penalty_is_linear_below_the_threshold(r: float, expected: float) -> None:
+    assert intent_penalty(r, DEFAULT_CONFIG) == pytest.approx(expected, abs=1e-3)
+
+
+def test_logic_anchor_is_one_for_clean_tested_code_and_lists_each_part() -> None:
+    hidden = suite(3, 0, names=("t.T.test_invalid_capacity", "t.T.test_a", "t.T.test_b"))
+    purple = suite(4, 0)
+    logic = logic_anchor(CLEAN, hidden, purple, [], MutantReport(("a", "b"), ()), LogicWeights())
+    assert logic.parts == {"probes": 1.0, "complexity": 1.0, "invalid_input": 1.0, "purple_tests": 1.0}
+    assert logic.score == pytest.approx(1.0)
+    assert logic.facts["invalid_input_source"] == "hidden tests"
+    assert logic.facts["flawed_caught"] == 2
+
+
+def test_logic_parts_fall_with_the_measured_facts() -> None:
+    weights = LogicWeights()
+    hidden = suite(1, 1, names=("t.T.test_rejects_bad_input", "t.T.test_raises_on_empty"))
+    logic = logic_anchor(CLEAN, hidden, suite(1, 1), [finding("high"), finding("medium")],
+                         MutantReport(("a",), ("b", "c", "d")), weights)
+    assert logic.parts["probes"] == pytest.approx(1 - 0.40 - 0.25)
+    assert logic.parts["invalid_input"] == pytest.approx(0.5)
+    assert logic.parts["purple_tests"] == pytest.approx(0.5 * 0.25)
+    expected = sum(getattr(weights, k) * v for k, v in logic.parts.items())
+    assert logic.score == pytest.approx(expected)
+
+
+def test_without_purple_tests_or_flawed_variants() -> None:
+    weights = LogicWeights()
+    no_tests = logic_anchor(CLEAN, suite(1), None, [], None, weights)
+    assert no_tests.parts["purple_tests"] == 0.0
+    untried = logic_anchor(CLEAN, suite(1), suite(2), [], None, weights)
+    assert untried.parts["purple_tests"] == pytest.approx(weights.untested_discrimination)
+
+
+def test_invalid_input_falls_back_to_a_static_fact_without_such_hidden_tests() -> None:
+    weights = LogicWeights()
+    guarded = logic_anchor(CLEAN, suite(1), None, [], None, weights)
+    unguarded = logic_anchor("def f(x):\n    return x\n", suite(1), None, [], None, weights)
+    assert guarded.parts["invalid_input"] == 1.0
+    assert unguarded.parts["invalid_input"] == 0.5
+    assert unguarded.facts["invalid_input_source"] == "static"
+
+
+def test_complexity_is_measured_against_the_budget() -> None:
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(19))
+    source = f"def f(x):\n{branches}    return -1\n"
+    assert complexity_facts(__import__("ast").parse(source)) == (20, 1)
+    logic = logic_anchor(source, suite(1), None, [], None, LogicWeights())
+    assert logic.parts["complexity"] == pytest.approx((10 / 20 + 1.0) / 2)
+    broken = logic_anchor("def f(:\n", suite(1), None, [], None, LogicWeights())
+    assert broken.parts["complexity"] == 0.0

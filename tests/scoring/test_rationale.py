@@ -1,0 +1,78 @@
+"""R: windowed embeddings of the code (prose stripped) against the task's intent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from logomesh.scoring.config import DEFAULT_CONFIG
+from logomesh.scoring.minilm import MiniLM
+from logomesh.scoring.rationale import code_text, embed, load_model, rationale_score, token_windows
+from logomesh.tasks import TaskSpec, load_task
+
+
+def test_windows_cover_every_token_overlap_and_respect_the_size() -> None:
+    ids = list(range(450))
+    parts = token_windows(ids, 200, 100)
+    assert [len(p) for p in parts] == [200, 200, 200, 150]
+    assert sorted({i for p in parts for i in p}) == ids
+    assert parts[0][100:] == parts[1][:100]
+    assert token_windows(list(range(5)), 200, 100) == [list(range(5))]
+    with pytest.raises(ValueError, match="stride"):
+        token_windows(ids, 100, 0)
+
+
+def test_the_model_is_loaded_once(model: MiniLM) -> None:
+    assert load_model() is model
+
+
+def test_numpy_encoder_matches_sentence_transformers(model: MiniLM) -> None:
+    """The hand-written forward pass gives the library's embedding (the reason it may replace it)."""
+    from sentence_transformers import SentenceTransformer
+
+    from logomesh.scoring.minilm import model_root
+
+    reference = SentenceTransformer(str(model_root()), device="cpu")
+    texts = ["Thread-safe LRU cache with O(1) get and put.", "def f(x):\n    return x * 2\n"]
+    expected = reference.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    for text, vector in zip(texts, expected, strict=True):
+        ours = model.embed_ids(model.token_ids(text))
+        assert np.abs(ours - vector).max() < 1e-4
+
+
+def test_long_code_is_embedded_in_windows_with_nothing_dropped(model: MiniLM) -> None:
+    body = "".join(f"def helper_{i}(value):\n    return value * {i} + len(str(value))\n\n" for i in range(60))
+    vector, count = embed(body, DEFAULT_CONFIG)
+    assert count >= 3
+    tail_changed, _ = embed(body + "class Zebra:\n    stripes = 'black and white savanna'\n" * 3, DEFAULT_CONFIG)
+    assert float(np.dot(vector, tail_changed)) < 0.9999  # the end of a long text still moves the vector
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-9
+
+
+def test_code_text_removes_docstrings_and_comments() -> None:
+    source = (
+        '"""Module doc."""\n# a comment\nclass A:\n    """Class doc."""\n'
+        '    def f(self):\n        "x"\n        return 1\n'
+    )
+    stripped = code_text(source)
+    assert "doc" not in stripped and "comment" not in stripped
+    assert "return 1" in stripped
+    assert code_text("def broken(:\n") == "def broken(:\n"
+
+
+def test_pasting_the_task_description_into_a_docstring_does_not_raise_r(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    wrong = "def add(a, b):\n    return a + b\n"
+    pasted = f'"""\n{rate_limiter.description}\n"""\n{wrong}'
+    plain = rationale_score(rate_limiter, wrong, DEFAULT_CONFIG)
+    assert rationale_score(rate_limiter, pasted, DEFAULT_CONFIG).score == plain.score
+
+
+def test_the_task_own_good_code_beats_another_task_code(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    own = rate_limiter.labelled_submission("good").submission.source
+    other = load_task("lru-cache").labelled_submission("good").submission.source
+    r_own = rationale_score(rate_limiter, own, DEFAULT_CONFIG)
+    r_other = rationale_score(rate_limiter, other, DEFAULT_CONFIG)
+    assert r_own.score > r_other.score + 0.2
+    assert 0.0 <= r_other.score <= r_own.score <= 1.0
+    assert len(r_own.intent_vector) == 384
+    assert r_own.intent_vector == r_other.intent_vector
