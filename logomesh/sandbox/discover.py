@@ -4,7 +4,11 @@ The harness is told this list up front, so a test the submission prevents
 from reporting (exit, crash, patched runner) is a failure rather than a test
 that never existed. Recognised: module-level classes deriving, directly or
 through other classes of the same module, from a base whose name ends in
-``TestCase``; their methods named ``test*`` (inherited ones included).
+``TestCase``, and pytest-style classes named ``Test*`` without ``__init__``:
+their methods named ``test*`` (inherited ones included); and pytest-style
+module-level functions named ``test*`` (called without arguments: no
+fixtures). Ids are ``module.Class.method`` or ``module.function``; a name
+defined twice counts once, as Python keeps only the last definition.
 """
 
 from __future__ import annotations
@@ -63,11 +67,18 @@ def discover_module(file_name: str, source: str) -> list[str]:
         # unittest runs tests sorted by name; keep that order, without duplicates.
         return sorted(set(own + inherited))
 
+    def is_plain(cls: ast.ClassDef) -> bool:
+        """A pytest-style class: named Test*, no __init__."""
+        has_init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body)
+        return cls.name.startswith("Test") and not has_init
+
     found: list[str] = []
-    for cls in classes.values():
-        if is_case(cls):
-            found += [f"{mod}.{cls.name}.{m}" for m in methods(cls)]
-    return found
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (is_case(node) or is_plain(node)):
+            found += [f"{mod}.{node.name}.{m}" for m in methods(node)]
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            found.append(f"{mod}.{node.name}")
+    return list(dict.fromkeys(found))
 
 
 def discover(tests: Mapping[str, str]) -> list[str]:

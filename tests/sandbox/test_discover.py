@@ -42,10 +42,23 @@ class TestA(TestCase):
 
 def test_function_style():
     pass
+
+
+class TestPlain:
+    def test_p(self):
+        pass
+
+
+class TestWithInit:
+    def __init__(self):
+        pass
+
+    def test_never(self):
+        pass
 '''
 
 
-def test_finds_unittest_methods_sorted_like_unittest() -> None:
+def test_finds_unittest_and_pytest_style_tests() -> None:
     assert discover_module("test_x.py", SOURCE) == [
         "test_x.Base.test_inherited",
         "test_x.TestB.test_async",
@@ -53,6 +66,8 @@ def test_finds_unittest_methods_sorted_like_unittest() -> None:
         "test_x.TestB.test_inherited",
         "test_x.TestA.test_a",
         "test_x.TestA.test_z",
+        "test_x.test_function_style",
+        "test_x.TestPlain.test_p",
     ]
 
 

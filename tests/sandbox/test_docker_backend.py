@@ -47,7 +47,13 @@ def test_output_is_streamed_with_its_origin(box: Sandbox) -> None:
     )
     run = box.run_suite(solution, ADD_TESTS, on_output=lambda *item: seen.append(item))
     assert run.passed == 4
-    assert ("test_add.TestAdd.test_small", "stdout", "adding 1 2\n") in seen
+    stdout = [(origin, text) for origin, stream, text in seen if stream == "stdout"]
+    assert stdout == [
+        ("test_add.TestAdd.test_large", f"adding {10**20} 1\n"),
+        ("test_add.TestAdd.test_negative", "adding -2 -3\n"),
+        ("test_add.TestAdd.test_small", "adding 1 2\n"),
+        ("test_add.TestAdd.test_zero", "adding 0 0\n"),
+    ]
     assert any(stream == "stderr" and "warn" in text for _, stream, text in seen)
     assert "adding 1 2" in run.stdout
 
@@ -62,6 +68,7 @@ def test_import_error_of_the_solution_fails_every_test(box: Sandbox) -> None:
     run = box.run_suite("def add(a, b) return a\n", ADD_TESTS)
     assert run.passed == 0 and run.total == 4
     assert all("SyntaxError" in o.reason for o in run.outcomes)
+    assert run.error is not None and run.error.startswith("import failed: test_add: ") and "SyntaxError" in run.error
 
 
 def test_runs_are_isolated_from_each_other(box: Sandbox) -> None:
@@ -83,3 +90,51 @@ def test_the_harness_does_not_leak_descriptors(box: Sandbox) -> None:
         box.run_suite(GOOD_ADD, ADD_TESTS)
         box.run_script({}, "print(1)")
     assert box.run_script({}, probe).stdout == first.stdout == "[0, 1, 2, 3]\n"
+
+
+PYTEST_STYLE = {
+    "test_submission.py": """
+from solution import add
+
+
+def test_adds():
+    assert add(2, 3) == 5
+
+
+def test_wrong_expectation():
+    assert add(2, 2) == 5, "two and two"
+
+
+class TestPlain:
+    def setup_method(self, method):
+        self.base = 10
+
+    def test_with_setup(self):
+        assert add(self.base, 1) == 11
+
+    def test_raises(self):
+        raise KeyError("nope")
+""",
+}
+
+
+def test_pytest_style_functions_and_classes_run(box: Sandbox) -> None:
+    run = box.run_suite(GOOD_ADD, PYTEST_STYLE)
+    status = {o.name: (o.status, o.reason) for o in run.outcomes}
+    assert status == {
+        "test_submission.test_adds": ("passed", ""),
+        "test_submission.test_wrong_expectation": ("failed", "AssertionError: two and two"),
+        "test_submission.TestPlain.test_raises": ("error", "KeyError: 'nope'"),
+        "test_submission.TestPlain.test_with_setup": ("passed", ""),
+    }
+
+
+def test_solution_files_never_shadow_modules_the_tests_import(box: Sandbox) -> None:
+    shadowing = "open('fractions.py', 'w').write('raise SystemExit(0)')\n" + GOOD_ADD
+    tests = {
+        "test_frac.py": "from solution import add\nimport fractions\nimport unittest\n\n\n"
+        "class T(unittest.TestCase):\n    def test_half(self):\n"
+        "        self.assertEqual(fractions.Fraction(add(1, 0), 2), fractions.Fraction(1, 2))\n"
+    }
+    run = box.run_suite(shadowing, tests)
+    assert (run.passed, run.total) == (1, 1), run

@@ -42,6 +42,8 @@ def _main():
     orig_run = unittest.TestCase.run
     orig_result = unittest.TestResult
     format_exc = traceback.format_exc
+    assertion_error = AssertionError
+    skip_exc = unittest.SkipTest
     base_exc = BaseException
     dumps = json.dumps
     getpid = os.getpid
@@ -76,7 +78,9 @@ def _main():
                     stack.append(const)
         compiled[file_name[:-3]] = codes
 
-    sys.path[:0] = [tests_dir, config["sol_dir"]]
+    # Judge tests first; the submission's folder last, so nothing it writes shadows a module the judge imports.
+    sys.path.insert(0, tests_dir)
+    sys.path.append(config["sol_dir"])
     sys.dont_write_bytecode = True
 
     def reason_of(text):
@@ -173,10 +177,41 @@ def _main():
     baseline = check_integrity()
     emit({"k": "imported", "errors": import_errors, "tamper": baseline})
 
+    def run_plain(call):
+        """A pytest-style test: passing means returning without an exception."""
+        try:
+            call()
+        except assertion_error:
+            return "failed", reason_of(format_exc())
+        except skip_exc as exc:
+            return "failed", "skipped: " + str(exc)[:400]
+        except base_exc:
+            return "error", reason_of(format_exc())
+        return "passed", ""
+
     def run_one(module, cls_name, meth_name, done):
+        if not cls_name:
+            func = getattr(module, meth_name, None)
+            if not callable(func):
+                return "error", f"{meth_name} not found"
+            return run_plain(func)
         cls = getattr(module, cls_name, None)
-        if not isinstance(cls, type) or not issubclass(cls, orig_case):
-            return "error", f"{cls_name} is not a unittest.TestCase"
+        if isinstance(cls, type) and not issubclass(cls, orig_case):
+            def plain_method():
+                instance = cls()
+                set_up = getattr(instance, "setup_method", None)
+                if callable(set_up):
+                    set_up(getattr(instance, meth_name))
+                try:
+                    getattr(instance, meth_name)()
+                finally:
+                    tear_down = getattr(instance, "teardown_method", None)
+                    if callable(tear_down):
+                        tear_down(getattr(instance, meth_name))
+
+            return run_plain(plain_method)
+        if not isinstance(cls, type):
+            return "error", f"{cls_name} is not a class"
         if not callable(getattr(cls, meth_name, None)):
             return "error", f"{cls_name}.{meth_name} not found"
         try:
@@ -222,7 +257,8 @@ def _main():
             exit_now(3)
         index, nonce = int(parts[1]), parts[2]
         test_id = config["names"][index]
-        mod_name, cls_name, meth_name = test_id.split(".")
+        mod_name, _, rest = test_id.partition(".")
+        cls_name, _, meth_name = rest.rpartition(".")
         tamper = check_integrity()
         status, reason = "error", ""
         if mod_name in import_errors:

@@ -101,14 +101,19 @@ def _main():
         return pid, out_r, err_r
 
     class Output:
-        """Capped capture of one run's stdout/stderr, forwarded to the host as it arrives."""
+        """Capped capture of one run's stdout/stderr, forwarded to the host line by line as it arrives."""
 
         def __init__(self, run_id):
             self.run_id = run_id
             self.kept = {"stdout": [], "stderr": []}
             self.size = {"stdout": 0, "stderr": 0}
+            self.pending = {"stdout": b"", "stderr": b""}
             self.truncated = False
             self.origin = "suite"
+
+        def set_origin(self, origin):
+            self.flush()
+            self.origin = origin
 
         def feed(self, stream, data):
             room = out_cap - self.size[stream]
@@ -119,11 +124,30 @@ def _main():
                 data = data[:room]
                 self.truncated = True
             self.size[stream] += len(data)
+            pending = self.pending[stream] + data
+            if len(pending) > 8192:
+                self.pending[stream] = b""
+                self.forward(stream, pending)
+            elif b"\n" in pending:
+                head, _, tail = pending.rpartition(b"\n")
+                self.pending[stream] = tail
+                self.forward(stream, head + b"\n")
+            else:
+                self.pending[stream] = pending
+
+        def forward(self, stream, data):
             text = data.decode("utf-8", errors="replace")
             self.kept[stream].append(text)
             send({"ev": "out", "id": self.run_id, "origin": self.origin, "stream": stream, "text": text})
 
+        def flush(self):
+            for stream, pending in self.pending.items():
+                if pending:
+                    self.pending[stream] = b""
+                    self.forward(stream, pending)
+
         def text(self, stream):
+            self.flush()
             return "".join(self.kept[stream])
 
     def pump(sel, output, deadline, until_fd=None, exited=None):
@@ -271,7 +295,7 @@ def _main():
             res_r, res_w = os.pipe()
             child_config = {"ctl": ctl_r, "res": res_w, "tests_dir": tests_dir, "sol_dir": sol_dir,
                             "files": files, "names": names}
-            output.origin = "import"
+            output.set_origin("import")
             pid, out_r, err_r = spawn(
                 [python, "-I", "-S", "-u", "-c", runner_source, json.dumps(child_config)], sol_dir, (ctl_r, res_w)
             )
@@ -305,10 +329,13 @@ def _main():
                 close_all(sel, ctl_w, res_r, out_r, err_r)
                 break
             note_tamper(record.get("tamper") or [])
+            import_errors = record.get("errors") or {}
+            if import_errors and isinstance(import_errors, dict) and error is None:
+                error = ("import failed: " + "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items())))[:500]
             died = False
             while next_index < len(names):
                 index = next_index
-                output.origin = names[index]
+                output.set_origin(names[index])
                 nonce = os.urandom(16).hex()
                 t0 = time.monotonic()
                 try:
@@ -319,6 +346,7 @@ def _main():
                     deadline = min(suite_deadline, t0 + test_timeout)
                     kind, line = pump(sel, output, deadline, res_r)
                 elapsed = time.monotonic() - t0
+                drain_ready(sel, output)  # output written before the verdict belongs to this test
                 if kind == "line":
                     record = _parse(line)
                     if (
@@ -388,6 +416,23 @@ def _main():
             "restarts": restarts,
         }
 
+    def drain_ready(sel, output):
+        """Read whatever output is already waiting in the pipes, without blocking."""
+        for _ in range(64):
+            progressed = False
+            for key, _ in sel.select(0):
+                if key.data == "res":
+                    continue
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                if data:
+                    output.feed(key.data, data)
+                    progressed = True
+            if not progressed:
+                return
+
     def drain(sel, output):
         """Read what is left in the output pipes without waiting on live writers."""
         end = time.monotonic() + 0.2
@@ -423,7 +468,7 @@ def _main():
         files["__probe__.py"] = request["script"]
         write_files(folder, files)
         output = Output(run_id)
-        output.origin = "script"
+        output.set_origin("script")
         started = time.monotonic()
         pid, out_r, err_r = spawn([python, "-E", "-s", "-S", "-u", "__probe__.py"], folder)
         sel = selectors.DefaultSelector()
