@@ -17,9 +17,65 @@ import rfc8785
 
 from ledger.errors import LedgerError
 
+_SAFE_INT = 2**53 - 1
+_FAST_FLOAT_MIN = 1e-4
+_FAST_FLOAT_MAX = 1e16
+
+
+class _NeedsReference(Exception):
+    """The value has a part only the reference implementation formats correctly."""
+
+
+def _fast_form(value: Any) -> Any:
+    """``value`` with integral floats turned into ints, or :class:`_NeedsReference`.
+
+    Python's ``repr`` of a float is the shortest round-trip form, as in
+    ECMAScript, and both write it positionally for magnitudes in [1e-4, 1e16);
+    only integral floats differ (``1.0`` vs ``1``). Keys are sorted by code
+    point by ``json``, which equals RFC 8785's UTF-16 order for ASCII keys.
+    Anything else goes to the reference implementation.
+    """
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return value
+        raise _NeedsReference
+    if isinstance(value, float):
+        if value.is_integer() and -_SAFE_INT <= value <= _SAFE_INT:
+            return int(value)
+        if _FAST_FLOAT_MIN <= abs(value) < _FAST_FLOAT_MAX:
+            return value
+        raise _NeedsReference
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str) or not key.isascii():
+                raise _NeedsReference
+            out[key] = _fast_form(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [_fast_form(item) for item in value]
+    raise _NeedsReference
+
 
 def canonicalize(value: Any) -> bytes:
-    """The RFC 8785 bytes of ``value``; :class:`LedgerError` if it has no JCS form."""
+    """The RFC 8785 bytes of ``value``; :class:`LedgerError` if it has no JCS form.
+
+    A fast path covers the shapes the ledger stores (ASCII keys, scores and
+    counts); everything else, and every error, goes through ``rfc8785``.
+    """
+    try:
+        fast = _fast_form(value)
+        return json.dumps(fast, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False).encode("utf-8")
+    except (_NeedsReference, UnicodeEncodeError, ValueError):
+        pass
+    return reference_canonicalize(value)
+
+
+def reference_canonicalize(value: Any) -> bytes:
+    """RFC 8785 through the ``rfc8785`` package alone."""
     try:
         return rfc8785.dumps(value)
     except rfc8785.CanonicalizationError as exc:

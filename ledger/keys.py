@@ -75,7 +75,7 @@ class VerifierKey:
 
 def parse_verifier_key(text: str) -> VerifierKey:
     """Read a C2SP verifier key; :class:`LedgerError` naming what is wrong."""
-    parts = text.strip().split("+")
+    parts = text.strip().split("+", 2)
     if len(parts) != 3:
         raise LedgerError("bad verifier key: expected name+hexkeyid+base64key (as printed by 'logomesh keys show')")
     name, hex_id, b64 = parts
@@ -124,7 +124,7 @@ def parse_signer_key(text: str) -> SignerKey:
     if not text.startswith(_PRIVATE_PREFIX):
         raise LedgerError("bad signer key file: expected PRIVATE+KEY+name+hexkeyid+base64")
     try:
-        name, hex_id, b64 = text[len(_PRIVATE_PREFIX):].split("+")
+        name, hex_id, b64 = text[len(_PRIVATE_PREFIX):].split("+", 2)
         raw = base64.b64decode(b64, validate=True)
         wanted = bytes.fromhex(hex_id)
     except (binascii.Error, ValueError):

@@ -124,8 +124,15 @@ def make_engine(path: Path) -> Engine:
 
 
 def create_schema(engine: Engine) -> None:
-    """Create the tables and triggers of a new ledger (idempotent)."""
+    """Create the tables and triggers of a new ledger; an existing one is left as found.
+
+    Triggers are never silently re-created on an existing file: a missing one
+    is evidence, reported by ``verify`` and refused by ``Ledger.open``.
+    """
     with engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
+        exists = conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'battles'").first()
+        if exists is not None:
+            return
         SQLModel.metadata.create_all(conn, tables=[table(m) for m in APPEND_ONLY])
         for sql in trigger_sql():
             conn.exec_driver_sql(sql)

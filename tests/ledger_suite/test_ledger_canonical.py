@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from ledger.canonical import canonical_sha256, canonicalize, is_canonical
+from ledger.canonical import canonical_sha256, canonicalize, is_canonical, reference_canonicalize
 from ledger.errors import LedgerError
 
 VECTORS = Path(__file__).resolve().parents[1] / "data" / "jcs"
@@ -46,3 +47,31 @@ def test_unrepresentable_values_are_rejected(bad: object) -> None:
 def test_hash_is_stable_and_order_free() -> None:
     assert canonical_sha256({"b": 1, "a": [1.0, 0.1]}) == canonical_sha256({"a": [1, 0.1], "b": 1.0})
     assert is_canonical(b'{"a":1}') and not is_canonical(b'{ "a": 1 }')
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return rng.randint(-(2**53) + 1, 2**53 - 1)
+    if kind == 2:
+        return rng.choice([0.0, -0.0, 1.0, 0.5, 1e-7, 1e-4, 0.0001234, 123456.789, 1e16, 1e21, 2.5e-5, 1e300])
+    if kind == 3:
+        return rng.uniform(-1e6, 1e6) * rng.choice([1, 1e-10, 1e12, 1e20])
+    if kind == 4:
+        return round(rng.random(), rng.randrange(1, 8))
+    if kind == 5:
+        return "".join(rng.choice(["a", "é", "\n", '"', "\\", "\u2028", "\x7f", "\U0001f600", "\x01"])
+                       for _ in range(rng.randrange(6)))
+    if kind == 6:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["a", "B", "_", "key", "\u20ac", "\U0001f600", "\ufb33", "10", "1"]
+    return {rng.choice(keys) + str(i): _random_value(rng, depth + 1) for i in range(rng.randrange(5))}
+
+
+def test_fast_path_matches_reference_on_random_values() -> None:
+    rng = random.Random(8785)
+    for _ in range(3000):
+        value = _random_value(rng)
+        assert canonicalize(value) == reference_canonicalize(value), value

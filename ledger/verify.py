@@ -1,0 +1,357 @@
+"""Offline verification of a whole ledger: every hash, signature, leaf, node and checkpoint.
+
+Nothing stored is trusted: canonical forms, ``H(Δ)``, input blobs, DSSE
+signatures and leaf hashes are recomputed from the rows, the tree is rebuilt
+from the leaves, and every signed checkpoint — in the database, in
+``checkpoints/``, and any the auditor saved — must be a prefix of that tree.
+Each problem names the sequence number (when there is one) and its kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from ledger import files
+from ledger.canonical import canonicalize, parse, sha256_hex
+from ledger.checkpoint import CheckpointError, open_checkpoint
+from ledger.dbom import dbom_problems
+from ledger.errors import LedgerError
+from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
+from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, leaf_hash, verify_consistency
+from ledger.schema import make_engine, missing_triggers, table
+from ledger.store import DB_FILE, KEYS_DIR
+
+# The kinds of tamper a report can name.
+KINDS = {
+    "trigger-removed": "an append-only trigger was dropped",
+    "entry-deleted": "a sequence number is missing",
+    "sequence-mismatch": "an entry is stored under another sequence number (reordered or inserted)",
+    "result-edited": "a result no longer hashes to its recorded H(Δ)",
+    "entry-edited": "an entry differs from what sigma_judge signed",
+    "column-edited": "a column disagrees with the signed entry",
+    "bad-signature": "a DSSE signature does not verify with a trusted key",
+    "malformed": "stored JSON is not canonical or not well formed",
+    "leaf-mismatch": "a stored leaf hash is not the hash of its entry",
+    "blob-missing": "an input blob an entry names is not stored",
+    "blob-edited": "an input blob no longer hashes to its address",
+    "node-mismatch": "a stored Merkle node disagrees with the tree rebuilt from the leaves",
+    "checkpoint-signature": "a checkpoint is not validly signed by a trusted key",
+    "checkpoint-mismatch": "a checkpoint's root is not the root of the log at its size",
+    "inconsistent": "a checkpoint is not an append-only extension of the one before it",
+    "rollback": "the log is shorter than a checkpoint it signed (truncated or rolled back)",
+    "fork": "two checkpoints of one size have different roots",
+    "unsigned-entries": "entries exist beyond the newest signed checkpoint",
+    "dbom-file": "a DBOM file outside the database differs from its row",
+    "untrusted-key": "the ledger trusts a key the auditor did not give",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    detail: str
+    sequence: int | None = None
+
+    def line(self) -> str:
+        where = f"entry {self.sequence}" if self.sequence is not None else "ledger"
+        return f"{where}: {self.kind}: {self.detail}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sequence": self.sequence, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass
+class VerifyReport:
+    size: int = 0
+    root: bytes = EMPTY_ROOT
+    checkpoints: int = 0
+    blobs: int = 0
+    seconds: float = 0.0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, kind: str, detail: str, sequence: int | None = None) -> None:
+        self.problems.append(Problem(kind, detail, sequence))
+
+    def kinds(self) -> set[str]:
+        return {p.kind for p in self.problems}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "size": self.size, "root": self.root.hex(), "checkpoints": self.checkpoints,
+            "blobs": self.blobs, "seconds": round(self.seconds, 3),
+            "problems": [p.as_dict() for p in self.problems],
+        }
+
+
+@dataclass
+class _Seen:
+    """Checkpoint roots seen by size, from every source, to spot forks."""
+
+    roots: dict[int, tuple[bytes, str]] = field(default_factory=dict)
+
+    def record(self, report: VerifyReport, size: int, root: bytes, source: str) -> None:
+        known = self.roots.setdefault(size, (root, source))
+        if known[0] != root:
+            report.add("fork", f"checkpoints of size {size} disagree: {known[1]} vs {source}")
+
+
+def trusted_keys(home: Path, conn: Connection, given: Sequence[VerifierKey] | None, report: VerifyReport) -> list[
+    VerifierKey
+]:
+    """The auditor's keys if given (flagging any other key the ledger trusts), else the ledger's own."""
+    meta = table("meta")
+    row = conn.execute(select(meta.c.value).where(meta.c.key == "judge_keys")).first()
+    recorded = [parse_verifier_key(k) for k in json.loads(row[0])] if row else []
+    if given:
+        for key in recorded:
+            if key not in given:
+                report.add("untrusted-key", f"the ledger trusts {key.encode()}, which was not given")
+        return list(given)
+    keys = list(recorded)
+    try:
+        on_disk = load_verifier(home / KEYS_DIR)
+        if on_disk not in keys:
+            keys.append(on_disk)
+    except LedgerError:
+        pass
+    return keys
+
+
+def verify_ledger(
+    home: Path, *, pubkeys: Sequence[VerifierKey] | None = None, saved_checkpoints: Iterable[str] = ()
+) -> VerifyReport:
+    """Check everything under ``home``; a report, never an exception, for tampering."""
+    started = time.perf_counter()
+    db_path = home / DB_FILE
+    if not db_path.exists():
+        raise LedgerError(f"no ledger at {db_path}: check --home")
+    report = VerifyReport()
+    engine = make_engine(db_path)
+    try:
+        with engine.connect() as conn:
+            for name in missing_triggers(conn):
+                report.add("trigger-removed", f"trigger {name} is missing")
+            keys = trusted_keys(home, conn, pubkeys, report)
+            meta = table("meta")
+            row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()
+            origin = str(row[0]) if row else None
+            tree, blob_users = _check_entries(home, conn, keys, report)
+            _check_blobs(conn, blob_users, report)
+            _check_nodes(conn, tree, report)
+            seen = _Seen()
+            _check_db_checkpoints(conn, tree, keys, origin, seen, report)
+    finally:
+        engine.dispose()
+    _check_file_checkpoints(home, tree, keys, origin, seen, report)
+    for i, note in enumerate(saved_checkpoints):
+        _check_note(note, f"saved checkpoint {i + 1}", tree, keys, origin, seen, report)
+    report.size = tree.size()
+    report.root = tree.root()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_entries(
+    home: Path, conn: Connection, keys: Sequence[VerifierKey], report: VerifyReport
+) -> tuple[MemoryTree, dict[str, list[int]]]:
+    battles = table("battles")
+    tree = MemoryTree()
+    blob_users: dict[str, list[int]] = {}
+    expected = 0
+    for row in conn.execute(select(battles).order_by(battles.c.sequence)).mappings():
+        sequence = int(row["sequence"])
+        if sequence != expected:
+            missing = f"{expected}" if sequence == expected + 1 else f"{expected}..{sequence - 1}"
+            report.add("entry-deleted", f"sequence {missing} missing before this entry", sequence)
+        expected = sequence + 1
+        data = str(row["dbom"]).encode()
+        leaf = leaf_hash(data)
+        tree.append(leaf)
+        if leaf.hex() != row["leaf_hash"]:
+            report.add("leaf-mismatch", "leaf_hash column is not SHA-256(0x00 ‖ dbom)", sequence)
+        document = _entry_document(data, sequence, report)
+        if document is None:
+            continue
+        if document.get("sequence") != sequence:
+            report.add("sequence-mismatch", f"entry signed as sequence {document.get('sequence')}", sequence)
+        for kind, detail in dbom_problems(document, keys):
+            report.add(kind, detail, sequence)
+        _check_columns(row, document, report)
+        for info in (document.get("inputs") or {}).values():
+            blob_users.setdefault(str(info.get("sha256")), []).append(sequence)
+        _check_dbom_file(home, str(row["dbom_path"]), data, sequence, report)
+    return tree, blob_users
+
+
+def _entry_document(data: bytes, sequence: int, report: VerifyReport) -> dict[str, Any] | None:
+    try:
+        document = parse(data)
+    except (LedgerError, ValueError):
+        report.add("malformed", "dbom column is not JSON", sequence)
+        return None
+    if not isinstance(document, dict):
+        report.add("malformed", "dbom column is not a JSON object", sequence)
+        return None
+    try:
+        if canonicalize(document) != data:
+            report.add("malformed", "dbom column is not in canonical form", sequence)
+    except LedgerError as exc:
+        report.add("malformed", str(exc), sequence)
+    return document
+
+
+def _check_columns(row: Any, document: dict[str, Any], report: VerifyReport) -> None:
+    sequence = int(row["sequence"])
+    raw = str(row["raw_result"]).encode()
+    if sha256_hex(raw) != row["result_sha256"]:
+        report.add("result-edited", "raw_result does not hash to result_sha256", sequence)
+    result = document.get("result")
+    try:
+        if canonicalize(result) != raw:
+            report.add("result-edited", "raw_result differs from the signed result", sequence)
+    except LedgerError:
+        report.add("malformed", "signed result cannot be canonicalized", sequence)
+    score = result.get("cis_score") if isinstance(result, dict) else None
+    wanted = {
+        "battle_id": document.get("battle_id"), "timestamp": document.get("timestamp"),
+        "task_id": document.get("task_id"), "status": document.get("status"),
+        "result_sha256": document.get("result_sha256"),
+        "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+    }
+    for column, value in wanted.items():
+        if row[column] != value:
+            report.add("column-edited", f"{column} is {row[column]!r} but the signed entry says {value!r}", sequence)
+
+
+def _check_dbom_file(home: Path, rel: str, data: bytes, sequence: int, report: VerifyReport) -> None:
+    path = (home / rel).resolve()
+    dbom_dir = (home / files.DBOM_DIR).resolve()
+    if dbom_dir not in path.parents:
+        report.add("dbom-file", f"dbom_path {rel!r} points outside {files.DBOM_DIR}/", sequence)
+        return
+    if not path.exists():
+        return  # a copy for convenience; the row is authoritative
+    try:
+        same = canonicalize(parse(path.read_bytes())) == data
+    except (LedgerError, ValueError):
+        same = False
+    if not same:
+        report.add("dbom-file", f"{rel} differs from the signed entry in the database", sequence)
+
+
+def _check_blobs(conn: Connection, users: dict[str, list[int]], report: VerifyReport) -> None:
+    blobs = table("blobs")
+    found = set()
+    for digest, size, data in conn.execute(select(blobs.c.sha256, blobs.c.size, blobs.c.data)):
+        found.add(digest)
+        report.blobs += 1
+        if hashlib.sha256(bytes(data)).hexdigest() != digest or len(data) != size:
+            detail = f"input blob {digest[:16]}… no longer hashes to its address"
+            for sequence in users.get(digest, []):
+                report.add("blob-edited", detail, sequence)
+            if digest not in users:
+                report.add("blob-edited", detail)
+    for digest, sequences in users.items():
+        if digest not in found:
+            for sequence in sequences:
+                report.add("blob-missing", f"input blob {digest[:16]}… is not stored", sequence)
+
+
+def _check_nodes(conn: Connection, tree: MemoryTree, report: VerifyReport) -> None:
+    nodes = table("nodes")
+    count = 0
+    for level, idx, value in conn.execute(select(nodes.c.level, nodes.c.idx, nodes.c.hash)):
+        count += 1
+        ok = level < len(tree.levels) and idx < len(tree.levels[level]) and tree.levels[level][idx] == bytes(value)
+        if not ok:
+            first = idx << level if level < 64 else None
+            report.add("node-mismatch", f"stored node (level {level}, index {idx}) is wrong", first)
+    expected = sum(len(level) for level in tree.levels)
+    if count != expected:
+        report.add("node-mismatch", f"{count} stored Merkle nodes, the rebuilt tree has {expected}")
+
+
+def _check_db_checkpoints(
+    conn: Connection, tree: MemoryTree, keys: Sequence[VerifierKey], origin: str | None, seen: _Seen,
+    report: VerifyReport,
+) -> None:
+    checkpoints = table("checkpoints")
+    previous: tuple[int, bytes] | None = None
+    rows = conn.execute(select(checkpoints.c.size, checkpoints.c.root, checkpoints.c.note)
+                        .order_by(checkpoints.c.id)).all()
+    for number, (size, root_hex, note) in enumerate(rows, start=1):
+        report.checkpoints += 1
+        label = f"database checkpoint #{number} (size {size})"
+        checked = _check_note(str(note), label, tree, keys, origin, seen, report)
+        if checked is None:
+            continue
+        if (checked[0], checked[1].hex()) != (size, root_hex):
+            report.add("checkpoint-mismatch", f"{label}: size/root columns differ from the signed note")
+        if previous is not None and not _consistent(previous, checked, tree):
+            report.add("inconsistent", f"{label} does not extend the checkpoint before it (size {previous[0]})")
+        previous = checked
+    newest = previous[0] if previous else 0
+    if tree.size() > newest:
+        report.add("unsigned-entries", f"entries {newest}..{tree.size() - 1} are not covered by a signed checkpoint",
+                   newest)
+
+
+def _consistent(old: tuple[int, bytes], new: tuple[int, bytes], tree: MemoryTree) -> bool:
+    """Is ``new`` an append-only extension of ``old``, by an RFC 9162 proof from the rebuilt tree?"""
+    (old_size, old_root), (new_size, new_root) = old, new
+    if new_size < old_size:
+        return False
+    if old_size == 0:
+        return old_root == EMPTY_ROOT
+    if new_size > tree.size():
+        return True  # judged separately as a rollback
+    proof = consistency_proof(old_size, new_size, tree)
+    return verify_consistency(old_size, new_size, old_root, new_root, proof)
+
+
+def _check_note(
+    note: str, label: str, tree: MemoryTree, keys: Sequence[VerifierKey], origin: str | None, seen: _Seen,
+    report: VerifyReport,
+) -> tuple[int, bytes] | None:
+    """Authenticate one checkpoint note and hold it against the rebuilt tree."""
+    try:
+        checkpoint = open_checkpoint(note, keys, origin=origin)
+    except CheckpointError as exc:
+        report.add("checkpoint-signature", f"{label}: {exc}")
+        return None
+    size, root = checkpoint.size, checkpoint.root
+    seen.record(report, size, root, label)
+    if size > tree.size():
+        report.add("rollback", f"{label} signed {size} entries but the log has {tree.size()}", tree.size())
+    elif tree.root(size) != root:
+        report.add("checkpoint-mismatch", f"{label}: the log's first {size} entries have another root")
+    return size, root
+
+
+def _check_file_checkpoints(
+    home: Path, tree: MemoryTree, keys: Sequence[VerifierKey], origin: str | None, seen: _Seen,
+    report: VerifyReport,
+) -> None:
+    cp_dir = home / files.CHECKPOINT_DIR
+    previous: tuple[int, bytes] | None = None
+    for number, (_, note) in enumerate(files.read_history(cp_dir), start=1):
+        checked = _check_note(note, f"history checkpoint #{number}", tree, keys, origin, seen, report)
+        if checked is not None and previous is not None and not _consistent(previous, checked, tree):
+            report.add("inconsistent", f"history checkpoint #{number} does not extend the one before it")
+        previous = checked or previous
+    latest = cp_dir / files.LATEST_FILE
+    if latest.exists():
+        _check_note(latest.read_text(encoding="utf-8"), "checkpoints/latest", tree, keys, origin, seen, report)

@@ -1,0 +1,231 @@
+"""`verify_ledger` against every kind of tamper the issue lists, on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from ledger_fixtures import fill, step_clock
+
+from ledger import Ledger, LedgerError
+from ledger.canonical import canonical_sha256, canonicalize
+from ledger.keys import create_key, load_verifier
+from ledger.merkle import leaf_hash
+from ledger.schema import trigger_names
+from ledger.verify import verify_ledger
+
+SIZE = 8
+
+
+@pytest.fixture
+def filled(home: Path) -> Path:
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, SIZE)
+    return home
+
+
+def _tamper(home: Path, *sql: str, params: tuple[object, ...] = ()) -> None:
+    """Do what an attacker with file access does: drop the triggers, then edit."""
+    db = sqlite3.connect(home / "battles.db")
+    for name in trigger_names():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    for statement in sql:
+        db.execute(statement, params if "?" in statement else ())
+    db.commit()
+    db.close()
+
+
+def _restore_triggers(home: Path) -> None:
+    from ledger.schema import trigger_sql
+
+    db = sqlite3.connect(home / "battles.db")
+    for sql in trigger_sql():
+        db.execute(sql)
+    db.commit()
+
+
+def _problems(home: Path, **kwargs: object) -> set[tuple[str, int | None]]:
+    report = verify_ledger(home, **kwargs)  # type: ignore[arg-type]
+    assert not report.ok
+    return {(p.kind, p.sequence) for p in report.problems}
+
+
+def _row_dbom(home: Path, sequence: int) -> dict[str, object]:
+    row = sqlite3.connect(home / "battles.db").execute(
+        "SELECT dbom FROM battles WHERE sequence = ?", (sequence,)).fetchone()
+    return dict(json.loads(row[0]))
+
+
+def test_clean_ledger_verifies(filled: Path) -> None:
+    report = verify_ledger(filled)
+    assert report.ok, report.problems
+    assert report.size == SIZE and report.checkpoints == SIZE and report.blobs > 0
+    with Ledger.open(filled) as led:
+        assert report.root == led.checkpoints()[-1].root
+
+
+def test_empty_ledger_verifies(home: Path) -> None:
+    Ledger.open(home).close()
+    assert verify_ledger(home).ok
+
+
+def test_missing_ledger_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(LedgerError, match="no ledger"):
+        verify_ledger(tmp_path)
+
+
+def test_removed_trigger_alone_is_reported(filled: Path) -> None:
+    db = sqlite3.connect(filled / "battles.db")
+    db.execute("DROP TRIGGER battles_no_update")
+    db.commit()
+    assert _problems(filled) == {("trigger-removed", None)}
+    with pytest.raises(LedgerError, match="triggers"):
+        Ledger.open(filled)
+
+
+def test_edited_score_column(filled: Path) -> None:
+    _tamper(filled, "UPDATE battles SET cis_score = 0.99 WHERE sequence = 2")
+    _restore_triggers(filled)
+    assert _problems(filled) == {("column-edited", 2)}
+
+
+def test_edited_result_with_recomputed_hash(filled: Path) -> None:
+    raw = json.loads(sqlite3.connect(filled / "battles.db").execute(
+        "SELECT raw_result FROM battles WHERE sequence = 5").fetchone()[0])
+    raw["cis_score"] = 1.0
+    forged = canonicalize(raw).decode()
+    _tamper(filled, "UPDATE battles SET raw_result = ?, result_sha256 = ? WHERE sequence = 5",
+            params=(forged, canonical_sha256(raw)))
+    kinds = _problems(filled)
+    assert ("result-edited", 5) in kinds and ("column-edited", 5) in kinds and ("trigger-removed", None) in kinds
+
+
+def test_edited_signed_entry_with_recomputed_leaf(filled: Path) -> None:
+    """The attacker edits the DBOM itself and recomputes every hash they can, but cannot sign."""
+    doc = _row_dbom(filled, 3)
+    result = dict(doc["result"])  # type: ignore[call-overload]
+    result["cis_score"] = 1.0
+    doc["result"] = result
+    doc["result_sha256"] = canonical_sha256(result)
+    data = canonicalize(doc)
+    _tamper(filled, "UPDATE battles SET dbom = ?, leaf_hash = ?, raw_result = ?, result_sha256 = ?, cis_score = 1.0 "
+                    "WHERE sequence = 3",
+            params=(data.decode(), leaf_hash(data).hex(), canonicalize(result).decode(), canonical_sha256(result)))
+    kinds = _problems(filled)
+    assert ("entry-edited", 3) in kinds
+    assert any(k == "node-mismatch" for k, _ in kinds)
+    assert any(k == "checkpoint-mismatch" for k, _ in kinds)
+
+
+def test_edited_input_blob(filled: Path) -> None:
+    digest = _row_dbom(filled, 4)["inputs"]["purple_response"]["sha256"]  # type: ignore[index]
+    _tamper(filled, "UPDATE blobs SET data = ? WHERE sha256 = ?", params=(b'{"sourceCode": "evil"}', digest))
+    kinds = _problems(filled)
+    assert ("blob-edited", 4) in kinds
+    assert {k for k, _ in kinds} == {"blob-edited", "trigger-removed"}
+
+
+def test_deleted_blob(filled: Path) -> None:
+    digest = _row_dbom(filled, 6)["inputs"]["purple_request"]["sha256"]  # type: ignore[index]
+    _tamper(filled, "DELETE FROM blobs WHERE sha256 = ?", params=(digest,))
+    assert ("blob-missing", 6) in _problems(filled)
+
+
+def test_deleted_entry(filled: Path) -> None:
+    _tamper(filled, "DELETE FROM battles WHERE sequence = 3")
+    kinds = _problems(filled)
+    assert ("entry-deleted", 4) in kinds
+    assert any(k == "checkpoint-mismatch" for k, _ in kinds)
+
+
+def test_reordered_entries(filled: Path) -> None:
+    _tamper(filled, "UPDATE battles SET sequence = -1 WHERE sequence = 1",
+            "UPDATE battles SET sequence = 1 WHERE sequence = 2", "UPDATE battles SET sequence = 2 WHERE sequence = -1")
+    kinds = _problems(filled)
+    assert ("sequence-mismatch", 1) in kinds and ("sequence-mismatch", 2) in kinds
+    assert ("leaf-mismatch", 1) not in kinds  # the rows moved whole; the tree is what breaks
+    assert any(k == "checkpoint-mismatch" for k, _ in kinds)
+
+
+def test_inserted_entry_signed_by_another_key(filled: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    create_key(other / "keys", seed=b"\x07" * 32)
+    with Ledger.open(other, clock=step_clock()) as led:
+        fill(led, SIZE + 1)
+    row = sqlite3.connect(other / "battles.db").execute(
+        f"SELECT * FROM battles WHERE sequence = {SIZE}").fetchone()
+    _tamper(filled, "INSERT INTO battles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", params=tuple(row))
+    _restore_triggers(filled)
+    kinds = _problems(filled)
+    assert ("bad-signature", SIZE) in kinds and ("unsigned-entries", SIZE) in kinds
+
+
+def test_truncated_log_is_caught_by_the_copies_outside(filled: Path) -> None:
+    """Removing the newest entries, their nodes and checkpoints leaves a self-consistent database."""
+    _tamper(filled, f"DELETE FROM battles WHERE sequence >= {SIZE - 2}",
+            f"DELETE FROM checkpoints WHERE size > {SIZE - 2}",
+            f"DELETE FROM nodes WHERE (idx + 1) * (1 << level) > {SIZE - 2}")
+    _restore_triggers(filled)
+    assert ("rollback", SIZE - 2) in _problems(filled)
+    (filled / "checkpoints" / "history.jsonl").unlink()
+    (filled / "checkpoints" / "latest").unlink()
+    assert verify_ledger(filled).ok  # with every copy gone, only a saved checkpoint can tell
+
+
+def test_rollback_against_a_saved_checkpoint(filled: Path, tmp_path: Path) -> None:
+    backup = tmp_path / "backup.db"
+    shutil.copy(filled / "battles.db", backup)
+    with Ledger.open(filled, clock=step_clock()) as led:
+        fill(led, 3, start=SIZE)
+        saved = led.checkpoints()[-1].note
+    shutil.copy(backup, filled / "battles.db")
+    for suffix in ("-wal", "-shm"):
+        (filled / f"battles.db{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(filled / "checkpoints")
+    assert verify_ledger(filled).ok
+    assert _problems(filled, saved_checkpoints=[saved]) == {("rollback", SIZE)}
+
+
+def test_forked_history(filled: Path, tmp_path: Path) -> None:
+    """The same key signing two different logs of one size: a split view."""
+    twin = tmp_path / "twin"
+    shutil.copytree(filled / "keys", twin / "keys")
+    with Ledger.open(twin, clock=step_clock()) as led:
+        fill(led, SIZE - 1)
+        led.append("different", {"battle_id": "different", "status": "failed"}, {}, {})
+        forked = led.checkpoints()[-1].note
+    kinds = {k for k, _ in _problems(filled, saved_checkpoints=[forked])}
+    assert kinds == {"fork", "checkpoint-mismatch"}
+
+
+def test_resigned_with_another_key_needs_the_auditors_key(filled: Path, tmp_path: Path) -> None:
+    original = load_verifier(filled / "keys")
+    forged = tmp_path / "forged"
+    create_key(forged / "keys", seed=b"\x09" * 32)
+    with Ledger.open(forged, clock=step_clock()) as led:
+        fill(led, SIZE)
+    for name in ("battles.db", "keys", "checkpoints", "dboms"):
+        target = filled / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+        src = forged / name
+        shutil.copytree(src, target) if src.is_dir() else shutil.copy(src, target)
+    assert verify_ledger(filled).ok  # self-consistent: the reason auditors pin the key
+    kinds = {k for k, _ in _problems(filled, pubkeys=[original])}
+    assert {"bad-signature", "checkpoint-signature", "untrusted-key"} <= kinds
+
+
+def test_edited_dbom_file_outside_the_database(filled: Path) -> None:
+    path = filled / "dboms" / "b1.json"
+    doc = json.loads(path.read_text())
+    doc["result"]["cis_score"] = 1.0
+    path.write_text(json.dumps(doc))
+    assert _problems(filled) == {("dbom-file", 1)}
+
+
+def test_forged_checkpoint_signature(filled: Path) -> None:
+    latest = filled / "checkpoints" / "latest"
+    latest.write_text(latest.read_text().replace(f"\n{SIZE}\n", f"\n{SIZE + 1}\n"))
+    assert ("checkpoint-signature", None) in _problems(filled)
