@@ -88,7 +88,21 @@ def default_battle_id(task_id: str, purple: str, seed: int) -> str:
     return f"{task_id}-{digest}"
 
 
+def free_battle_id(home: Path, base: str) -> str:
+    """``base`` if the ledger under ``home`` lacks it, else the first free ``base-2``, ``base-3``, …"""
+    from ledger import Ledger
+
+    with Ledger.open(home) as led:
+        candidate, n = base, 1
+        while led.get(candidate) is not None:
+            n += 1
+            candidate = f"{base}-{n}"
+    return candidate
+
+
 def _validate(request: BattleRequest) -> TaskSpec:
+    from ledger import Ledger
+
     if (request.purple_url is None) == (request.mock_variant is None):
         raise BattleSetupError("name exactly one purple agent: --purple URL or --mock VARIANT")
     try:
@@ -97,6 +111,12 @@ def _validate(request: BattleRequest) -> TaskSpec:
             task.labelled_submission(request.mock_variant)
     except TaskError as exc:
         raise BattleSetupError(str(exc)) from None
+    with Ledger.open(request.home) as led:
+        if led.get(request.battle_id) is not None:
+            raise BattleSetupError(
+                f"battle id {request.battle_id!r} is already in the ledger; entries are never replaced: "
+                "choose another --battle-id"
+            )
     return task
 
 

@@ -54,3 +54,14 @@ def test_same_inputs_and_seed_give_byte_identical_results(tmp_path: Path) -> Non
     components = [e.name for e in events if isinstance(e, ScoreComponent)]
     assert {"rationale", "architecture", "testing", "logic"} <= set(components)
     assert any(isinstance(e, LedgerAppended) and e.sequence == first.sequence for e in events)
+
+
+def test_a_recorded_battle_id_is_never_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logomesh.battle import free_battle_id
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    run_battle(_request(tmp_path, sandbox="docker", red=False))
+    with pytest.raises(BattleSetupError, match="already in the ledger"):
+        run_battle(_request(tmp_path, sandbox="docker", red=False))
+    assert free_battle_id(tmp_path, "rl-det") == "rl-det-2"
+    assert free_battle_id(tmp_path, "other") == "other"

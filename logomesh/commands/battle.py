@@ -19,7 +19,9 @@ def run(
     task: Annotated[str, typer.Option("--task", help="Task id (see 'logomesh tasks list').")],
     purple: Annotated[str | None, typer.Option("--purple", help="URL of an A2A purple agent.")] = None,
     mock: Annotated[str | None, typer.Option("--mock", help="Serve the task's canned submission VARIANT.")] = None,
-    battle_id: Annotated[str | None, typer.Option("--battle-id", help="Battle id (default: derived).")] = None,
+    battle_id: Annotated[
+        str | None, typer.Option("--battle-id", help="Battle id (default: derived from task, purple and seed).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice.")] = 0,
     sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
     red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")] = 10.0,
@@ -29,7 +31,15 @@ def run(
     as_json: JsonOption = False,
 ) -> None:
     """Send a task to a purple agent, sandbox, attack, score and record the answer."""
-    from logomesh.battle import BattleRequest, BattleSetupError, default_battle_id, result_json, run_battle
+    from ledger import LedgerError
+    from logomesh.battle import (
+        BattleRequest,
+        BattleSetupError,
+        default_battle_id,
+        free_battle_id,
+        result_json,
+        run_battle,
+    )
     from logomesh.home import resolve_home
     from logomesh.progress import ProgressPrinter
 
@@ -40,11 +50,16 @@ def run(
     if protocol not in (None, "0.3", "1.0"):
         fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
     label = purple or f"mock:{mock}"
+    state = resolve_home(home)
+    try:
+        chosen_id = battle_id or free_battle_id(state, default_battle_id(task, label, seed))
+    except LedgerError as exc:
+        fail(str(exc))
     request = BattleRequest(
         task_id=task,
-        battle_id=battle_id or default_battle_id(task, label, seed),
+        battle_id=chosen_id,
         seed=seed,
-        home=resolve_home(home),
+        home=state,
         purple_url=purple,
         mock_variant=mock,
         protocol=protocol,
@@ -54,7 +69,7 @@ def run(
     )
     try:
         outcome = run_battle(request, ProgressPrinter())
-    except BattleSetupError as exc:
+    except (BattleSetupError, LedgerError) as exc:
         fail(str(exc))
     result = outcome.result
     if as_json:
