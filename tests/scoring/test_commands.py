@@ -1,0 +1,92 @@
+"""``logomesh score`` and ``logomesh calibrate`` as a user runs them (real sandbox where marked)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logomesh.tasks import all_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def logomesh(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "logomesh", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout)
+
+
+def submission_file(task_id: str, name: str) -> str:
+    return str(ROOT / "tasks" / task_id / "submissions" / f"{name}.json")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--task", "no-such-task", "--submission", "x.json"], "unknown task 'no-such-task'"),
+        (["--task", "rate-limiter", "--submission", "/nonexistent.json"], "cannot read submission"),
+        (["--task", "rate-limiter", "--submission", "pyproject.toml"], "submission is not valid JSON"),
+        (["--task", "rate-limiter", "--submission", "x.json", "--sandbox", "vm"], "--sandbox must be one of"),
+        (["--task", "rate-limiter", "--submission", "x.json", "--llm-model", "m"], "give both --llm-base-url"),
+    ],
+)
+def test_bad_input_gives_one_line_and_no_traceback(args: list[str], message: str) -> None:
+    run = logomesh("score", *args)
+    assert run.returncode in (1, 2)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.fixture(scope="module")
+def good_runs() -> dict[str, tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]]:
+    """The good submission scored twice, in two processes (test_cis checks every task without the sandbox)."""
+    runs = {}
+    for task in [t for t in all_tasks() if t.id == "rate-limiter"]:
+        args = ("score", "--task", task.id, "--submission", submission_file(task.id, "good"), "--no-red",
+                "--sandbox", "docker", "--json")
+        runs[task.id] = (logomesh(*args), logomesh(*args))
+    return runs
+
+
+@pytest.mark.docker
+def test_score_is_byte_identical_across_processes(
+    good_runs: dict[str, tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]],
+) -> None:
+    for first, second in good_runs.values():
+        assert first.returncode == 0, first.stderr
+        assert first.stdout == second.stdout
+        out = json.loads(first.stdout)
+        assert out["result"]["tests"]["hidden"]["failed"] == 0
+        assert out["result"]["testing_score"] == 0.85
+        assert len(out["result_sha256"]) == 64
+
+
+@pytest.mark.docker
+def test_score_separates_a_flawed_submission_and_reports_its_purple_tests(
+    good_runs: dict[str, tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]],
+) -> None:
+    good = json.loads(good_runs["rate-limiter"][0].stdout)["result"]
+    flawed_run = logomesh("score", "--task", "rate-limiter", "--submission",
+                          submission_file("rate-limiter", "fixed-window"), "--no-red", "--json")
+    flawed = json.loads(flawed_run.stdout)["result"]
+    assert flawed["tests"]["hidden"]["failed"] > 0
+    assert flawed["cis_score"] < good["cis_score"]
+    purple = good["tests"]["purple"]
+    assert purple["total"] > 0 and purple["flawed_total"] >= 1
+    assert 0 <= purple["flawed_caught"] <= purple["flawed_total"]
+
+
+@pytest.mark.docker
+def test_calibrate_prints_the_table_and_good_beats_behaviour_defects() -> None:
+    run = logomesh("calibrate", "--no-red", "--task", "rate-limiter", "--json")
+    assert run.returncode in (0, 1), run.stderr
+    rows = json.loads(run.stdout)["rows"]
+    good = next(r for r in rows if r["name"] == "good")
+    for row in rows:
+        if row["name"] in ("fixed-window", "counts-rejected", "pasted-docstring"):
+            assert row["cis_score"] < good["cis_score"], row
+    assert {r["name"] for r in rows} >= {"good", "off-intent", "pasted-docstring"}
