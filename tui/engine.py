@@ -33,7 +33,7 @@ from tui.messages import BattleEnded, BattleEventsReceived
 Engine = Callable[[BattleRequest, EventSink], BattleOutcome]
 
 FLUSH_INTERVAL_S = 0.05
-MAX_BATCH = 4000  # events handled per tick at most, so a burst cannot freeze a frame
+MAX_BATCH = 2000  # events handled per tick at most, so a burst cannot freeze a frame
 CANCEL_REASON = "cancelled by the user"
 
 

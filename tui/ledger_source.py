@@ -7,17 +7,21 @@ library's API is absorbed here.
 from __future__ import annotations
 
 import importlib
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ledger import Ledger, LedgerError, StoredBattle
+from ledger.canonical import canonicalize
+from ledger.dbom import dbom_problems
+from ledger.merkle import inclusion_proof, leaf_hash, verify_inclusion
 
 ProgressCallback = Callable[[int, int], None]
 
 
 class LedgerUnavailable(RuntimeError):
-    """The ledger library or its database cannot be used; ``str()`` says why and what to do."""
+    """A ledger feature the console needs is missing or failed; ``str()`` says which."""
 
 
 @dataclass(frozen=True)
@@ -51,90 +55,102 @@ class VerifyReport:
     marks: dict[int, tuple[bool, str]]
 
 
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+def short_time(timestamp: str) -> str:
+    """``2026-11-23T00:51:38.123456Z`` → ``2026-11-23 00:51:38``."""
+    return timestamp[:19].replace("T", " ")
 
 
-def _ledger_module(name: str = "ledger") -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise LedgerUnavailable(f"the ledger library is missing ({exc}); reinstall logomesh") from None
+def _purple_of(stored: StoredBattle | None) -> str:
+    if stored is None:
+        return "?"
+    return str(stored.result.get("purple_agent") or stored.attributes.get("purple_agent") or "")
 
 
-def _row(entry: Any) -> LedgerRow:
-    result = _field(entry, "result", {}) or {}
-    attributes = _field(entry, "attributes", {}) or {}
-    return LedgerRow(
-        sequence=int(_field(entry, "sequence", 0)),
-        timestamp=str(_field(entry, "timestamp", "") or "")[:19].replace("T", " "),
-        battle_id=str(_field(entry, "battle_id", "") or result.get("battle_id", "")),
-        task_id=str(result.get("task_id", "")),
-        purple=str(result.get("purple_agent", "") or attributes.get("purple_agent", "")),
-        cis=float(result.get("cis_score", 0.0) or 0.0),
-        status=str(result.get("status", "")),
-    )
+def _signature_status(led: Ledger, stored: StoredBattle) -> str:
+    problems = dbom_problems(stored.dbom, led.trusted_keys())
+    if not problems:
+        return "valid: DSSE envelope signed by a trusted judge key, H(Δ) matches"
+    return "INVALID: " + "; ".join(f"{kind}: {detail}" for kind, detail in problems)
+
+
+def _inclusion_status(led: Ledger, stored: StoredBattle) -> str:
+    checkpoint = led.latest_checkpoint()
+    if checkpoint is None:
+        return "no checkpoint yet"
+    if stored.sequence >= checkpoint.size:
+        return f"not yet covered by the latest checkpoint (size {checkpoint.size})"
+    leaf = leaf_hash(canonicalize(stored.dbom))
+    with led.connect() as conn:
+        proof = inclusion_proof(stored.sequence, checkpoint.size, led.nodes(conn, checkpoint.size))
+    ok = verify_inclusion(leaf, stored.sequence, checkpoint.size, proof, checkpoint.root)
+    verdict = "verified" if ok else "FAILED"
+    hashes = "\n".join(f"  {step.hex()}" for step in proof)
+    return (f"{verdict} against checkpoint size {checkpoint.size}, root {checkpoint.root.hex()[:16]}…, "
+            f"{len(proof)} proof hashes\n{hashes}").rstrip()
 
 
 class LedgerSource:
-    """Reads the ledger under ``home``; every call opens and closes the database."""
+    """Reads the ledger under ``home``; every call opens and closes it."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
 
-    def _open(self) -> Any:
-        return _ledger_module().Ledger.open(self.home)
-
     def rows(self) -> list[LedgerRow]:
-        with self._open() as led:
-            return [_row(entry) for entry in led.entries()]
+        with Ledger.open(self.home) as led:
+            rows: list[LedgerRow] = []
+            for entry in led.entries():
+                try:
+                    stored = led.get(entry.battle_id)
+                except LedgerError:
+                    stored = None
+                rows.append(LedgerRow(
+                    sequence=entry.sequence,
+                    timestamp=short_time(entry.timestamp),
+                    battle_id=entry.battle_id,
+                    task_id=entry.task_id or "",
+                    purple=_purple_of(stored),
+                    cis=entry.cis_score or 0.0,
+                    status=entry.status or "",
+                ))
+            return rows
 
     def exists(self, battle_id: str) -> bool:
-        with self._open() as led:
-            return led.get(battle_id) is not None
+        with Ledger.open(self.home) as led:
+            return any(entry.battle_id == battle_id for entry in led.entries())
 
     def detail(self, battle_id: str) -> EntryDetail:
-        with self._open() as led:
-            entry = led.get(battle_id)
-            if entry is None:
+        with Ledger.open(self.home) as led:
+            stored = led.get(battle_id)
+            if stored is None:
                 raise LedgerUnavailable(f"no entry for battle {battle_id!r}")
-            row = _row(entry)
-            dbom_fn = getattr(led, "dbom", None)
-            dbom = dbom_fn(battle_id) if callable(dbom_fn) else _field(entry, "dbom", {})
-            proof_fn = getattr(led, "inclusion", None)
-            inclusion = proof_fn(battle_id) if callable(proof_fn) else None
-            signature_fn = getattr(led, "signature_status", None)
-            signature = signature_fn(battle_id) if callable(signature_fn) else _field(entry, "signature", "")
-        hashes = _field(entry, "input_hashes", None) or _field(entry, "inputs", {}) or {}
-        return EntryDetail(
-            row=row,
-            dbom=dict(dbom or {}),
-            signature=str(signature or "not available"),
-            inclusion=_describe_inclusion(inclusion),
-            input_hashes={str(k): str(v) for k, v in dict(hashes).items()},
-        )
+            summary = next(e for e in led.entries(since=stored.sequence) if e.battle_id == battle_id)
+            row = LedgerRow(stored.sequence, short_time(summary.timestamp), battle_id, summary.task_id or "",
+                            _purple_of(stored), summary.cis_score or 0.0, summary.status or "")
+            signature = _signature_status(led, stored)
+            inclusion = _inclusion_status(led, stored)
+        hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}
+        return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes)
 
     def verify(self, on_progress: ProgressCallback) -> VerifyReport:
-        verify_ledger = _ledger_module("ledger.verify").verify_ledger
-        report = verify_ledger(self.home, on_progress=on_progress)
+        """The ledger library's full verification (``ledger.verify``), row by row."""
+        verify_module: Any = _optional("ledger.verify")
+        report = verify_module.verify_ledger(self.home, on_progress=on_progress)
         marks: dict[int, tuple[bool, str]] = {}
-        for item in _field(report, "entries", []) or []:
-            marks[int(_field(item, "sequence", 0))] = (bool(_field(item, "ok", False)), str(_field(item, "reason", "")))
-        ok = bool(_field(report, "ok", False))
-        summary = str(_field(report, "summary", "") or ("ledger verified" if ok else "verification failed"))
+        for item in getattr(report, "entries", []) or []:
+            marks[int(item.sequence)] = (bool(item.ok), str(item.reason))
+        ok = bool(report.ok)
+        summary = str(getattr(report, "summary", "") or ("ledger verified" if ok else "verification failed"))
         return VerifyReport(ok=ok, summary=summary, marks=marks)
 
     def export(self, sequences: Sequence[int], out: Path) -> Path:
-        export_bundle = _ledger_module("ledger.export").export_bundle
-        written = export_bundle(self.home, out, sequences=list(sequences))
+        """A compliance bundle for ``sequences`` (``ledger.export``)."""
+        export_module: Any = _optional("ledger.export")
+        written = export_module.export_bundle(self.home, out, sequences=list(sequences))
         return Path(written) if written is not None else out
 
 
-def _describe_inclusion(proof: Any) -> str:
-    if proof is None:
-        return "not available"
-    if isinstance(proof, str):
-        return proof
-    return json.dumps(proof, indent=1, sort_keys=True, default=str)
+def _optional(name: str) -> object:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise LedgerUnavailable(f"{name} is not available in this build of the ledger library") from None

@@ -129,7 +129,8 @@ class BattleScreen(Screen[None]):
             home=self.home,
             purple_url=choice.purple_url,
             mock_variant=choice.mock_variant,
-            red_budget_s=choice.red_budget_s,
+            red_budget_s=choice.red_budget_s or 10.0,
+            red=choice.red_budget_s > 0,
         )
         if choice.purple_url:
             self.query_one(SetupForm).remember_url(remember_url(self.home, choice.purple_url))

@@ -30,10 +30,9 @@ class EntryScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = f"Entry #{self.detail.row.sequence}  (esc closes)"
-            yield EntryView(id="entry")
+            yield EntryView(self.detail, id="entry")
 
     def on_mount(self) -> None:
-        self.query_one(EntryView).show(self.detail)
         self.query_one(VerticalScroll).focus()
 
     def action_close(self) -> None:

@@ -26,7 +26,7 @@ class BattleChoice:
     mock_variant: str | None
     battle_id: str | None
     seed: int
-    red_budget_s: float
+    red_budget_s: float  # 0 runs no red agent
 
 
 class FormError(ValueError):
@@ -146,8 +146,8 @@ class SetupForm(Vertical):
             budget = float(budget_text)
         except ValueError:
             raise FormError(f"red budget must be a number of seconds, not {budget_text!r}") from None
-        if budget <= 0:
-            raise FormError("red budget must be a positive number of seconds")
+        if budget < 0:
+            raise FormError("red budget must be 0 (no red agent) or a positive number of seconds")
         battle_id = self.query_one("#battle-id", Input).value.strip() or None
         return BattleChoice(
             task_id=str(task_value),

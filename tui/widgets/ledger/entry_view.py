@@ -33,6 +33,6 @@ class EntryView(Static):
     EntryView { padding: 0 1; }
     """
 
-    def show(self, detail: EntryDetail) -> None:
+    def __init__(self, detail: EntryDetail, *, id: str | None = None) -> None:
+        super().__init__(render_detail(detail), id=id)
         self.detail = detail
-        self.update(render_detail(detail))

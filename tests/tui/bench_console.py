@@ -1,0 +1,87 @@
+"""Benchmark: how fast the console drains a burst of 20 000 engine events, and its worst frame gap.
+
+Run: ``.venv/bin/python tests/tui/bench_console.py [--events N] [--size 80x24]``. Prints the figures and
+their ratio to the targets (drain under 5 s, no gap between UI ticks over 200 ms). The "frame gap" is the
+longest the UI event loop went without running a 10 ms ticker: a frame cannot be painted inside such a
+stall, so it bounds the worst gap between frames.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scripted_engine import ScriptedEngine, make_task, search_events  # noqa: E402
+
+from logomesh.events import BattleFinished, Event, MctsNodeAdded  # noqa: E402
+from tui.app import ConsoleApp  # noqa: E402
+from tui.widgets.battle.mcts_tree import MctsTree  # noqa: E402
+
+DRAIN_TARGET_S = 5.0
+GAP_TARGET_S = 0.200
+
+
+def burst(count: int, battle_id: str = "bench") -> list[Event]:
+    events: list[Event] = []
+    nodes = 64
+    while len(events) < count - 1:
+        events = search_events(battle_id, nodes, seed=11)
+        nodes *= 2
+    return [*events[: count - 1], BattleFinished(battle_id, 0.5, "scored")]
+
+
+async def measure(count: int, size: tuple[int, int]) -> dict[str, float]:
+    events = burst(count)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "home").mkdir()
+        app = ConsoleApp(root / "home", tasks=[make_task(root / "task")], engine=ScriptedEngine(events))
+        async with app.run_test(size=size) as pilot:
+            screen = app.battle_screen
+            gaps: list[float] = []
+            last = time.perf_counter()
+
+            def tick() -> None:
+                nonlocal last
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+            ticker = app.set_interval(0.01, tick)
+            started = time.perf_counter()
+            await pilot.press("ctrl+r")
+            while screen.last_ending is None:
+                await asyncio.sleep(0.005)
+            drained = time.perf_counter() - started
+            await pilot.pause()
+            ticker.stop()
+            nodes_shown = len(screen.query_one(MctsTree).stats)
+    expected_nodes = sum(isinstance(e, MctsNodeAdded) for e in events)
+    if nodes_shown != expected_nodes:
+        raise SystemExit(f"lost node events: showed {nodes_shown} of {expected_nodes}")
+    return {"events": float(len(events)), "nodes": float(nodes_shown), "drain_s": drained,
+            "worst_gap_s": max(gaps) if gaps else 0.0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--size", default="80x24")
+    args = parser.parse_args()
+    width, height = (int(part) for part in args.size.split("x"))
+    figures = asyncio.run(measure(args.events, (width, height)))
+    print(f"events {int(figures['events'])}  nodes {int(figures['nodes'])}  screen {args.size}")
+    print(f"drain     {figures['drain_s']:.2f} s   target {DRAIN_TARGET_S:.1f} s   "
+          f"ratio {figures['drain_s'] / DRAIN_TARGET_S:.2f}")
+    print(f"worst gap {figures['worst_gap_s'] * 1000:.0f} ms  target {GAP_TARGET_S * 1000:.0f} ms  "
+          f"ratio {figures['worst_gap_s'] / GAP_TARGET_S:.2f}")
+
+
+if __name__ == "__main__":
+    main()
