@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted_engine import ScriptedEngine, make_task, search_events  # noqa: E402
+from scripted_engine import ScriptedEngine, make_task, search_events
 
-from logomesh.events import BattleFinished, Event, MctsNodeAdded  # noqa: E402
-from tui.app import ConsoleApp  # noqa: E402
-from tui.widgets.battle.mcts_tree import MctsTree  # noqa: E402
+from logomesh.events import BattleFinished, Event, MctsNodeAdded
+from tui.app import ConsoleApp
+from tui.widgets.battle.mcts_tree import MctsTree
 
 DRAIN_TARGET_S = 5.0
 GAP_TARGET_S = 0.200
