@@ -35,6 +35,7 @@ HARNESS_DIR = Path(__file__).with_name("harness")
 HOST_GRACE_S = 10.0  # beyond a run's own timeout, before the host kills the box
 START_TIMEOUT_S = 30.0
 _EOF = object()
+NO_TESTS = "no tests found in the test files (unittest TestCase methods, or pytest-style test_* functions)"
 
 
 def harness_source(name: str) -> str:
@@ -141,7 +142,7 @@ class HarnessClient:
         except SuiteSourceError as exc:
             return SuiteRun(outcomes=(), error=str(exc))
         if not names:
-            return SuiteRun(outcomes=(), error="no unittest test methods found in the test files")
+            return SuiteRun(outcomes=(), error=NO_TESTS)
         request = {
             "op": "suite",
             "solution": solution,

@@ -389,7 +389,8 @@ def _main():
                 break
             if not died:
                 with contextlib.suppress(OSError):
-                    os.close(ctl_w)
+                    os.close(ctl_w)  # EOF on its control pipe: the runner exits
+                ctl_w = -1
                 kill_group(pid)
                 reap(pid)
             drain(sel, output)

@@ -1,0 +1,102 @@
+"""The host side of the harness protocol, against a fake box (the real ones are in the backend tests)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from logomesh.sandbox import client as client_module
+from logomesh.sandbox.client import HarnessClient, suite_from_result
+
+from .suites import ADD_NAMES, ADD_TESTS, GOOD_ADD
+
+
+class SilentBox:
+    """Accepts requests and never answers: what a wedged box looks like from the host."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, object]] = []
+        self.killed = 0
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(json.loads(data))
+
+    def kill(self) -> None:
+        self.killed += 1
+
+
+def test_host_wall_clock_kills_a_box_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "HOST_GRACE_S", 0.2)
+    box = SilentBox()
+    harness = HarnessClient(box.send, box.kill)
+    run = harness.run_suite(GOOD_ADD, ADD_TESTS, timeout_s=0.1)
+    assert box.killed == 1
+    assert run.passed == 0 and run.total == 4
+    assert run.error is not None and "did not answer" in run.error
+    assert box.sent[0]["op"] == "suite" and box.sent[0]["names"] == list(ADD_NAMES)
+    again = harness.run_script({}, "print(1)")  # a broken box refuses further work at once
+    assert again.timed_out and "did not answer" in again.stderr and len(box.sent) == 1
+
+
+def test_a_dead_harness_fails_the_run_with_its_reason() -> None:
+    box = SilentBox()
+    harness = HarnessClient(box.send, box.kill)
+    threading.Timer(0.05, harness.feed_eof).start()
+    run = harness.run_suite(GOOD_ADD, ADD_TESTS, timeout_s=5)
+    assert all(o.status == "crashed" for o in run.outcomes)
+    assert run.error is not None and "harness died" in run.error
+
+
+def test_output_events_stream_and_foreign_ids_are_ignored() -> None:
+    seen: list[tuple[str, str, str]] = []
+    box = SilentBox()
+    harness = HarnessClient(box.send, box.kill)
+
+    def answer() -> None:
+        run_id = box.sent[0]["id"]
+        for event in (
+            {"ev": "out", "id": 999, "origin": "x", "stream": "stdout", "text": "stale"},
+            {"ev": "out", "id": run_id, "origin": "test_add.TestAdd.test_zero", "stream": "stdout", "text": "hi\n"},
+            {"ev": "done", "id": run_id, "result": {"exit_code": 0, "stdout": "hi\n", "duration_s": 0.01}},
+        ):
+            harness.feed_line(json.dumps(event).encode())
+
+    threading.Timer(0.05, answer).start()
+    result = harness._request({"op": "script"}, 5.0, lambda *item: seen.append(item))
+    assert seen == [("test_add.TestAdd.test_zero", "stdout", "hi\n")]
+    assert result["stdout"] == "hi\n"
+
+
+def test_results_only_count_names_the_host_discovered() -> None:
+    names = list(ADD_NAMES)
+    result = {
+        "outcomes": [
+            {"name": names[0], "status": "passed", "reason": "", "duration_s": 0.1},
+            {"name": "test_add.TestAdd.test_invented", "status": "passed"},
+            {"name": names[1], "status": "bogus"},
+        ],
+    }
+    run = suite_from_result(names, result)
+    assert [o.status for o in run.outcomes] == ["passed", "error", "error", "error"]
+    assert run.outcomes[2].reason == "no verdict from the harness"
+    assert (run.passed, run.failed, run.total) == (1, 3, 4)
+
+
+def test_any_tampering_turns_every_pass_into_a_failure() -> None:
+    names = list(ADD_NAMES)
+    result = {"outcomes": [{"name": n, "status": "passed"} for n in names], "tamper": ["TestCase.run was replaced"]}
+    run = suite_from_result(names, result)
+    assert run.tampered and run.passed == 0
+    assert all(o.reason == "tampered: TestCase.run was replaced" for o in run.outcomes)
+
+
+def test_unparseable_tests_are_a_suite_error_without_a_run() -> None:
+    box = SilentBox()
+    harness = HarnessClient(box.send, box.kill)
+    run = harness.run_suite(GOOD_ADD, {"test_bad.py": "class (:\n"})
+    assert run.total == 0 and run.error is not None and "does not parse" in run.error
+    assert box.sent == []
+    empty = harness.run_suite(GOOD_ADD, {"test_none.py": "x = 1\n"})
+    assert empty.error is not None and empty.error.startswith("no tests found in the test files")
