@@ -33,13 +33,13 @@ from logomesh.sandbox.image import image_tag  # noqa: E402
 from logomesh.tasks import TaskError, TaskSpec, default_tasks_dir, load_task_dir  # noqa: E402
 
 IN_BOX_EXEC = """
-import os, statistics, time
+import os, statistics, sys, time
 samples = []
 for _ in range({n}):
     t = time.perf_counter()
     pid = os.fork()
     if pid == 0:
-        os.execv('/usr/bin/python3', ['python3', '-S', '-c', 'pass'])
+        os.execv(sys.executable, ['python3', '-S', '-c', 'pass'])
     os.waitpid(pid, 0)
     samples.append(time.perf_counter() - t)
 print(statistics.median(samples))

@@ -59,6 +59,7 @@ class DockerSandbox:
         try:
             image = self._client.images.get(self._tag)
         except Exception:
+            self._client.close()
             raise SandboxUnavailable(f"sandbox image {self._tag} is missing: {BUILD_HINT}") from None
         self._image_id: str = image.id
         self._container: Any = None
@@ -84,7 +85,7 @@ class DockerSandbox:
         try:
             self._container = self._client.containers.create(
                 self._image_id,
-                command=server_argv("/usr/bin/python3", WORK_DIR, limits),
+                command=server_argv("python3", WORK_DIR, limits),  # /usr/bin (offline) or /usr/local/bin (slim)
                 stdin_open=True,
                 tty=False,
                 network_mode="none",
@@ -187,6 +188,7 @@ class DockerSandbox:
             with contextlib.suppress(Exception):
                 self._container.remove(force=True)
             self._container = None
+        self._client.close()
 
     def __enter__(self) -> DockerSandbox:
         return self

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
+from logomesh.sandbox.docker import DockerSandbox
 
 from .suites import ADD_NAMES, ADD_TESTS, GOOD_ADD, WRONG_ADD
 
@@ -138,3 +139,42 @@ def test_solution_files_never_shadow_modules_the_tests_import(box: Sandbox) -> N
     }
     run = box.run_suite(shadowing, tests)
     assert (run.passed, run.total) == (1, 1), run
+
+
+def test_container_has_every_limit(box: Sandbox) -> None:
+    import docker
+
+    client = docker.from_env()
+    try:
+        assert isinstance(box, DockerSandbox)
+        attrs = client.containers.get(box.container_id).attrs
+    finally:
+        client.close()
+    host = attrs["HostConfig"]
+    assert host["Memory"] == host["MemorySwap"] == 128 * 1024 * 1024
+    assert host["NanoCpus"] == 500_000_000
+    assert host["PidsLimit"] == 50
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"]
+    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert set(host["Tmpfs"]) == {"/work", "/tmp"} and "size=" in host["Tmpfs"]["/work"]
+    assert host["LogConfig"]["Type"] == "none"
+    assert attrs["Config"]["User"] == "65534:65534"
+    whoami = box.run_script({}, "import os\nprint(os.getuid(), os.getgid())\n")
+    assert whoami.stdout == "65534 65534\n"
+
+
+def test_container_is_removed_on_close() -> None:
+    import docker
+
+    sandbox = DockerSandbox()
+    container_id = sandbox.container_id
+    assert container_id
+    sandbox.close()
+    client = docker.from_env()
+    try:
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(container_id)
+    finally:
+        client.close()

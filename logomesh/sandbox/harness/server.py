@@ -91,7 +91,7 @@ def _main():
                     os.set_inheritable(fd, True)
                 os.chdir(cwd)
                 child_limits()
-                env = {"PATH": "/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
+                env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
                        "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
                 os.execve(python, argv, env)
             finally:
