@@ -114,9 +114,9 @@ class LedgerSource:
                 ))
             return rows
 
-    def exists(self, battle_id: str) -> bool:
+    def battle_ids(self) -> list[str]:
         with Ledger.open(self.home) as led:
-            return any(entry.battle_id == battle_id for entry in led.entries())
+            return [entry.battle_id for entry in led.entries()]
 
     def detail(self, battle_id: str) -> EntryDetail:
         with Ledger.open(self.home) as led:

@@ -19,6 +19,7 @@ from tui.screens.battle import BattleScreen
 from tui.widgets.battle.mcts_tree import MctsTree
 from tui.widgets.battle.output_log import MAX_LINE_CHARS, SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.battle.setup_form import SetupForm
 from tui.widgets.battle.status_line import StatusLine
 
 
@@ -188,4 +189,26 @@ def test_help_lists_the_battle_keys_and_the_palette_offers_every_action(tmp_path
             titles = {command.title for command in app.get_system_commands(app.screen)}
             assert {"Battle: start", "Battle: cancel", "Ledger: verify", "Ledger: export",
                     "Show ledger screen"} <= titles
+    run(scenario)
+
+
+def test_a_battle_id_already_in_the_ledger_is_refused_and_derived_ids_stay_unique(tmp_path: Path) -> None:
+    engine = ScriptedEngine([])
+    app = make_app(tmp_path, engine)
+    taken = ["mine", "demo-task-x"]
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            screen.ledger_ids = lambda: taken  # type: ignore[method-assign]
+            screen.query_one("#battle-id", Input).value = "mine"
+            await pilot.press("ctrl+r")
+            await pilot.pause(0.1)
+            assert engine.requests == [] and not screen.runner.running
+            screen.query_one("#battle-id", Input).value = ""
+            first = screen.battle_id_for(screen.query_one(SetupForm).choice())
+            assert first is not None and first not in taken
+            taken.append(first)
+            second = screen.battle_id_for(screen.query_one(SetupForm).choice())
+            assert second == f"{first}-2"
     run(scenario)

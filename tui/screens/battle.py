@@ -32,6 +32,7 @@ from logomesh.events import (
 )
 from logomesh.tasks import TaskSpec
 from tui.engine import BattleRunner, Engine
+from tui.ledger_source import LedgerSource
 from tui.messages import BattleEnded, BattleEventsReceived
 from tui.recent import load_recent_urls, remember_url
 from tui.widgets.battle.mcts_tree import MctsTree
@@ -120,11 +121,34 @@ class BattleScreen(Screen[None]):
             return
         self.start_battle(message.choice)
 
-    def start_battle(self, choice: BattleChoice) -> BattleRequest:
+    def battle_id_for(self, choice: BattleChoice) -> str | None:
+        """The typed id if the ledger lacks it (else None), or the derived id made unique with ``-2``, ``-3``…"""
+        try:
+            taken = set(self.ledger_ids())
+        except Exception:  # an unreadable ledger fails the battle at the ledger stage, with its reason
+            taken = set()
+        if choice.battle_id:
+            return None if choice.battle_id in taken else choice.battle_id
         label = choice.purple_url or f"mock:{choice.mock_variant}"
+        base = default_battle_id(choice.task_id, label, choice.seed)
+        candidate, suffix = base, 1
+        while candidate in taken:
+            suffix += 1
+            candidate = f"{base}-{suffix}"
+        return candidate
+
+    def ledger_ids(self) -> list[str]:
+        return LedgerSource(self.home).battle_ids()
+
+    def start_battle(self, choice: BattleChoice) -> BattleRequest | None:
+        battle_id = self.battle_id_for(choice)
+        if battle_id is None:
+            self.notify(f"battle id {choice.battle_id!r} is already in the ledger: pick another or leave it blank",
+                        severity="error", timeout=6)
+            return None
         request = BattleRequest(
             task_id=choice.task_id,
-            battle_id=choice.battle_id or default_battle_id(choice.task_id, label, choice.seed),
+            battle_id=battle_id,
             seed=choice.seed,
             home=self.home,
             purple_url=choice.purple_url,

@@ -1,0 +1,60 @@
+"""End to end: a real battle through Docker, started from the console, found in its ledger screen."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Select
+
+from ledger import Ledger
+from ledger.keys import create_key
+from logomesh.tasks import all_tasks
+from tui.app import ConsoleApp
+from tui.screens.ledger import LedgerScreen
+from tui.widgets.battle.output_log import SandboxLog
+from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.ledger.entries_table import EntriesTable
+
+BATTLE = "console-docker-1"
+
+
+@pytest.mark.docker
+def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    create_key(home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
+    app = ConsoleApp(home, tasks=[t for t in all_tasks() if t.id == "rate-limiter"])
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = app.battle_screen
+            assert screen.query_one("#purple", Select).value == "good"
+            screen.query_one("#battle-id", Input).value = BATTLE
+            screen.query_one("#budget", Input).value = "0"  # no red agent: this test is about the console
+            await pilot.press("ctrl+r")
+            deadline = time.monotonic() + 240
+            while screen.last_ending is None:
+                assert time.monotonic() < deadline, "the battle did not finish in time"
+                await pilot.pause(0.2)
+            ending = screen.last_ending
+            assert ending.status == "scored", ending.reason
+            with Ledger.open(home) as led:
+                stored = led.get(BATTLE)
+            assert stored is not None and ending.sequence == stored.sequence
+            score = screen.query_one(ScorePanel)
+            assert score.final == stored.result["cis_score"]
+            assert set(score.values) == {"rationale", "architecture", "testing", "logic"}
+            lines = list(screen.query_one(SandboxLog).plain_lines)
+            hidden = stored.result["tests"]["hidden"]
+            assert sum(line.startswith("✓ hidden ") for line in lines) == hidden["passed"] > 0
+
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert isinstance(app.screen, LedgerScreen)
+            rows = app.screen.query_one(EntriesTable).visible_rows()
+            assert [(r.battle_id, r.status, r.purple) for r in rows] == [(BATTLE, "scored", "mock:good")]
+            assert rows[0].cis == stored.result["cis_score"]
+    asyncio.run(scenario())
