@@ -206,14 +206,12 @@ def _sandboxed_stages(
 
 def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[str, Any]) -> dict[str, Any]:
     """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
-    from logomesh.sandbox import SandboxBroken, SandboxUnavailable, open_sandbox
-    from logomesh.scoring import DEFAULT_CONFIG, score_submission
-
     battle_id = request.battle_id
     emit(StageStarted(battle_id, "purple"))
     exchange = _ask_purple(task, request)
     facts["inputs"]["purple_request"] = exchange.request_bytes
     facts["inputs"]["purple_response"] = exchange.response_bytes
+    facts["attributes"]["purple_protocol"] = exchange.protocol
     submission = exchange.submission
     emit(
         PurpleResponded(
@@ -224,7 +222,17 @@ def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[s
             exchange.response_sha256,
         )
     )
+    return judge(request, task, submission, emit, facts)
 
+
+def judge(
+    request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink, facts: dict[str, Any]
+) -> dict[str, Any]:
+    """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this."""
+    from logomesh.sandbox import SandboxBroken, SandboxUnavailable, open_sandbox
+    from logomesh.scoring import DEFAULT_CONFIG, score_submission
+
+    battle_id = request.battle_id
     emit(StageStarted(battle_id, "sandbox"))
     try:
         with open_sandbox(request.sandbox) as box:
@@ -247,7 +255,13 @@ def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[s
     result: dict[str, Any] = {"battle_id": battle_id, "task_id": task.id}
     result.update(card.result_fields())
     result.update(
-        {"status": "scored", "seed": request.seed, "purple_agent": request.purple_label, "red_enabled": request.red}
+        {
+            "status": "scored",
+            "seed": request.seed,
+            "purple_agent": request.purple_label,
+            "red_enabled": request.red,
+            "red_budget_s": request.red_budget_s if request.red else 0.0,
+        }
     )
     return result
 

@@ -95,7 +95,7 @@ def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: 
         "--task",
         "rate-limiter",
         "--mock",
-        "wrong-behaviour",
+        "fixed-window",
         "--seed",
         "7",
         "--no-red",

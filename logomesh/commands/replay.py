@@ -2,9 +2,53 @@
 
 from __future__ import annotations
 
-from logomesh.commands.common import not_implemented
+import json
+from typing import Annotated
+
+import typer
+
+from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption, fail
 
 
-def replay() -> None:
-    """Re-score a battle from its stored inputs and compare H(result)."""
-    not_implemented("replay")
+def replay(
+    battle_id: Annotated[str, typer.Argument(help="The battle to replay.")],
+    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-score a battle from its stored inputs and check H(result) against the signed one (exit 3 if not)."""
+    from ledger import LedgerError
+    from logomesh.battle import StageFailed
+    from logomesh.home import resolve_home
+    from logomesh.progress import ProgressPrinter
+    from logomesh.replay import ReplayError, replay_battle
+
+    try:
+        report = replay_battle(resolve_home(home), battle_id, sandbox, ProgressPrinter())
+    except (ReplayError, LedgerError) as exc:
+        fail(str(exc))
+    except StageFailed as exc:
+        fail(f"replay failed at {exc.stage}: {exc.reason}")
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "battle_id": report.battle_id,
+                    "sequence": report.sequence,
+                    "matches": report.matches,
+                    "signed_sha256": report.signed_sha256,
+                    "replayed_sha256": report.replayed_sha256,
+                    "differences": list(report.differences),
+                },
+                indent=2,
+            )
+        )
+    elif report.matches:
+        print(f"replay of {battle_id} (entry #{report.sequence}) matches: H(result) = {report.signed_sha256}")
+    else:
+        print(
+            f"replay of {battle_id} (entry #{report.sequence}) DIFFERS: signed {report.signed_sha256}, "
+            f"replayed {report.replayed_sha256}; fields: {', '.join(report.differences) or '(formatting only)'}"
+        )
+    if not report.matches:
+        raise typer.Exit(EXIT_VERIFY_FAILED)

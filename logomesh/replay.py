@@ -1,0 +1,117 @@
+"""Replay a recorded battle from the inputs the ledger stored, and compare H(Δ).
+
+The task spec, hidden suite and purple response come from the ledger's
+content-addressed blobs, not from today's task library, so an edited task
+folder cannot make an old battle look reproducible. The stages after the
+purple agent answered run again (``battle.judge``) with the recorded seed and
+settings; the canonical hash of the new result must equal the signed one.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from logomesh.battle import BattleRequest, judge
+from logomesh.events import EventSink, discard
+from logomesh.purple.exchange import PurpleError
+from logomesh.submission import Submission, SubmissionError
+from logomesh.tasks import TaskError, TaskSpec, load_task_dir
+
+
+class ReplayError(ValueError):
+    """The battle cannot be replayed; the message says why."""
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    battle_id: str
+    sequence: int
+    signed_sha256: str
+    replayed_sha256: str
+    differences: tuple[str, ...]
+    replayed: dict[str, Any]
+
+    @property
+    def matches(self) -> bool:
+        return self.signed_sha256 == self.replayed_sha256
+
+
+def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskSpec:
+    root = workdir / task_id
+    (root / "hidden").mkdir(parents=True)
+    (root / "task.toml").write_bytes(inputs["task_spec"])
+    try:
+        hidden = json.loads(inputs["hidden_tests"])
+        for name, source in hidden.items():
+            if "/" in name or "\\" in name or not name.startswith("test_"):
+                raise ReplayError(f"stored hidden test name {name!r} is not a plain test file name")
+            (root / "hidden" / name).write_text(source, encoding="utf-8")
+        return load_task_dir(root)
+    except (json.JSONDecodeError, AttributeError, TaskError) as exc:
+        raise ReplayError(f"the stored task does not load: {exc}") from None
+
+
+def _stored_submission(raw: bytes, protocol: str) -> Submission:
+    if protocol == "in-process":
+        try:
+            return Submission.from_text(raw.decode("utf-8"), raw)
+        except (UnicodeDecodeError, SubmissionError) as exc:
+            raise ReplayError(f"the stored purple response is not a submission: {exc}") from None
+    from logomesh.purple.a2a_parse import extract_submission, parse_reply
+
+    problem = "no parse attempted"
+    for sse in (False, True):
+        try:
+            return extract_submission(parse_reply(raw, sse=sse), raw)
+        except (PurpleError, SubmissionError) as exc:
+            problem = str(exc)
+    raise ReplayError(f"the stored purple response cannot be re-read: {problem}")
+
+
+def _request_for(result: dict[str, Any], home: Path, sandbox: str) -> BattleRequest:
+    agent = str(result.get("purple_agent", ""))
+    mock = agent.removeprefix("mock:") if agent.startswith("mock:") else None
+    return BattleRequest(
+        task_id=str(result["task_id"]),
+        battle_id=str(result["battle_id"]),
+        seed=int(result["seed"]),
+        home=home,
+        purple_url=None if mock else agent,
+        mock_variant=mock,
+        sandbox=sandbox,
+        red_budget_s=float(result.get("red_budget_s", 0.0)) or 10.0,
+        red=bool(result.get("red_enabled", False)),
+    )
+
+
+def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> ReplayReport:
+    """Re-score ``battle_id`` from its stored inputs; raises ``ReplayError`` when that is impossible."""
+    from ledger import Ledger
+    from ledger.canonical import canonical_sha256
+
+    with Ledger.open(home) as led:
+        stored = led.get(battle_id)
+    if stored is None:
+        raise ReplayError(f"no battle {battle_id!r} in the ledger at {home} (see the console or 'verify ledger')")
+    result = stored.result
+    if result.get("status") != "scored":
+        stage = result.get("failed_stage", "?")
+        raise ReplayError(f"battle {battle_id!r} failed at stage {stage}; only scored battles can be replayed")
+    with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
+        task = _stored_task(str(result["task_id"]), stored.inputs, Path(workdir))
+        submission = _stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
+        facts: dict[str, Any] = {"inputs": {}, "attributes": {}, "intent_vector": None}
+        replayed = judge(_request_for(result, home, sandbox), task, submission, emit, facts)
+    differences = tuple(sorted(k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)))
+    return ReplayReport(
+        battle_id=battle_id,
+        sequence=stored.sequence,
+        signed_sha256=stored.result_sha256,
+        replayed_sha256=canonical_sha256(replayed),
+        differences=differences,
+        replayed=replayed,
+    )

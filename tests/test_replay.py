@@ -1,0 +1,69 @@
+"""``logomesh replay``: re-scoring from the ledger's stored inputs, through the real CLI and Docker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logomesh.tasks import default_tasks_dir
+
+FAILING_SUITE = "import unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n        self.fail()\n"
+
+
+def _cli(*args: str, home: Path, tasks: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LOGOMESH_TASKS": str(tasks)}
+    return subprocess.run(
+        [sys.executable, "-m", "logomesh", *args, "--home", str(home)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+
+
+def test_unknown_battle_is_one_line_error(tmp_path: Path) -> None:
+    proc = _cli("replay", "nope", home=tmp_path, tasks=default_tasks_dir())
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "no battle 'nope' in the ledger" in proc.stderr
+
+
+@pytest.mark.docker
+def test_replay_uses_stored_inputs_and_detects_an_altered_response(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    shutil.copytree(default_tasks_dir() / "rate-limiter", tasks / "rate-limiter")
+    home = tmp_path / "home"
+    run = _cli("battle", "run", "--task", "rate-limiter", "--mock", "good", "--no-red", "--battle-id", "rp",
+               home=home, tasks=tasks)
+    assert run.returncode == 0, run.stderr
+
+    # Today's library changes (every hidden test now fails); the replay must not care.
+    for test_file in (tasks / "rate-limiter" / "hidden").glob("test_*.py"):
+        test_file.write_text(FAILING_SUITE)
+    same = _cli("replay", "rp", "--json", home=home, tasks=tasks)
+    assert same.returncode == 0, same.stderr
+    report = json.loads(same.stdout)
+    assert report["matches"] is True and report["differences"] == []
+
+    # Someone with write access swaps the stored purple response for the flawed variant.
+    flawed = (tasks / "rate-limiter" / "submissions" / "fixed-window.json").read_bytes()
+    with sqlite3.connect(home / "battles.db") as db:
+        triggers = list(db.execute("SELECT name, sql FROM sqlite_master WHERE type='trigger'"))
+        for name, _ in triggers:
+            db.execute(f'DROP TRIGGER "{name}"')
+        good = (tasks / "rate-limiter" / "submissions" / "good.json").read_bytes()
+        changed = db.execute("UPDATE blobs SET data = ? WHERE data = ?", (flawed, good)).rowcount
+        for _, sql in triggers:  # put the tripwire back, so only the replay can notice
+            db.execute(sql)
+    assert changed == 1
+    altered = _cli("replay", "rp", "--json", home=home, tasks=tasks)
+    assert altered.returncode == 3, altered.stderr
+    report = json.loads(altered.stdout)
+    assert report["matches"] is False
+    assert "testing_score" in report["differences"]
