@@ -198,5 +198,5 @@ def load_verifier(keys_dir: Path) -> VerifierKey:
     if not path.exists() and (keys_dir / SIGNER_FILE).exists():
         return load_key(keys_dir).verifier
     if not path.exists():
-        raise LedgerError(f"no public key in {keys_dir}: run 'logomesh keys init'")
+        raise LedgerError(f"no judge key in {keys_dir}: run 'logomesh keys init'")
     return parse_verifier_key(path.read_text())

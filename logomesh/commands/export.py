@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.common import HomeOption, JsonOption, fail
+from logomesh.home import resolve_home
 
 app = typer.Typer(help="Export signed decision records.", no_args_is_help=True)
 
 
 @app.command("dboms")
-def dboms() -> None:
-    """Write a compliance bundle per battle plus an index."""
-    not_implemented("export dboms")
+def dboms(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the bundles and index into.")],
+    since: Annotated[int, typer.Option("--since", help="First sequence number to export.")] = 0,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write a compliance bundle per battle plus an index, the checkpoint and the public key."""
+    from ledger import LedgerError
+    from ledger.export import export_dboms
+
+    try:
+        summary = export_dboms(resolve_home(home), out, since=since)
+    except LedgerError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps({"out": str(summary.out), "bundles": summary.count, "tree_size": summary.tree_size,
+                          "index": str(summary.index)}, indent=2))
+    else:
+        print(f"exported {summary.count} bundles (tree size {summary.tree_size}) to {summary.out}; "
+              f"index {summary.index}")

@@ -2,20 +2,54 @@
 
 from __future__ import annotations
 
+import json
+from typing import Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.common import HomeOption, JsonOption, fail
+from logomesh.home import resolve_home
 
 app = typer.Typer(help="Create or show the judge key.", no_args_is_help=True)
 
+NameOption = Annotated[str, typer.Option("--name", help="Key name shown in checkpoint signatures.")]
+
+
+def _key_json(encoded: str) -> str:
+    from ledger.keys import parse_verifier_key
+
+    key = parse_verifier_key(encoded)
+    return json.dumps({"name": key.name, "key_id": key.key_id_hex, "verifier_key": encoded,
+                       "ed25519_public_hex": key.public.hex()}, indent=2)
+
 
 @app.command("init")
-def init() -> None:
-    """Create the judge key under --home/keys/."""
-    not_implemented("keys init")
+def init(home: HomeOption = None, name: NameOption = "logomesh-judge", as_json: JsonOption = False) -> None:
+    """Create the judge key under --home/keys/ (mode 0600); never overwrites one."""
+    from ledger import LedgerError
+    from ledger.keys import create_key
+    from ledger.store import KEYS_DIR
+
+    keys_dir = resolve_home(home) / KEYS_DIR
+    try:
+        key = create_key(keys_dir, name)
+    except LedgerError as exc:
+        fail(str(exc))
+    encoded = key.verifier.encode()
+    print(_key_json(encoded) if as_json else encoded)
+    typer.echo(f"created judge key {keys_dir / 'judge.key'} (mode 0600); give auditors the line above", err=True)
 
 
 @app.command("show")
-def show() -> None:
-    """Print the public key in C2SP verifier-key format."""
-    not_implemented("keys show")
+def show(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """Print the public key in C2SP verifier-key format: name+hexkeyid+base64(0x01‖pubkey)."""
+    from ledger import LedgerError
+    from ledger.keys import load_verifier
+    from ledger.store import KEYS_DIR
+
+    try:
+        key = load_verifier(resolve_home(home) / KEYS_DIR)
+    except LedgerError as exc:
+        fail(str(exc))
+    encoded = key.encode()
+    print(_key_json(encoded) if as_json else encoded)

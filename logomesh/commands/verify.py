@@ -2,20 +2,119 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption, fail
+from logomesh.home import resolve_home
+
+if TYPE_CHECKING:
+    from ledger.keys import VerifierKey
 
 app = typer.Typer(help="Verify the ledger or an exported bundle.", no_args_is_help=True)
 
+PubkeyOption = Annotated[
+    str | None,
+    typer.Option("--pubkey", help="The judge's verifier key (name+keyid+base64), or a file holding it."),
+]
+
+
+def load_pubkey(value: str | None) -> VerifierKey | None:
+    """A verifier key from the option's text or from the file it names; fails with one line."""
+    from ledger import LedgerError
+    from ledger.keys import parse_verifier_key
+
+    if value is None:
+        return None
+    text = value
+    if "+" not in value or Path(value).is_file():
+        path = Path(value)
+        if not path.is_file():
+            fail(f"--pubkey {value!r} is neither a verifier key nor a file: pass the output of 'logomesh keys show'")
+        text = path.read_text(encoding="utf-8")
+    try:
+        return parse_verifier_key(text)
+    except LedgerError as exc:
+        fail(f"--pubkey: {exc}")
+
+
+def read_saved_checkpoint(path: Path) -> str:
+    """A checkpoint note from a note file, or from the ``checkpoint`` field of an exported index or bundle."""
+    if not path.is_file():
+        fail(f"--checkpoint {path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        try:
+            note = json.loads(text).get("checkpoint")
+        except (ValueError, AttributeError):
+            note = None
+        if not isinstance(note, str):
+            fail(f"--checkpoint {path}: JSON without a 'checkpoint' note")
+        return note
+    return text
+
 
 @app.command("ledger")
-def ledger() -> None:
-    """Recompute every hash, signature, proof and checkpoint of the ledger."""
-    not_implemented("verify ledger")
+def ledger(
+    home: HomeOption = None,
+    checkpoint: Annotated[
+        list[Path] | None,
+        typer.Option("--checkpoint", help="A checkpoint saved earlier (note, export index or bundle); repeatable."),
+    ] = None,
+    pubkey: PubkeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recompute every hash, signature, proof and checkpoint of the ledger; exit 3 on any problem."""
+    from ledger import LedgerError
+    from ledger.verify import verify_ledger
+
+    key = load_pubkey(pubkey)
+    saved = [read_saved_checkpoint(p) for p in checkpoint or []]
+    try:
+        report = verify_ledger(resolve_home(home), pubkeys=[key] if key else None, saved_checkpoints=saved)
+    except LedgerError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        for problem in report.problems:
+            print(problem.line())
+        rate = report.size / report.seconds if report.seconds > 0 else 0.0
+        status = "OK" if report.ok else f"FAILED ({len(report.problems)} problems)"
+        print(f"ledger {status}: {report.size} entries, {report.checkpoints} checkpoints, {report.blobs} blobs, "
+              f"root {report.root.hex()}, {len(saved)} saved checkpoints, {report.seconds:.2f}s ({rate:.0f} entries/s)"
+              + ("" if key else "; key taken from the ledger itself, pass --pubkey to pin it"))
+    if not report.ok:
+        raise typer.Exit(EXIT_VERIFY_FAILED)
 
 
 @app.command("bundle")
-def bundle() -> None:
-    """Verify one exported compliance bundle offline."""
-    not_implemented("verify bundle")
+def bundle(
+    file: Annotated[Path, typer.Argument(help="A bundle written by 'logomesh export dboms'.")],
+    pubkey: PubkeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Verify one exported compliance bundle offline: signature, H(Δ), inclusion proof, checkpoint."""
+    from ledger import LedgerError
+    from ledger.bundle import verify_bundle
+    from ledger.export import read_bundle
+
+    key = load_pubkey(pubkey)
+    try:
+        check = verify_bundle(read_bundle(file), key)
+    except LedgerError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(check.as_dict(), indent=2))
+    else:
+        for kind, detail in check.problems:
+            print(f"entry {check.sequence}: {kind}: {detail}")
+        status = "OK" if check.ok else f"FAILED ({len(check.problems)} problems)"
+        print(f"bundle {status}: battle {check.battle_id}, entry {check.sequence} of {check.tree_size}, "
+              f"H(Δ) {check.result_sha256}, key {check.key}"
+              + (" (taken from the bundle: pass --pubkey to pin it)" if check.key_from_bundle else ""))
+    if not check.ok:
+        raise typer.Exit(EXIT_VERIFY_FAILED)

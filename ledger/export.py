@@ -1,0 +1,77 @@
+"""``export dboms``: a compliance bundle per battle, plus an index, the checkpoint and the key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger.bundle import BUNDLE_FORMAT, make_bundle
+from ledger.canonical import parse
+from ledger.dbom import dbom_file_name
+from ledger.errors import LedgerError
+from ledger.merkle import inclusion_proof
+from ledger.store import DB_FILE, Ledger
+
+INDEX_FILE = "index.json"
+BUNDLE_DIR = "bundles"
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    out: Path
+    count: int
+    tree_size: int
+    index: Path
+
+
+def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
+    """Write ``out/bundles/<battle>.json`` for each entry from ``since``, proven against the newest checkpoint."""
+    if since < 0:
+        raise LedgerError("--since must be a sequence number (0 or more)")
+    if not (home / DB_FILE).exists():
+        raise LedgerError(f"no ledger at {home / DB_FILE}: check --home")
+    if out.exists() and not out.is_dir():
+        raise LedgerError(f"{out} exists and is not a folder: choose another --out")
+    (out / BUNDLE_DIR).mkdir(parents=True, exist_ok=True)
+    with Ledger.open(home) as led:
+        latest = led.latest_checkpoint()
+        size = latest.size if latest else 0
+        note = latest.note if latest else ""
+        index = []
+        with led.connect() as conn:
+            nodes = led.nodes(conn, size)
+            for row in led.entries(since=since):
+                if row.sequence >= size:
+                    break
+                stored = led.get(row.battle_id)
+                assert stored is not None
+                proof = inclusion_proof(row.sequence, size, nodes)
+                bundle = make_bundle(stored.dbom, proof, size, note, led.verifier)
+                data = (json.dumps(bundle, indent=2, ensure_ascii=False) + "\n").encode()
+                name = f"{BUNDLE_DIR}/{dbom_file_name(row.battle_id)}"
+                (out / name).write_bytes(data)
+                index.append({"sequence": row.sequence, "battle_id": row.battle_id, "timestamp": row.timestamp,
+                              "status": row.status, "cis_score": row.cis_score, "result_sha256": row.result_sha256,
+                              "file": name, "file_sha256": hashlib.sha256(data).hexdigest()})
+        key = led.verifier.encode()
+        origin = led.origin
+    (out / "checkpoint.txt").write_text(note)
+    (out / "judge.pub").write_text(key + "\n")
+    index_doc = {"format": BUNDLE_FORMAT, "origin": origin, "public_key": key, "tree_size": size,
+                 "checkpoint": note, "since": since, "bundles": index}
+    (out / INDEX_FILE).write_text(json.dumps(index_doc, indent=2, ensure_ascii=False) + "\n")
+    return ExportSummary(out=out, count=len(index), tree_size=size, index=out / INDEX_FILE)
+
+
+def read_bundle(path: Path) -> dict[str, object]:
+    if not path.is_file():
+        raise LedgerError(f"no bundle at {path}")
+    try:
+        value = parse(path.read_bytes())
+    except (LedgerError, ValueError, UnicodeDecodeError):
+        raise LedgerError(f"{path} is not JSON: pass a bundle written by 'logomesh export dboms'") from None
+    if not isinstance(value, dict):
+        raise LedgerError(f"{path} is not a bundle object")
+    return value

@@ -1,0 +1,141 @@
+"""`logomesh keys`, `verify ledger`, `verify bundle` and `export dboms` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from ledger_fixtures import fill, step_clock
+from typer.testing import CliRunner
+
+from ledger import Ledger
+from ledger.schema import trigger_names
+from logomesh.cli import app
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def filled(home: Path) -> Path:
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 5)
+    return home
+
+
+def test_keys_init_then_show(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    code, out, err = _run("keys", "init", "--home", str(home))
+    assert code == 0 and "mode 0600" in err
+    assert stat.S_IMODE((home / "keys" / "judge.key").stat().st_mode) == 0o600
+    code, shown, _ = _run("keys", "show", "--home", str(home))
+    assert code == 0 and shown == out
+    name, key_id, _b64 = shown.strip().split("+", 2)
+    assert name == "logomesh-judge" and len(key_id) == 8
+    code, _, err = _run("keys", "init", "--home", str(home))
+    assert code == 1 and "never overwritten" in err and "Traceback" not in err
+    code, as_json, _ = _run("keys", "show", "--home", str(home), "--json")
+    assert json.loads(as_json)["key_id"] == key_id
+
+
+def test_keys_show_without_key(tmp_path: Path) -> None:
+    code, _, err = _run("keys", "show", "--home", str(tmp_path))
+    assert code == 1 and err.strip() == f"logomesh: error: no judge key in {tmp_path.resolve() / 'keys'}: " \
+                                        "run 'logomesh keys init'"
+
+
+def test_verify_ledger_ok_and_json(filled: Path) -> None:
+    code, out, _ = _run("verify", "ledger", "--home", str(filled))
+    assert code == 0 and out.startswith("ledger OK: 5 entries, 5 checkpoints")
+    code, out, _ = _run("verify", "ledger", "--home", str(filled), "--json")
+    assert code == 0 and json.loads(out)["ok"] is True and json.loads(out)["size"] == 5
+
+
+def test_verify_ledger_reports_tamper_with_exit_3(filled: Path) -> None:
+    db = sqlite3.connect(filled / "battles.db")
+    for name in trigger_names():
+        db.execute(f"DROP TRIGGER {name}")
+    db.execute("UPDATE battles SET cis_score = 1.0 WHERE sequence = 3")
+    db.commit()
+    code, out, _ = _run("verify", "ledger", "--home", str(filled))
+    assert code == 3
+    assert "entry 3: column-edited: cis_score" in out and "ledger: trigger-removed" in out
+    code, out, _ = _run("verify", "ledger", "--home", str(filled), "--json")
+    assert code == 3 and {"sequence": 3, "kind": "column-edited"}.items() <= json.loads(out)["problems"][-1].items()
+
+
+def test_verify_ledger_with_pubkey_and_saved_checkpoint(filled: Path, tmp_path: Path) -> None:
+    _, key, _ = _run("keys", "show", "--home", str(filled))
+    saved = tmp_path / "seen.txt"
+    saved.write_text((filled / "checkpoints" / "latest").read_text())
+    code, out, _ = _run("verify", "ledger", "--home", str(filled), "--pubkey", key.strip(), "--checkpoint", str(saved))
+    assert code == 0 and "1 saved checkpoints" in out
+    key_file = tmp_path / "judge.pub"
+    key_file.write_text(key)
+    assert _run("verify", "ledger", "--home", str(filled), "--pubkey", str(key_file))[0] == 0
+    code, _, err = _run("verify", "ledger", "--home", str(filled), "--pubkey", "nonsense")
+    assert code == 1 and "--pubkey" in err
+
+
+def test_verify_ledger_without_ledger(tmp_path: Path) -> None:
+    code, _, err = _run("verify", "ledger", "--home", str(tmp_path))
+    assert code == 1 and "no ledger" in err
+
+
+def test_export_and_verify_bundles(filled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    code, text, _ = _run("export", "dboms", "--home", str(filled), "--out", str(out), "--since", "2")
+    assert code == 0 and "exported 3 bundles" in text
+    index = json.loads((out / "index.json").read_text())
+    assert [b["sequence"] for b in index["bundles"]] == [2, 3, 4] and index["tree_size"] == 5
+    key = (out / "judge.pub").read_text().strip()
+    for entry in index["bundles"]:
+        code, text, _ = _run("verify", "bundle", str(out / entry["file"]), "--pubkey", key)
+        assert code == 0 and text.startswith("bundle OK") and entry["result_sha256"] in text
+    code, text, _ = _run("verify", "bundle", str(out / "bundles" / "b3.json"))
+    assert code == 0 and "taken from the bundle" in text
+    code, _, _ = _run("verify", "ledger", "--home", str(filled), "--checkpoint", str(out / "index.json"))
+    assert code == 0
+
+
+def test_tampered_bundle_fails(filled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    _run("export", "dboms", "--home", str(filled), "--out", str(out))
+    path = out / "bundles" / "b1.json"
+    bundle = json.loads(path.read_text())
+    bundle["dbom"]["result"]["cis_score"] = 1.0
+    path.write_text(json.dumps(bundle))
+    code, text, _ = _run("verify", "bundle", str(path), "--json")
+    kinds = {p["kind"] for p in json.loads(text)["problems"]}
+    assert code == 3 and {"result-edited", "entry-edited", "inclusion"} <= kinds
+
+
+def test_bundle_checked_against_another_key_fails(filled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    _run("export", "dboms", "--home", str(filled), "--out", str(out))
+    other = tmp_path / "other"
+    _, other_key, _ = _run("keys", "init", "--home", str(other))
+    code, text, _ = _run("verify", "bundle", str(out / "bundles" / "b0.json"), "--pubkey", other_key.strip())
+    assert code == 3 and "bad-signature" in text and "checkpoint-signature" in text
+
+
+def test_verify_bundle_bad_file(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text("[1, 2]")
+    code, _, err = _run("verify", "bundle", str(bad))
+    assert code == 1 and "not a bundle" in err
+    code, _, err = _run("verify", "bundle", str(tmp_path / "missing.json"))
+    assert code == 1 and "no bundle" in err
+
+
+def test_export_without_ledger_and_bad_since(tmp_path: Path) -> None:
+    assert "no ledger" in _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"))[2]
+    code, _, err = _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"), "--since", "-1")
+    assert code == 1 and "--since" in err

@@ -1,0 +1,171 @@
+"""Keys, signed-note checkpoints and DSSE envelopes, including independent implementations."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from ledger_fixtures import ATTRS, make_inputs, make_result
+
+from ledger.canonical import canonicalize
+from ledger.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint, split_note
+from ledger.dbom import PAYLOAD_TYPE, build_entry, dbom_problems, pae, sign_entry, statement, verify_envelope
+from ledger.errors import LedgerError
+from ledger.keys import SignerKey, create_key, key_id, load_key, parse_signer_key, parse_verifier_key
+
+JUDGE = SignerKey("logomesh-judge", bytes(range(32)))
+OTHER = SignerKey("someone-else", b"\x05" * 32)
+
+# From the documentation of golang.org/x/mod/sumdb/note: a verifier key and a note it signed.
+GO_VKEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
+GO_NOTE = ("If you think cryptography is the answer to your problem,\n"
+           "then you don't know what your problem is.\n\n"
+           "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdng"
+           "otpRZb6KE6RyyBwJnAM=\n")
+
+
+def test_key_id_and_verifier_format_match_the_go_note_package() -> None:
+    key = parse_verifier_key(GO_VKEY)
+    assert key.encode() == GO_VKEY and key.key_id.hex() == "c74f20a3"
+    body, sigs = split_note(GO_NOTE)
+    assert sigs[0].key_id == key.key_id and key.verify(body.encode(), sigs[0].signature)
+
+
+def test_verifier_key_format() -> None:
+    text = JUDGE.verifier.encode()
+    name, hex_id, b64 = text.split("+", 2)
+    raw = base64.b64decode(b64)
+    assert name == "logomesh-judge" and raw[0] == 1 and raw[1:] == JUDGE.verifier.public
+    assert bytes.fromhex(hex_id) == key_id(name, raw[1:])
+    assert parse_verifier_key(text) == JUDGE.verifier
+    assert parse_signer_key(JUDGE.encode()).seed == JUDGE.seed
+    assert "seed" not in repr(JUDGE) or repr(JUDGE.seed) not in repr(JUDGE)
+
+
+@pytest.mark.parametrize("bad", ["", "name", "a+b", "a+zz+AQ==", GO_VKEY.replace("c74f20a3", "c74f20a4"),
+                                 GO_VKEY.replace("PeterNeumann", "Peter"), "x+00000000+AgAAAA=="])
+def test_bad_verifier_keys(bad: str) -> None:
+    with pytest.raises(LedgerError, match="bad verifier key"):
+        parse_verifier_key(bad)
+
+
+def test_key_file_is_private_and_never_overwritten(tmp_path: Path) -> None:
+    key = create_key(tmp_path / "keys", seed=b"\x01" * 32)
+    path = tmp_path / "keys" / "judge.key"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "keys").stat().st_mode) == 0o700
+    with pytest.raises(LedgerError, match="never overwritten"):
+        create_key(tmp_path / "keys")
+    assert load_key(tmp_path / "keys") == key
+    os.chmod(path, 0o644)
+    with pytest.raises(LedgerError, match="chmod 600"):
+        load_key(tmp_path / "keys")
+
+
+def test_checkpoint_note_format() -> None:
+    cp = Checkpoint("example.com/log", 42, bytes(range(32)))
+    note = sign_checkpoint(cp, JUDGE)
+    lines = note.split("\n")
+    assert lines[:4] == ["example.com/log", "42", base64.b64encode(bytes(range(32))).decode(), ""]
+    assert lines[4].startswith("— logomesh-judge ") and lines[5] == ""
+    blob = base64.b64decode(lines[4].rsplit(" ", 1)[1])
+    assert blob[:4] == JUDGE.verifier.key_id and len(blob) == 68
+    assert JUDGE.verifier.verify(cp.body().encode(), blob[4:])
+    assert open_checkpoint(note, [JUDGE.verifier], origin="example.com/log") == cp
+
+
+def test_unknown_signers_are_ignored_and_many_signatures_accepted() -> None:
+    cp = Checkpoint("o", 3, b"\x11" * 32)
+    cosigners = [SignerKey(f"witness-{i}", bytes([i]) * 32) for i in range(20)]
+    note = sign_checkpoint(cp, *cosigners, JUDGE)
+    assert open_checkpoint(note, [JUDGE.verifier]) == cp
+    assert open_checkpoint(note, [cosigners[16].verifier]) == cp
+    with pytest.raises(CheckpointError, match="not signed by any trusted key"):
+        open_checkpoint(sign_checkpoint(cp, OTHER), [JUDGE.verifier])
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda n: n.replace("\n3\n", "\n4\n"),
+    lambda n: n.replace("\n3\n", "\n03\n"),
+    lambda n: n.replace("\n\n", "\n"),
+    lambda n: n.replace("— ", "- "),
+    lambda n: n.rstrip("\n"),
+    lambda n: n.replace("\n", "\r\n"),
+    lambda n: n.replace("o\n", "other\n", 1),
+])
+def test_tampered_or_malformed_notes_are_refused(mutate: object) -> None:
+    note = sign_checkpoint(Checkpoint("o", 3, b"\x11" * 32), JUDGE)
+    with pytest.raises(CheckpointError):
+        open_checkpoint(mutate(note), [JUDGE.verifier], origin="o")  # type: ignore[operator]
+
+
+def _document() -> dict[str, object]:
+    entry = build_entry(sequence=7, battle_id="b7", timestamp="2026-01-02T03:04:05.000000Z",
+                        result=make_result("b7", 0.625), inputs=make_inputs(7), attributes=ATTRS,
+                        intent_vector=[0.5, -0.25])
+    return sign_entry(entry, JUDGE)
+
+
+def test_dsse_envelope_shape_and_in_toto_statement() -> None:
+    doc = _document()
+    env = doc["sigma_judge"]
+    assert isinstance(env, dict) and env["payloadType"] == "application/vnd.in-toto+json"
+    payload = base64.b64decode(env["payload"])
+    stmt = statement({k: v for k, v in doc.items() if k != "sigma_judge"})
+    assert payload == canonicalize(stmt)
+    assert stmt["_type"] == "https://in-toto.io/Statement/v1"
+    assert stmt["subject"] == [{"name": "battle:b7", "digest": {"sha256": doc["result_sha256"]}}]
+    sig = base64.b64decode(env["signatures"][0]["sig"])
+    assert JUDGE.verifier.verify(pae(PAYLOAD_TYPE, payload), sig)
+    assert pae("t", b"ab") == b"DSSEv1 1 t 2 ab"
+    assert dbom_problems(doc, [JUDGE.verifier]) == []
+    assert ("bad-signature", "sigma_judge does not verify with the judge key") in dbom_problems(doc, [OTHER.verifier])
+
+
+def test_entry_hashes_every_input() -> None:
+    doc = _document()
+    import hashlib
+
+    inputs = doc["inputs"]
+    assert isinstance(inputs, dict)
+    for name, data in make_inputs(7).items():
+        assert inputs[name] == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    assert doc["attributes"] == ATTRS and doc["intent_vector"] == [0.5, -0.25]
+
+
+def test_our_envelope_verifies_with_securesystemslib() -> None:
+    """An independent DSSE implementation accepts what we sign, and rejects a tampered copy."""
+    dsse = pytest.importorskip("securesystemslib.dsse")
+    signer_mod = pytest.importorskip("securesystemslib.signer")
+    from securesystemslib.exceptions import VerificationError
+
+    env = _document()["sigma_judge"]
+    assert isinstance(env, dict)
+    key = signer_mod.SSlibKey(JUDGE.verifier.key_id_hex, "ed25519", "ed25519",
+                              {"public": JUDGE.verifier.public.hex()})
+    envelope = dsse.Envelope.from_dict(copy.deepcopy(env))
+    assert envelope.payload_type == "application/vnd.in-toto+json"
+    assert JUDGE.verifier.key_id_hex in envelope.verify([key], 1)
+    forged = copy.deepcopy(env)
+    forged["payload"] = base64.b64encode(base64.b64decode(env["payload"]).replace(b"0.625", b"0.999")).decode()
+    with pytest.raises(VerificationError):
+        dsse.Envelope.from_dict(forged).verify([key], 1)
+
+
+def test_securesystemslib_envelope_verifies_with_ours() -> None:
+    """The other direction: an envelope signed by securesystemslib passes our verifier."""
+    dsse = pytest.importorskip("securesystemslib.dsse")
+    signer_mod = pytest.importorskip("securesystemslib.signer")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private = Ed25519PrivateKey.from_private_bytes(JUDGE.seed)
+    pub = signer_mod.SSlibKey(JUDGE.verifier.key_id_hex, "ed25519", "ed25519", {"public": JUDGE.verifier.public.hex()})
+    signer = signer_mod.CryptoSigner(private, pub)
+    envelope = dsse.Envelope(b'{"hello":"world"}', PAYLOAD_TYPE, {})
+    envelope.sign(signer)
+    assert verify_envelope(envelope.to_dict(), [JUDGE.verifier])
+    assert not verify_envelope(envelope.to_dict(), [OTHER.verifier])
