@@ -38,6 +38,8 @@ class Limits:
     file_bytes: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for untrusted processes
     address_space_bytes: int = 1024 * 1024 * 1024  # RLIMIT_AS (the bwrap memory limit)
     open_files: int = 256
+    cpu_seconds: int = 120  # RLIMIT_CPU per untrusted process (CPU time, not wall clock)
+    nice: int = 10  # untrusted processes yield to the host (bubblewrap has no CPU quota)
     test_timeout_s: float = 10.0  # one test; the suite has its own wall clock
 
 

@@ -64,7 +64,10 @@ def _main():
             (resource.RLIMIT_NOFILE, int(limits["open_files"])),
             (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
             (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_CPU, int(limits["cpu_seconds"])),
         ]
+        with contextlib.suppress(OSError):
+            os.nice(int(limits["nice"]))
         nproc = limits.get("nproc")
         if nproc:
             pairs.append((resource.RLIMIT_NPROC, int(nproc)))

@@ -1,0 +1,50 @@
+"""The bubblewrap backend: what the box can see and who it runs as."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from logomesh.sandbox import Sandbox, make_sandbox
+
+from .suites import ADD_TESTS, GOOD_ADD, WRONG_ADD
+
+pytestmark = pytest.mark.bwrap
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    sandbox = make_sandbox("bwrap")
+    yield sandbox
+    sandbox.close()
+
+
+def test_scores_like_docker(box: Sandbox) -> None:
+    assert box.backend == "bwrap" and box.image_id.startswith("bwrap:host-python-3.")
+    assert box.run_suite(GOOD_ADD, ADD_TESTS).passed == 4
+    assert box.run_suite(WRONG_ADD, ADD_TESTS).passed == 3
+
+
+def test_runs_as_nobody_in_its_own_namespaces(box: Sandbox) -> None:
+    probe = (
+        "import json, os, socket, resource\n"
+        "print(os.getuid(), os.getgid())\n"
+        "print(socket.gethostname())\n"
+        "print(json.dumps(sorted(os.listdir('/'))))\n"
+        "print(json.dumps(sorted(n for _, n in socket.if_nameindex())))\n"
+        "print(resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_CPU)[0])\n"
+        "print(os.environ.get('HOME'), os.environ.get('PATH'))\n"
+    )
+    run = box.run_script({}, probe)
+    lines = run.stdout.splitlines()
+    assert run.exit_code == 0, run
+    assert lines[0] == "65534 65534"
+    assert lines[1] == "sandbox"
+    visible = set(json.loads(lines[2]))
+    assert {"home", "root", "etc", "var", "srv", "mnt"}.isdisjoint(visible)
+    assert {"usr", "work", "tmp", "proc", "dev"} <= visible
+    assert json.loads(lines[3]) == ["lo"]
+    assert lines[4] == f"{512 * 1024 * 1024} 120"
+    assert lines[5].startswith("/work/") and lines[5].endswith("/usr/local/bin:/usr/bin:/bin")
