@@ -35,8 +35,9 @@ class LedgerRow:
     status: str
 
     def cells(self) -> tuple[str, ...]:
-        return (str(self.sequence), self.timestamp, self.battle_id, self.task_id, self.purple, f"{self.cis:.3f}",
-                self.status)
+        """Most telling first, so an 80-column table shows what matters without scrolling."""
+        return (str(self.sequence), self.battle_id, f"{self.cis:.3f}", self.status, self.task_id, self.purple,
+                self.timestamp)
 
 
 @dataclass(frozen=True)

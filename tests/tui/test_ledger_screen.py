@@ -90,8 +90,10 @@ def test_the_ledger_screen_lists_filters_and_sorts_entries(tmp_path: Path) -> No
 
             await pilot.press("s")  # sequence, descending
             assert [r.sequence for r in table.visible_rows()] == [2, 1, 0]
-            await pilot.press("s")  # time, ascending
-            assert table.sort_description() == "time ↑"
+            await pilot.press("s")  # battle id, ascending
+            assert table.sort_description() == "battle ↑"
+            await pilot.press("s")  # battle id, descending
+            assert [r.battle_id for r in table.visible_rows()] == ["gamma-3", "beta-2", "alpha-1"]
 
             await pilot.press("slash", *"lru", "enter")
             assert {r.battle_id for r in table.visible_rows()} == {"beta-2", "gamma-3"}

@@ -55,7 +55,7 @@ class BattleScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start", priority=True),
         Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+n", "new_battle", "New/Hide form"),
+        Binding("ctrl+n", "new_battle", "Form"),
         Binding("ctrl+t", "focus_tree", "Tree", show=False),
         Binding("ctrl+o", "focus_output", "Output", show=False),
     ]
@@ -159,6 +159,7 @@ class BattleScreen(Screen[None]):
         if choice.purple_url:
             self.query_one(SetupForm).remember_url(remember_url(self.home, choice.purple_url))
         self.query_one(MctsTree).clear_search()
+        self.query_one(MctsTree).set_enabled(request.red)
         self.query_one(SandboxLog).reset()
         self.query_one(ScorePanel).reset()
         self.query_one(StatusLine).begin(request.battle_id)

@@ -36,7 +36,7 @@ class MctsTree(Tree[int]):
     MctsTree:focus { border: round $primary; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [("f", "follow", "Follow newest")]
+    BINDINGS: ClassVar[list[BindingType]] = [("f", "follow", "Follow")]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("search", id=id)
@@ -54,6 +54,9 @@ class MctsTree(Tree[int]):
 
     def on_mount(self) -> None:
         self.border_title = "Red agent search"
+
+    def set_enabled(self, enabled: bool) -> None:
+        self.border_title = "Red agent search" if enabled else "Red agent search: off (Red s 0)"
 
     def clear_search(self) -> None:
         self.clear()

@@ -18,6 +18,12 @@ def clip(line: str, limit: int = MAX_LINE_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def short_test_name(name: str) -> str:
+    """``module.Class.test_x`` → ``Class.test_x``: the module is the same for a whole suite."""
+    parts = name.split(".")
+    return ".".join(parts[-2:]) if len(parts) > 2 else name
+
+
 class SandboxLog(RichLog):
     """A capped log: at most ``MAX_LINES`` lines in memory, each at most ``MAX_LINE_CHARS`` long."""
 
@@ -50,6 +56,7 @@ class SandboxLog(RichLog):
             self._add(rendered, f"{origin} {'!' if stream == 'stderr' else ''}{line}")
 
     def append_test(self, suite: str, name: str, status: str, reason: str) -> None:
+        name = short_test_name(name)
         mark, style = STATUS_MARK.get(status, ("?", "yellow"))
         rendered = Text(f"{mark} ", style=style)
         rendered.append(f"{suite} {name}", style="bold" if status != "passed" else "")

@@ -55,6 +55,7 @@ class ScorePanel(VerticalScroll):
     ScorePanel #cis.failed { color: $error; }
     ScorePanel #cis-label { width: auto; padding: 1 1 0 0; }
     ScorePanel #history { height: 1; margin: 0 0; }
+    ScorePanel #history.empty { display: none; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -68,7 +69,7 @@ class ScorePanel(VerticalScroll):
         for name, letter in COMPONENTS:
             yield Static(f"{letter} {name:<12} ·", id=f"comp-{name}", classes="score-row pending")
         yield Static("", id="penalties", classes="pending")
-        yield Sparkline([], id="history")
+        yield Sparkline([], id="history", classes="empty")
         with Horizontal(id="cis-row"):
             yield Static("CIS", id="cis-label")
             yield Digits("-.---", id="cis")
@@ -87,6 +88,7 @@ class ScorePanel(VerticalScroll):
             row.add_class("pending")
         self.query_one("#penalties", Static).update("")
         self.query_one("#history", Sparkline).data = []
+        self.query_one("#history", Sparkline).add_class("empty")
         cis = self.query_one("#cis", Digits)
         cis.update("-.---")
         cis.remove_class("failed")
@@ -130,4 +132,6 @@ class ScorePanel(VerticalScroll):
     def push_best_value(self, value: float) -> None:
         self.history.append(value)
         del self.history[:-MAX_HISTORY]
-        self.query_one("#history", Sparkline).data = list(self.history)
+        history = self.query_one("#history", Sparkline)
+        history.data = list(self.history)
+        history.remove_class("empty")

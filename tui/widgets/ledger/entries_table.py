@@ -13,8 +13,8 @@ from textual.widgets import DataTable
 
 from tui.ledger_source import LedgerRow
 
-COLUMNS = ("#", "time", "battle", "task", "purple", "CIS", "status")
-SORT_KEYS = ("sequence", "timestamp", "battle_id", "task_id", "purple", "cis", "status")
+COLUMNS = ("#", "battle", "CIS", "status", "task", "purple", "time")
+SORT_KEYS = ("sequence", "battle_id", "cis", "status", "task_id", "purple", "timestamp")
 
 
 def matches(row: LedgerRow, needle: str) -> bool:
@@ -45,9 +45,11 @@ class EntriesTable(DataTable[str | Text]):
 
     def on_mount(self) -> None:
         self.add_column(" ", key="mark", width=1)
-        for name, key in zip(COLUMNS, SORT_KEYS, strict=True):
+        for name, key in zip(COLUMNS[:4], SORT_KEYS[:4], strict=True):
             self.add_column(name, key=key)
         self.add_column("check", key="check")
+        for name, key in zip(COLUMNS[4:], SORT_KEYS[4:], strict=True):
+            self.add_column(name, key=key)
 
     def set_rows(self, rows: Sequence[LedgerRow]) -> None:
         self.all_rows = list(rows)
@@ -72,7 +74,8 @@ class EntriesTable(DataTable[str | Text]):
         selected = self.selected_sequence()
         self.clear()
         for row in self.visible_rows():
-            self.add_row(self._mark_cell(row.sequence), *row.cells(), self._check_cell(row.sequence),
+            cells = row.cells()
+            self.add_row(self._mark_cell(row.sequence), *cells[:4], self._check_cell(row.sequence), *cells[4:],
                          key=str(row.sequence))
         if selected is not None and str(selected) in self.rows:
             self.move_cursor(row=self.get_row_index(str(selected)))

@@ -21,8 +21,8 @@ def render_detail(detail: EntryDetail) -> Text:
     text.append(detail.inclusion + "\n\n")
     text.append("input hashes\n", style="bold cyan")
     for name, digest in sorted(detail.input_hashes.items()):
-        text.append(f"  {name:<22} ", style="dim")
-        text.append(f"{digest}\n")
+        text.append(f"  {name}\n", style="dim")
+        text.append(f"    {digest}\n")
     text.append("\nDBOM\n", style="bold cyan")
     text.append(json.dumps(detail.dbom, indent=2, sort_keys=True, default=str))
     return text
