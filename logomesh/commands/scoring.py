@@ -122,7 +122,8 @@ def calibrate(
 
     _check_common(sandbox, red_budget)
     try:
-        specs = [load_task(t) for t in task] if task else all_tasks()
+        library = all_tasks()
+        specs = [load_task(t) for t in task] if task else library
     except TaskError as exc:
         fail(str(exc))
     if not specs:
@@ -130,7 +131,7 @@ def calibrate(
     try:
         with open_sandbox(sandbox) as box:
             scorer = sandbox_scorer(box, red=not no_red, red_budget_s=red_budget, seed=seed)
-            report = run_calibration(specs, scorer, lambda t: print(f"calibrating {t}", file=sys.stderr))
+            report = run_calibration(specs, scorer, lambda t: print(f"calibrating {t}", file=sys.stderr), library)
     except (SandboxUnavailable, RedUnavailable) as exc:
         fail(str(exc))
     if as_json:

@@ -1,10 +1,15 @@
 """Calibration: does the CIS order every task's labelled submissions the way the labels say?
 
 For each task: the good submission must outscore each other labelled one;
-off-intent code (the task's ``off-intent`` submission and the good submission
-of the next task in the library) must take the intent penalty; and the task's
-description pasted into a docstring above a flawed submission must not beat
-the good one.
+off-intent code, meaning a valid program for a different task (the good
+submission of every other task in the library), must take the intent penalty
+and stay below the good one; and the task's description pasted into a
+docstring above a flawed submission must not beat the good one.
+
+The library's own ``off-intent`` submissions are same-API reinterpretations of
+the task (a TTL cache named ``LRUCache``); their embeddings are as close to the
+intent as the good code's, so they are held to "below good" (T catches them)
+and the table shows whether the intent penalty also applied.
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ def sandbox_scorer(box: Sandbox, *, red: bool, red_budget_s: float, seed: int,
     return score
 
 
-def calibrate_task(task: TaskSpec, next_task: TaskSpec | None, scorer: Scorer) -> list[Row]:
+def calibrate_task(task: TaskSpec, others: Sequence[TaskSpec], scorer: Scorer) -> list[Row]:
     names = task.submission_names()
     if GOOD not in names:
         return [Row(task.id, GOOD, GOOD, {}, (("task has a good submission", False),))]
@@ -95,14 +100,13 @@ def calibrate_task(task: TaskSpec, next_task: TaskSpec | None, scorer: Scorer) -
     for name in names:
         if name == GOOD:
             continue
-        checks = [(f"below good ({good})", cards[name]["cis_score"] < good)]
-        if labelled[name].label == OFF_INTENT or name == OFF_INTENT:
-            checks.append(("takes the intent penalty", cards[name]["intent_penalty"] < 1.0))
-        rows.append(Row(task.id, name, labelled[name].label, cards[name], tuple(checks)))
-    if next_task is not None and GOOD in next_task.submission_names():
-        other = next_task.labelled_submission(GOOD).submission
-        fields = scorer(task, other).result_fields()
-        rows.append(Row(task.id, f"cross:{next_task.id}", OFF_INTENT, fields,
+        checks = ((f"below good ({good})", cards[name]["cis_score"] < good),)
+        rows.append(Row(task.id, name, labelled[name].label, cards[name], checks))
+    for other_task in others:
+        if GOOD not in other_task.submission_names():
+            continue
+        fields = scorer(task, other_task.labelled_submission(GOOD).submission).result_fields()
+        rows.append(Row(task.id, f"cross:{other_task.id}", OFF_INTENT, fields,
                         (("takes the intent penalty", fields["intent_penalty"] < 1.0),
                          (f"below good ({good})", fields["cis_score"] < good))))
     wrong = [n for n in names if labelled[n].behaviour_defect and labelled[n].label != OFF_INTENT]
@@ -115,13 +119,19 @@ def calibrate_task(task: TaskSpec, next_task: TaskSpec | None, scorer: Scorer) -
     return rows
 
 
-def calibrate(tasks: Sequence[TaskSpec], scorer: Scorer, progress: Callable[[str], None] | None = None) -> Report:
+def calibrate(
+    tasks: Sequence[TaskSpec],
+    scorer: Scorer,
+    progress: Callable[[str], None] | None = None,
+    library: Sequence[TaskSpec] | None = None,
+) -> Report:
+    """Calibrate ``tasks``; off-intent code comes from every other task of ``library`` (default: ``tasks``)."""
     report = Report()
-    for index, task in enumerate(tasks):
+    pool = list(library if library is not None else tasks)
+    for task in tasks:
         if progress:
             progress(task.id)
-        next_task = tasks[(index + 1) % len(tasks)] if len(tasks) > 1 else None
-        report.rows.extend(calibrate_task(task, next_task, scorer))
+        report.rows.extend(calibrate_task(task, [t for t in pool if t.id != task.id], scorer))
     return report
 
 
