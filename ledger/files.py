@@ -29,14 +29,16 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
 
 
 def append_history(checkpoints_dir: Path, notes: list[tuple[int, str]]) -> None:
-    """Append ``(size, note)`` records to the history and fsync it."""
+    """Append ``(size, note)`` records to the history (one write; a crash can only tear the last line)."""
     if not notes:
         return
     lines = "".join(json.dumps({"size": size, "note": note}, ensure_ascii=False) + "\n" for size, note in notes)
-    with open(checkpoints_dir / HISTORY_FILE, "a", encoding="utf-8") as fh:
-        fh.write(lines)
-        fh.flush()
-        os.fsync(fh.fileno())
+    with open(checkpoints_dir / HISTORY_FILE, "a+b") as fh:
+        if fh.seek(0, os.SEEK_END) > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                lines = "\n" + lines  # close a line torn by a crash so the new record parses
+        fh.write(lines.encode("utf-8"))
 
 
 def read_history(checkpoints_dir: Path) -> list[tuple[int, str]]:

@@ -7,6 +7,10 @@ checkpoint of the new tree and commits (WAL, ``synchronous=FULL``). Only then
 are the DBOM files and checkpoint copies written, still under the lock so that
 the history file keeps the log's order. Many processes appending at once thus
 get one total order and never fork the tree; an append that returned is on disk.
+
+The database commit is the one fsync per append: it is the authority. The
+copies outside are tamper evidence, not the durable record; whatever a crash
+kept from them is rewritten from the database the next time the ledger opens.
 """
 
 from __future__ import annotations
@@ -350,7 +354,7 @@ class Ledger:
             files.write_atomic(path, _pretty(data))
         self._pending_dboms = {}
         files.append_history(self.checkpoint_dir, notes)
-        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode(), durable=True)
+        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
 
     def _load_frontier(self, conn: Connection, size: int) -> None:
         if self._frontier_size != size:
@@ -389,7 +393,7 @@ class Ledger:
                 files.write_atomic(path, _pretty(dbom.encode()))
         notes = [(int(s), str(n)) for s, n in missing_notes]
         files.append_history(self.checkpoint_dir, notes)
-        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode(), durable=True)
+        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
 
     # -- reading -------------------------------------------------------------------------------------------------
 
