@@ -96,6 +96,32 @@ def test_a_million_lines_of_output_are_capped(box: Sandbox) -> None:
     assert run.passed == 4  # printing is allowed, it just goes nowhere past the cap
     assert len(run.stdout.encode()) <= LIMITS.output_bytes
     assert sum(streamed) <= LIMITS.output_bytes
+    assert "bytes dropped by the output cap" in run.stdout
+    assert_box_still_works(box)
+
+
+def test_a_flood_keeps_the_last_line_of_a_script(box: Sandbox) -> None:
+    flood = "import sys\nfor _ in range(100):\n    sys.stdout.write('noise ' * 20000)\nprint()\nprint('RESULT 42')\n"
+    run = box.run_script({}, flood, timeout_s=20)
+    assert run.exit_code == 0 and run.truncated
+    assert len(run.stdout.encode()) <= LIMITS.output_bytes
+    assert run.stdout.splitlines()[-1] == "RESULT 42"
+
+
+def test_filling_the_disk_is_contained(box: Sandbox) -> None:
+    filler = (
+        "import os\nchunk = b'x' * (1 << 20)\nwritten = 0\n"
+        "try:\n"
+        "    with open('big.bin', 'wb') as handle:\n"
+        "        while written < (1 << 30):\n"
+        "            handle.write(chunk)\n"
+        "            written += len(chunk)\n"
+        "except OSError as exc:\n"
+        "    print('stopped', type(exc).__name__, written >> 20)\n"
+    )
+    run = box.run_script({}, filler, timeout_s=20)
+    assert run.stdout.startswith("stopped"), run
+    assert int(run.stdout.split()[-1]) <= 64  # the file-size rlimit or the tmpfs size, whichever first
     assert_box_still_works(box)
 
 

@@ -104,13 +104,24 @@ def _main():
         return pid, out_r, err_r
 
     class Output:
-        """Capped capture of one run's stdout/stderr, forwarded to the host line by line as it arrives."""
+        """Capped capture of one run's stdout/stderr.
+
+        The first half of the cap is kept and forwarded to the host line by line
+        as it arrives; past it only a rolling tail is kept (so a final result
+        line survives a flood), and everything between is dropped and counted.
+        """
+
+        marker_room = 100
 
         def __init__(self, run_id):
             self.run_id = run_id
+            self.head_cap = out_cap // 2
+            self.tail_cap = out_cap - self.head_cap - self.marker_room
             self.kept = {"stdout": [], "stderr": []}
             self.size = {"stdout": 0, "stderr": 0}
             self.pending = {"stdout": b"", "stderr": b""}
+            self.tail = {"stdout": b"", "stderr": b""}
+            self.dropped = {"stdout": 0, "stderr": 0}
             self.truncated = False
             self.origin = "suite"
 
@@ -119,21 +130,27 @@ def _main():
             self.origin = origin
 
         def feed(self, stream, data):
-            room = out_cap - self.size[stream]
-            if room <= 0:
+            room = self.head_cap - self.size[stream]
+            if room > 0:
+                head, data = data[:room], data[room:]
+                self.size[stream] += len(head)
+                self.feed_head(stream, head)
+            if data:
                 self.truncated = True
-                return
-            if len(data) > room:
-                data = data[:room]
-                self.truncated = True
-            self.size[stream] += len(data)
+                tail = self.tail[stream] + data
+                if len(tail) > self.tail_cap:
+                    self.dropped[stream] += len(tail) - self.tail_cap
+                    tail = tail[-self.tail_cap:]
+                self.tail[stream] = tail
+
+        def feed_head(self, stream, data):
             pending = self.pending[stream] + data
-            if len(pending) > 8192:
+            if len(pending) > 8192 or self.size[stream] >= self.head_cap:
                 self.pending[stream] = b""
                 self.forward(stream, pending)
             elif b"\n" in pending:
-                head, _, tail = pending.rpartition(b"\n")
-                self.pending[stream] = tail
+                head, _, rest = pending.rpartition(b"\n")
+                self.pending[stream] = rest
                 self.forward(stream, head + b"\n")
             else:
                 self.pending[stream] = pending
@@ -151,7 +168,10 @@ def _main():
 
         def text(self, stream):
             self.flush()
-            return "".join(self.kept[stream])
+            text = "".join(self.kept[stream])
+            if self.dropped[stream]:
+                text += f"\n[... {self.dropped[stream]} bytes dropped by the output cap ...]\n"
+            return text + self.tail[stream].decode("utf-8", errors="replace")
 
     def pump(sel, output, deadline, until_fd=None, exited=None):
         """Read pipes until ``until_fd`` has a complete line (returned), all pipes close, or the deadline.
