@@ -6,7 +6,9 @@ library's API is absorbed here.
 
 from __future__ import annotations
 
-import importlib
+import json
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +17,9 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoredBattle
 from ledger.canonical import canonicalize
 from ledger.dbom import dbom_problems
+from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
 from ledger.merkle import inclusion_proof, leaf_hash, verify_inclusion
+from ledger.verify import verify_ledger
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -133,25 +137,80 @@ class LedgerSource:
         return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes)
 
     def verify(self, on_progress: ProgressCallback) -> VerifyReport:
-        """The ledger library's full verification (``ledger.verify``), row by row."""
-        verify_module: Any = _optional("ledger.verify")
-        report = verify_module.verify_ledger(self.home, on_progress=on_progress)
+        """Each entry's signature and inclusion (one progress step each), then ``ledger.verify.verify_ledger``.
+
+        The library's full pass is the authority; its problems that name an entry mark that row,
+        the others (checkpoints, triggers, keys) go in the summary.
+        """
+        ids = self.battle_ids()
+        total = len(ids) + 1
         marks: dict[int, tuple[bool, str]] = {}
-        for item in getattr(report, "entries", []) or []:
-            marks[int(item.sequence)] = (bool(item.ok), str(item.reason))
-        ok = bool(report.ok)
-        summary = str(getattr(report, "summary", "") or ("ledger verified" if ok else "verification failed"))
+        with Ledger.open(self.home) as led:
+            for done, battle_id in enumerate(ids, start=1):
+                sequence, reason = _entry_problem(led, battle_id)
+                if sequence is not None:
+                    marks[sequence] = (reason == "", reason)
+                on_progress(done, total)
+        report = verify_ledger(self.home)
+        on_progress(total, total)
+        ledger_wide: list[str] = []
+        for problem in report.problems:
+            if problem.sequence is None:
+                ledger_wide.append(f"{problem.kind}: {problem.detail}")
+                continue
+            _, earlier = marks.get(problem.sequence, (True, ""))
+            reasons = [r for r in earlier.split("; ") if r]
+            reason = f"{problem.kind}: {problem.detail}"
+            if reason not in reasons:
+                reasons.append(reason)
+            marks[problem.sequence] = (False, "; ".join(reasons))
+        failed = sum(not ok for ok, _ in marks.values())
+        ok = report.ok and failed == 0
+        if ok:
+            summary = (f"verified: {report.size} entries, {report.checkpoints} checkpoints, "
+                       f"root {report.root.hex()[:12]}…")
+        else:
+            summary = (f"verification FAILED: {failed} bad entries, {len(ledger_wide)} ledger problems"
+                       + (f"; {ledger_wide[0]}" if ledger_wide else ""))
         return VerifyReport(ok=ok, summary=summary, marks=marks)
 
     def export(self, sequences: Sequence[int], out: Path) -> Path:
-        """A compliance bundle for ``sequences`` (``ledger.export``)."""
-        export_module: Any = _optional("ledger.export")
-        written = export_module.export_bundle(self.home, out, sequences=list(sequences))
-        return Path(written) if written is not None else out
+        """A compliance folder for ``sequences``: what ``export dboms`` writes, limited to those entries."""
+        wanted = set(sequences)
+        if not wanted:
+            raise LedgerUnavailable("no entries chosen for export")
+        with tempfile.TemporaryDirectory() as tmp:
+            staged = Path(tmp) / "export"
+            export_dboms(self.home, staged, since=min(wanted))
+            index = json.loads((staged / INDEX_FILE).read_text(encoding="utf-8"))
+            index["bundles"] = [b for b in index["bundles"] if b["sequence"] in wanted]
+            (out / BUNDLE_DIR).mkdir(parents=True, exist_ok=True)
+            for bundle in index["bundles"]:
+                shutil.copyfile(staged / bundle["file"], out / bundle["file"])
+            for name in ("checkpoint.txt", "judge.pub"):
+                shutil.copyfile(staged / name, out / name)
+            (out / INDEX_FILE).write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        missing = wanted - {b["sequence"] for b in index["bundles"]}
+        if missing:
+            raise LedgerUnavailable(f"entries {sorted(missing)} are not covered by the latest checkpoint yet")
+        return out
 
 
-def _optional(name: str) -> object:
+def _entry_problem(led: Ledger, battle_id: str) -> tuple[int | None, str]:
+    """(sequence, "" or the reason) for one entry's signature and inclusion."""
     try:
-        return importlib.import_module(name)
-    except ImportError:
-        raise LedgerUnavailable(f"{name} is not available in this build of the ledger library") from None
+        stored = led.get(battle_id)
+    except LedgerError as exc:
+        return _sequence_of(led, battle_id), str(exc)
+    if stored is None:
+        return None, ""
+    reasons: list[str] = []
+    problems = dbom_problems(stored.dbom, led.trusted_keys())
+    reasons.extend(f"{kind}: {detail}" for kind, detail in problems)
+    if _inclusion_status(led, stored).startswith("FAILED"):
+        reasons.append("inclusion: the entry is not in the checkpointed tree")
+    return stored.sequence, "; ".join(reasons)
+
+
+def _sequence_of(led: Ledger, battle_id: str) -> int | None:
+    return next((e.sequence for e in led.entries() if e.battle_id == battle_id), None)

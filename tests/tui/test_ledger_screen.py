@@ -13,9 +13,11 @@ from typing import Any
 
 from scripted_engine import ScriptedEngine, make_task
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, ProgressBar
 
 from ledger import Ledger
+from ledger.bundle import verify_bundle
+from ledger.export import read_bundle
 from ledger.keys import create_key
 from tui.app import ConsoleApp
 from tui.screens.entry import EntryScreen
@@ -165,3 +167,76 @@ def test_marking_rows_chooses_what_export_sends(tmp_path: Path) -> None:
             await pilot.press("space")
             assert table.marked == {0}
     run(scenario)
+
+
+def test_verify_marks_every_row_of_an_intact_ledger(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, LedgerScreen)
+            await pilot.press("v")
+            await until(pilot, lambda: screen.last_verify is not None)
+            assert screen.last_verify is not None
+            assert screen.last_verify.ok, screen.last_verify.summary
+            assert screen.last_verify.marks == {0: (True, ""), 1: (True, ""), 2: (True, "")}
+            assert str(screen.query_one(EntriesTable).get_cell("1", "check")) == "✓"
+            assert screen.query_one(ProgressBar).percentage == 1.0
+    run(scenario)
+
+
+def test_verify_after_tampering_marks_the_edited_entry_with_its_reason(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+    tamper_result(app.home, "beta-2", 0.75)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, LedgerScreen)
+            await pilot.press("v")
+            await until(pilot, lambda: screen.last_verify is not None)
+            verdict = screen.last_verify
+            assert verdict is not None and not verdict.ok
+            assert verdict.summary.startswith("verification FAILED")
+            assert verdict.marks[2] == (True, "")
+            ok, reason = verdict.marks[1]
+            assert not ok and "result-edited" in reason and "dbom-file" in reason
+            assert len(reason.split("; ")) == len(set(reason.split("; ")))
+            assert str(screen.query_one(EntriesTable).get_cell("1", "check")).startswith("✗ result-edited")
+    run(scenario)
+
+
+def test_export_writes_verifiable_bundles_for_the_marked_entries_only(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+    written: list[Path] = []
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, LedgerScreen)
+            await pilot.press("space", "down", "down", "space", "e")
+            await until(pilot, lambda: screen.last_export is not None)
+            assert screen.last_export is not None and screen.last_export.error == ""
+            written.append(Path(str(screen.last_export.path)))
+    run(scenario)
+    (out,) = written
+    assert out.parent == app.home / "exports"
+    index = json.loads((out / "index.json").read_text())
+    assert [b["battle_id"] for b in index["bundles"]] == ["alpha-1", "gamma-3"]
+    files = sorted(p.name for p in (out / "bundles").iterdir())
+    assert len(files) == 2
+    for entry in index["bundles"]:
+        check = verify_bundle(read_bundle(out / entry["file"]))
+        assert check.ok, check.problems
+        assert check.battle_id == entry["battle_id"]
+    assert (out / "judge.pub").read_text().strip() == index["public_key"]

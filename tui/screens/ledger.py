@@ -20,9 +20,9 @@ from tui.widgets.ledger.entries_table import EntriesTable
 
 
 def bundle_path(home: Path, sequences: list[int]) -> Path:
-    """``<home>/exports/bundle-<first>-<last>-<unix time>.zip``."""
+    """``<home>/exports/bundle-<first>-<last>-<unix time>/``: a folder as ``export dboms`` writes."""
     span = f"{min(sequences)}-{max(sequences)}" if sequences else "empty"
-    return home / "exports" / f"bundle-{span}-{int(time.time())}.zip"
+    return home / "exports" / f"bundle-{span}-{int(time.time())}"
 
 
 class LedgerScreen(Screen[None]):
@@ -150,7 +150,7 @@ class LedgerScreen(Screen[None]):
 
     def _export(self, sequences: list[int], out: Path) -> None:
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
+            out.mkdir(parents=True, exist_ok=False)
             written = self.source.export(sequences, out)
         except Exception as exc:
             self.post_message(BundleExported(None, len(sequences), f"{exc}".splitlines()[0]))

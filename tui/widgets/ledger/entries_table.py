@@ -119,4 +119,9 @@ class EntriesTable(DataTable[str | Text]):
         if mark is None:
             return Text("")
         ok, reason = mark
-        return Text("✓", style="bold green") if ok else Text(f"✗ {reason}", style="bold red")
+        if ok:
+            return Text("✓", style="bold green")
+        reasons = reason.split("; ")
+        more = f" (+{len(reasons) - 1})" if len(reasons) > 1 else ""
+        first = reasons[0] if len(reasons[0]) <= 48 else reasons[0][:47] + "…"
+        return Text(f"✗ {first}{more}", style="bold red")
