@@ -1,0 +1,102 @@
+"""Scoring speed: model load, and score_submission per submission with the model loaded.
+
+Usage: python benchmarks/scoring_bench.py [--repeat N] [--json]
+
+Figures:
+  model_load     a fresh process: import logomesh.scoring and load the model (median of --repeat processes)
+  score_cold     score_submission for each task's first submission (embeds the task's intent once)
+  score_warm     score_submission over every labelled submission of every task, --repeat passes
+                 (median, p95, max); sandbox and red agent excluded: hidden results are given
+Targets from the issue: model load < 3 s; scoring < 150 ms per submission once the model is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+LOAD_SCRIPT = (
+    "import time; t = time.perf_counter(); "
+    "from logomesh.scoring.rationale import load_model; load_model(); "
+    "print(time.perf_counter() - t)"
+)
+
+
+def model_load(repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        run = subprocess.run([sys.executable, "-c", LOAD_SCRIPT], capture_output=True, text=True, check=True, cwd=ROOT)
+        out.append(float(run.stdout.strip()))
+    return out
+
+
+def scoring(repeat: int) -> tuple[list[float], list[float], int]:
+    from logomesh.sandbox import SuiteRun, TestOutcome
+    from logomesh.scoring import score_submission
+    from logomesh.scoring.rationale import load_model
+    from logomesh.tasks import all_tasks
+
+    load_model()
+    cases = []
+    for task in all_tasks():
+        hidden = SuiteRun(tuple(TestOutcome(f"t.T.test_{i}", "passed") for i in range(12)))
+        purple = SuiteRun(tuple(TestOutcome(f"p.T.test_{i}", "passed") for i in range(5)))
+        cases += [(task, task.labelled_submission(n).submission, hidden, purple) for n in task.submission_names()]
+    cold: list[float] = []
+    seen: set[str] = set()
+    for task, submission, hidden, purple in cases:
+        if task.id in seen:
+            continue
+        seen.add(task.id)
+        start = time.perf_counter()
+        score_submission(task, submission, hidden, purple, []).result_fields()
+        cold.append(time.perf_counter() - start)
+    warm: list[float] = []
+    for _ in range(repeat):
+        for task, submission, hidden, purple in cases:
+            start = time.perf_counter()
+            score_submission(task, submission, hidden, purple, []).result_fields()
+            warm.append(time.perf_counter() - start)
+    return cold, warm, len(cases)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    loads = model_load(args.repeat)
+    cold, warm, n = scoring(args.repeat)
+    warm_sorted = sorted(warm)
+    figures: dict[str, Any] = {
+        "model_load_s": statistics.median(loads),
+        "score_cold_ms_max": 1000 * max(cold),
+        "score_warm_ms_median": 1000 * statistics.median(warm),
+        "score_warm_ms_p95": 1000 * warm_sorted[int(0.95 * (len(warm_sorted) - 1))],
+        "score_warm_ms_max": 1000 * max(warm),
+        "submissions": n,
+    }
+    figures["load_vs_target"] = figures["model_load_s"] / 3.0
+    figures["warm_p95_vs_target"] = figures["score_warm_ms_p95"] / 150.0
+    if args.json:
+        print(json.dumps(figures, indent=2, sort_keys=True))
+        return
+    f = figures
+    print(f"model load          {f['model_load_s']:.3f} s   (target < 3 s, ratio {f['load_vs_target']:.2f})")
+    print(f"score, cold intent  {f['score_cold_ms_max']:.1f} ms max over {len(cold)} tasks")
+    print(f"score, warm         median {f['score_warm_ms_median']:.1f} ms  p95 {f['score_warm_ms_p95']:.1f} ms"
+          f"  max {figures['score_warm_ms_max']:.1f} ms over {len(warm)} scorings of {n} submissions"
+          f"  (target < 150 ms, p95 ratio {figures['warm_p95_vs_target']:.2f})")
+
+
+if __name__ == "__main__":
+    main()
