@@ -182,7 +182,8 @@ def test_help_lists_the_battle_keys_and_the_palette_offers_every_action(tmp_path
 
             assert isinstance(app.screen, HelpScreen)
             described = {description for _, description in app.screen.rows}
-            assert {"Start", "Form", "Ledger", "Help", "Quit"} <= described
+            assert {"Start", "Form", "Ledger", "Help", "Quit", "Focus the search tree"} <= described
+            assert "Cursor down" not in described
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, BattleScreen)

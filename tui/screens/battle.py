@@ -56,8 +56,8 @@ class BattleScreen(Screen[None]):
         Binding("ctrl+r", "start", "Start", priority=True),
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+n", "new_battle", "Form"),
-        Binding("ctrl+t", "focus_tree", "Tree", show=False),
-        Binding("ctrl+o", "focus_output", "Output", show=False),
+        Binding("ctrl+t", "focus_tree", "Focus the search tree", show=False),
+        Binding("ctrl+o", "focus_output", "Focus the sandbox output", show=False),
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec], engine: Engine) -> None:

@@ -11,14 +11,21 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+# Actions kept out of the footer for room, but worth listing here.
+UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output"})
+
 
 def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:
-    """(keys, description) for the app's and ``screen``'s bindings, focused widget's included."""
+    """(keys, description) for the bindings in force on ``screen``: app, screen and focused widget.
+
+    Generic widget keys (cursor movement, copy) hidden from the footer stay hidden here too.
+    """
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
     for _, binding, enabled, tooltip in screen.active_bindings.values():
         description = binding.description or tooltip or binding.action
-        if description in seen or not enabled:
+        listed = binding.show or binding.action in UNLISTED_ACTIONS
+        if description in seen or not enabled or not listed:
             continue
         seen.add(description)
         rows.append((screen.app.get_key_display(binding), description))
