@@ -17,10 +17,11 @@ from typing import Any
 from logomesh.scoring.config import ArchitectureWeights
 from logomesh.tasks import Constraints
 
+# urllib.parse and http.HTTPStatus are pure data, not network use, so only the networking submodules are listed.
 NETWORK_MODULES = (
-    "socket", "ssl", "http", "urllib", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc",
-    "socketserver", "asyncio.open_connection", "asyncio.start_server", "requests", "httpx", "aiohttp",
-    "urllib3", "websockets", "paramiko",
+    "socket", "ssl", "http.client", "http.server", "http.cookiejar", "urllib.request", "urllib.robotparser",
+    "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "socketserver", "asyncio.open_connection",
+    "asyncio.start_server", "requests", "httpx", "aiohttp", "urllib3", "websockets", "paramiko",
 )  # fmt: skip
 LOCK_FACTORIES = (
     "threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore",

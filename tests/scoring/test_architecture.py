@@ -60,6 +60,10 @@ def test_network_use_is_a_violation_only_where_banned() -> None:
     source = "import urllib.request as r\nr.urlopen('http://x')\n"
     assert ("network", "network") in kinds(source, Constraints(network=False))
     assert kinds(source, Constraints(network=True)) == []
+    assert ("network", "network") in kinds("import urllib\nurllib.request.urlopen('x')\n", Constraints())
+    assert ("network", "network") in kinds("from http import client\n", Constraints())
+    pure = "from urllib.parse import urljoin\nfrom http import HTTPStatus\nurljoin('a', 'b')\n"
+    assert kinds(pure, Constraints()) == []
 
 
 def test_required_lock_and_recursion() -> None:
