@@ -66,6 +66,7 @@ class BattleScreen(Screen[None]):
         self.tasks = list(tasks)
         self.runner = BattleRunner(self, engine)
         self.last_ending: BattleEnded | None = None
+        self._panel_cache: tuple[MctsTree, SandboxLog, ScorePanel, StatusLine] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -188,6 +189,13 @@ class BattleScreen(Screen[None]):
 
     # the live panels
 
+    def _panels(self) -> tuple[MctsTree, SandboxLog, ScorePanel, StatusLine]:
+        """The four live panels, looked up once (thousands of events per second pass through here)."""
+        if self._panel_cache is None:
+            self._panel_cache = (self.query_one(MctsTree), self.query_one(SandboxLog), self.query_one(ScorePanel),
+                                 self.query_one(StatusLine))
+        return self._panel_cache
+
     @on(BattleEventsReceived)
     def _apply(self, message: BattleEventsReceived) -> None:
         tree = self.query_one(MctsTree)
@@ -200,10 +208,7 @@ class BattleScreen(Screen[None]):
 
     def apply_event(self, event: Event) -> None:
         """Route one engine event to the widget that shows it."""
-        tree = self.query_one(MctsTree)
-        log = self.query_one(SandboxLog)
-        score = self.query_one(ScorePanel)
-        status = self.query_one(StatusLine)
+        tree, log, score, status = self._panels()
         match event:
             case MctsNodeAdded(node_id=node_id, parent_id=parent_id, action=action):
                 tree.add_node(node_id, parent_id, action)
