@@ -114,9 +114,9 @@ wild = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_valu
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)
-@given(r=unit, a=unit, t=unit, l_=unit, dr=wild, da=wild, dl=wild)
+@given(r=unit, a=unit, t=unit, l_=unit, dr=wild, da=wild, dl=wild, red=unit, intent=unit)
 def test_the_llm_can_move_cis_by_at_most_0_075(r: float, a: float, t: float, l_: float, dr: float, da: float,
-                                                dl: float) -> None:
+                                                dl: float, red: float, intent: float) -> None:
     anchors = {"rationale": r, "architecture": a, "logic": l_}
     adjusted = llm_review.apply(anchors, {"rationale": dr, "architecture": da, "logic": dl}, DEFAULT_CONFIG.llm_bound)
     for key, value in adjusted.items():
@@ -125,3 +125,5 @@ def test_the_llm_can_move_cis_by_at_most_0_075(r: float, a: float, t: float, l_:
     before = combine({**anchors, "testing": t}, DEFAULT_CONFIG)
     after = combine({**adjusted, "testing": t}, DEFAULT_CONFIG)
     assert abs(after - before) <= 0.25 * 3 * 0.10 + 1e-12
+    penalised = abs(after * (1 - red) * intent - before * (1 - red) * intent)  # penalties only shrink the swing
+    assert penalised <= abs(after - before) + 1e-12
