@@ -42,6 +42,7 @@ def _main():
     orig_run = unittest.TestCase.run
     orig_result = unittest.TestResult
     format_exc = traceback.format_exc
+    exc_info = sys.exc_info
     assertion_error = AssertionError
     skip_exc = unittest.SkipTest
     base_exc = BaseException
@@ -86,6 +87,35 @@ def _main():
     def reason_of(text):
         lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
         return (lines[-1] if lines else "error")[:500]
+
+    def exc_line(err):
+        """``Type: first line of the message`` for an exc_info triple."""
+        try:
+            message = str(err[1]).strip().splitlines()
+            name = getattr(err[0], "__name__", "Exception")
+            return (f"{name}: {message[0]}" if message else name)[:500]
+        except base_exc:
+            return "an exception whose message cannot be shown"
+
+    class Recorder(orig_result):
+        """Keeps the first failure's exception, for a one-line reason."""
+
+        def __init__(self):
+            super().__init__()
+            self.first = None
+
+        def addFailure(self, test, err):
+            self.first = self.first or err
+            super().addFailure(test, err)
+
+        def addError(self, test, err):
+            self.first = self.first or err
+            super().addError(test, err)
+
+        def addSubTest(self, test, subtest, err):
+            if err is not None:
+                self.first = self.first or err
+            super().addSubTest(test, subtest, err)
 
     def emit(record):
         if getpid() != runner_pid:  # a fork made by the code under test: only the runner reports
@@ -182,11 +212,11 @@ def _main():
         try:
             call()
         except assertion_error:
-            return "failed", reason_of(format_exc())
+            return "failed", exc_line(exc_info())
         except skip_exc as exc:
             return "failed", "skipped: " + str(exc)[:400]
         except base_exc:
-            return "error", reason_of(format_exc())
+            return "error", exc_line(exc_info())
         return "passed", ""
 
     def run_one(module, cls_name, meth_name, done):
@@ -226,15 +256,15 @@ def _main():
                 cls.setUpClass()
         except base_exc:
             return "error", "class or module set-up failed: " + reason_of(format_exc())
-        result = orig_result()
+        result = Recorder()
         try:
             orig_run(cls(meth_name), result)
         except base_exc:
             return "error", reason_of(format_exc())
         if result.failures:
-            return "failed", reason_of(result.failures[0][1])
+            return "failed", exc_line(result.first) if result.first else reason_of(result.failures[0][1])
         if result.errors:
-            return "error", reason_of(result.errors[0][1])
+            return "error", exc_line(result.first) if result.first else reason_of(result.errors[0][1])
         if result.skipped:
             return "failed", "skipped: " + str(result.skipped[0][1])[:400]
         if result.unexpectedSuccesses:
