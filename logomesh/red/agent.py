@@ -1,0 +1,182 @@
+"""``attack``: the red agent's entry point, and the two baselines the benchmark compares it with.
+
+The MCTS searches entry point -> family -> variant; ``random`` plays leaves
+uniformly at random and ``round-robin`` cycles through (entry, family) pairs
+in declaration order. All three play leaves through the same ``RedProblem``,
+so they differ only in the order they choose.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from logomesh.events import EventSink, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated, discard
+from logomesh.findings import Finding, max_severity
+from logomesh.red.context import AttackContext
+from logomesh.red.mcts import Mcts, MctsConfig, Node, Path, walk
+from logomesh.red.problem import Confirmed, ProbeRunner, RedProblem, default_seed, sandbox_runner
+from logomesh.sandbox.base import Sandbox
+from logomesh.tasks import TaskSpec
+
+Strategy = Literal["mcts", "random", "round-robin"]
+STRATEGIES: tuple[Strategy, ...] = ("mcts", "random", "round-robin")
+
+
+@dataclass(frozen=True)
+class RedReport:
+    findings: tuple[Finding, ...]  # only reproduced findings
+    nodes: int
+    best_value_history: tuple[float, ...]
+    stats: dict[str, Any] = field(default_factory=dict)
+    tree: tuple[dict[str, Any], ...] = ()
+
+    def red_analysis(self) -> dict[str, Any]:
+        """The result's ``red_analysis`` block, as in the paper."""
+        return {
+            "attack_successful": bool(self.findings),
+            "vulnerability_count": len(self.findings),
+            "max_severity": max_severity(self.findings),
+            "vulnerabilities": [f.to_json() for f in self.findings],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.red_analysis(), "nodes": self.nodes, "stats": self.stats}
+
+
+class _EventObserver:
+    def __init__(self, battle_id: str, emit: EventSink) -> None:
+        self.battle_id = battle_id
+        self.emit = emit
+
+    def node_added(self, node: Node) -> None:
+        parent = node.parent.id if node.parent is not None else None
+        label = node.action.id if node.action is not None else "root"
+        self.emit(MctsNodeAdded(self.battle_id, node.id, parent, label))
+
+    def node_updated(self, node: Node) -> None:
+        self.emit(MctsNodeUpdated(self.battle_id, node.id, node.visits, round(node.mean_value, 6)))
+
+
+def attack(
+    task: TaskSpec,
+    source: str,
+    box: Sandbox,
+    *,
+    budget_s: float = 10.0,
+    seed: int | None = None,
+    battle_id: str = "",
+    emit: EventSink = discard,
+    strategy: Strategy = "mcts",
+    config: MctsConfig | None = None,
+) -> RedReport:
+    """Attack ``source`` (the submission's solution.py) inside ``box`` for about ``budget_s`` seconds."""
+    return run_attack(task, source, sandbox_runner(box, source), budget_s=budget_s, seed=seed,
+                      battle_id=battle_id, emit=emit, strategy=strategy, config=config)
+
+
+def run_attack(
+    task: TaskSpec,
+    source: str,
+    runner: ProbeRunner,
+    *,
+    budget_s: float = 10.0,
+    seed: int | None = None,
+    battle_id: str = "",
+    emit: EventSink = discard,
+    strategy: Strategy = "mcts",
+    config: MctsConfig | None = None,
+) -> RedReport:
+    """``attack`` with the probe runner injected (the sandbox in production)."""
+    started = time.monotonic()
+    seed = default_seed(source) if seed is None else seed
+    node_of_path: dict[tuple[str, ...], int] = {}
+
+    def confirmed(item: Confirmed, path: Path) -> None:
+        node_id = node_of_path.get(tuple(a.id for a in path))
+        finding = item.finding
+        emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, finding.summary, node_id))
+
+    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
+    stats: dict[str, Any] = {"strategy": strategy, "seed": seed, "budget_s": budget_s,
+                             "leaves": len(problem.all_leaves())}
+    tree: tuple[dict[str, Any], ...] = ()
+    if not problem.ctx.features.parses:
+        stats["stopped_because"] = "source does not parse"
+        history: tuple[float, ...] = ()
+        nodes = 0
+    elif strategy == "mcts":
+        base = config or MctsConfig()
+        cfg = MctsConfig(base.max_steps, budget_s, base.mcts_branches, base.exploration_weight, base.prior_visits,
+                         base.widening_alpha, base.max_iterations)
+        observer = _EventObserver(battle_id, emit)
+
+        class _Indexing(_EventObserver):
+            def node_added(self, node: Node) -> None:
+                node_of_path[tuple(a.id for a in node.path)] = node.id
+                observer.node_added(node)
+
+        search = Mcts(problem, cfg, seed=seed, observer=_Indexing(battle_id, emit))
+        result = search.run()
+        history, nodes = result.best_value_history, result.nodes
+        stats.update(iterations=result.iterations, stopped_because=result.stopped_because)
+        tree = tuple(_node_json(n) for n in walk(search.root))
+    else:
+        history, nodes = _baseline(problem, strategy, seed, budget_s, started)
+        stats.update(iterations=len(history), stopped_because="budget or exhausted")
+    findings = tuple(c.finding for c in sorted(problem.findings, key=lambda c: c.elapsed_s))
+    counters = problem.counters
+    stats.update(
+        elapsed_s=round(time.monotonic() - started, 3),
+        first_finding_s=round(problem.findings[0].elapsed_s, 3) if problem.findings else None,
+        probes=counters.probes,
+        candidates=counters.candidates,
+        unconfirmed=counters.unconfirmed,
+        control_failures=counters.control_failures,
+        harness_errors=counters.harness_errors,
+        sandbox_s=round(counters.sandbox_s, 3),
+    )
+    return RedReport(findings, nodes, history, stats, tree)
+
+
+def _baseline(problem: RedProblem, strategy: Strategy, seed: int, budget_s: float,
+              started: float) -> tuple[tuple[float, ...], int]:
+    """Uniform random or round-robin play over the same leaves, under the same budget."""
+    rng = random.Random(seed)
+    live = problem.all_leaves()
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for leaf in live:
+        groups.setdefault((leaf.entry, leaf.family.name), []).append(leaf)
+    order = list(groups)
+    turn = 0
+    history: list[float] = []
+    best = 0.0
+    while live and time.monotonic() - started < budget_s:
+        if strategy == "random":
+            leaf = rng.choice(live)
+        else:
+            while not groups[order[turn % len(order)]]:
+                turn += 1
+            leaf = groups[order[turn % len(order)]][0]
+            turn += 1
+        evaluation = problem.play(leaf, rng.randrange(1 << 30))
+        if evaluation.exhausted or evaluation.harness_error:
+            live.remove(leaf)
+            groups[(leaf.entry, leaf.family.name)].remove(leaf)
+        best = max(best, evaluation.value)
+        history.append(best)
+    return tuple(history), len(history)
+
+
+def _node_json(node: Node) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "parent": node.parent.id if node.parent is not None else None,
+        "action": node.action.id if node.action is not None else "root",
+        "visits": node.visits,
+        "mean_value": round(node.mean_value, 6),
+        "exhausted": node.exhausted,
+        "pruned": node.pruned,
+    }

@@ -1,0 +1,58 @@
+"""What every attack family provides: variants to try, and an oracle that judges a trial.
+
+A family never reports on its own: the agent (``logomesh/red/agent.py``) runs a
+variant in the sandbox, asks the family's oracle about each trial, and only a
+hit that replays and survives a benign control becomes a finding.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from logomesh.findings import Severity
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec, Trial
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str  # unique within its family and entry point
+    spec: ProbeSpec  # the attack
+    reproducer: str  # the input or call sequence, as a human would type it
+    control: ProbeSpec | None = None  # the same probe with benign input: must look like correct code
+    prior: float = 0.5
+    repeatable: bool = False  # randomised: another seed may find what this one did not
+    confirm_trials: int = 3
+    confirm_quorum: float = 1.0  # share of the replays that must reproduce (races: 0.5)
+    severity: Severity | None = None  # overrides the family's severity for this variant
+    cwe: str | None = None  # overrides the family's CWE for this variant
+
+
+@dataclass(frozen=True)
+class Verdict:
+    hit: bool
+    score: float  # in [0, 1]: how close the trial came to a violation (shapes the search)
+    observation: str = ""
+
+
+MISS = Verdict(False, 0.0)
+
+
+class Family(ABC):
+    name: str
+    cwe: str
+    severity: Severity
+    rationale: str  # the CVSS-style reason for ``severity``
+
+    @abstractmethod
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        """The variants that apply to ``entry``; empty when the family does not apply."""
+
+    @abstractmethod
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        """Is this trial a violation of the contract?"""
+
+    def control_ok(self, variant: Variant, trial: Trial) -> bool:
+        """The benign control must run cleanly; otherwise the harness, not the artifact, is at fault."""
+        return trial.status == "ok"

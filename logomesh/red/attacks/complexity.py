@@ -1,0 +1,124 @@
+"""ReDoS (CWE-1333) and algorithmic complexity (CWE-407/400) by growing-input experiments on CPU time.
+
+The probe calls the entry point on inputs of growing size and stops at the
+first call over ``cap_s`` CPU seconds; a linear implementation stays far
+below the cap at the contract's largest hostile size (50 000 characters for
+strings), a backtracking regex or an exponential recursion does not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec, Trial
+
+CAP_S = 0.5
+STRING_SIZES = [8, 14, 18, 22, 26, 30, 2000, 20000, 50000]
+PUMPS = ("a", "a.", "0", "a-", "-", "a_", ". ")
+PREFIXES = ("", "a@", "a@a")
+NESTED_QUANTIFIER = re.compile(r"[+*?}]\)[*+{]")
+# Fixed hostile expressions for an evaluator: (id, prefix, pump, suffix, sizes)
+EXPRESSIONS: tuple[tuple[str, str, str, str, list[int]], ...] = (
+    ("power-tower", "", "9**", "9", [1, 2, 3]),
+    ("power-chain", "", "2**", "2", [3, 4, 5, 6]),
+    ("huge-power", "10**", "9", "", [3, 5, 7, 9]),
+    ("long-sum", "", "1+", "1", [1000, 10000, 50000]),
+)
+
+
+def _expression_variants(entry: str) -> list[Variant]:
+    out = []
+    for ident, prefix, pump, suffix, sizes in EXPRESSIONS:
+        shape = {"kind": "str", "prefix": prefix, "pump": pump, "suffix": suffix}
+        out.append(Variant(
+            id=ident,
+            spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": sizes, "cap_s": 1.0},
+                           timeout_s=4.0),
+            reproducer=f"{entry}({prefix!r} + {pump!r} * n + {suffix!r}) for n in {sizes}",
+            control=ProbeSpec("timing", {"target": entry, "input": {"kind": "str", "pump": "1+", "suffix": "1"},
+                                         "sizes": [3], "cap_s": 1.0}),
+            prior=0.7 if ident != "long-sum" else 0.3,
+            cwe="CWE-400",
+        ))
+    return out
+
+
+def _string_variants(ctx: AttackContext, entry: str) -> list[Variant]:
+    nested = bool(NESTED_QUANTIFIER.search(ctx.source))
+    uses_re = bool(ctx.features.regexes) or any(c.startswith("re.") for c in ctx.features.calls)
+    base_prior = 0.75 if nested else (0.4 if uses_re else 0.15)
+    out = []
+    for p_index, prefix in enumerate(PREFIXES):
+        for q_index, pump in enumerate(PUMPS):
+            shape: dict[str, Any] = {"kind": "str", "prefix": prefix, "pump": pump, "suffix": "!"}
+            out.append(Variant(
+                id=f"pump-{p_index}{q_index}",
+                spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": STRING_SIZES, "cap_s": CAP_S},
+                               timeout_s=4.0),
+                reproducer=f"{entry}({prefix!r} + {pump!r} * n + '!')",
+                control=ProbeSpec("timing", {"target": entry, "input": {**shape, "prefix": "", "pump": "a"},
+                                             "sizes": [4], "cap_s": CAP_S}),
+                prior=max(0.05, base_prior - 0.04 * q_index - 0.08 * p_index),
+                cwe="CWE-1333" if uses_re else "CWE-407",
+            ))
+    return out
+
+
+def _int_variants(entry: str) -> list[Variant]:
+    sizes = [10, 15, 20, 25, 30, 300]
+    return [Variant(
+        id="growing-n",
+        spec=ProbeSpec("timing", {"target": entry, "input": {"kind": "int"}, "sizes": sizes, "cap_s": 1.0},
+                       timeout_s=4.0),
+        reproducer=f"{entry}(n) for n in {sizes}",
+        control=ProbeSpec("timing", {"target": entry, "input": {"kind": "int"}, "sizes": [5], "cap_s": 1.0}),
+        prior=0.7,
+        cwe="CWE-407",
+    )]
+
+
+class ComplexityFamily(Family):
+    name = "complexity"
+    cwe = "CWE-1333"
+    severity = "medium"
+    rationale = ("medium: availability only; one short hostile input pins a CPU for seconds or longer, "
+                 "no confidentiality or integrity impact")
+
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        if entry not in ctx.features.functions:
+            return []
+        if entry == "evaluate":
+            return _expression_variants(entry)
+        if entry == "fib":
+            return _int_variants(entry)
+        if entry in ("is_valid_email",) or ctx.features.regexes or NESTED_QUANTIFIER.search(ctx.source):
+            return _string_variants(ctx, entry)
+        return []
+
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        points = list(trial.partial) or list(trial.result.get("points") or [])
+        last = points[-1] if points else None
+        if trial.status in ("timeout", "cpu"):
+            size = f" at n={_next_size(variant, last)}" if last is not None else ""
+            return Verdict(True, 1.0, f"one call ran past the {variant.spec.timeout_s:g} s limit{size}")
+        if trial.status == "memory":
+            return Verdict(True, 1.0, "one call exhausted the memory limit")
+        if trial.status == "ok" and trial.result.get("capped") and last is not None:
+            return Verdict(True, 1.0, f"one call on an input of size n={last['n']} took {last['t']:.2f} s of CPU")
+        if last is None:
+            return MISS
+        worst = max(float(p.get("t", 0.0)) for p in points)
+        return Verdict(False, min(0.8, worst / CAP_S))
+
+    def control_ok(self, variant: Variant, trial: Trial) -> bool:
+        return trial.status == "ok" and not trial.result.get("capped")
+
+
+def _next_size(variant: Variant, last: dict[str, Any]) -> Any:
+    sizes = list(variant.spec.args.get("sizes", []))
+    if last.get("n") in sizes and sizes.index(last["n"]) + 1 < len(sizes):
+        return sizes[sizes.index(last["n"]) + 1]
+    return last.get("n")

@@ -1,0 +1,53 @@
+"""Code injection through eval/exec (CWE-95): expressions only an evaluator of code would honour."""
+
+from __future__ import annotations
+
+from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec, Trial
+
+# (id, payload, what proves evaluation, prior)
+PAYLOADS = (
+    ("canary-mkdir", "__import__('os').mkdir('{canary}') or 1", "canary", 0.9),
+    ("builtin-call", "len('x' * 4242)", "4242", 0.8),
+    ("attribute-walk", "(1).__class__.__name__", "'int'", 0.6),
+)
+_CODE_RUNNERS = ("eval", "exec", "compile", "builtins.eval", "builtins.exec")
+
+
+class EvalInjectionFamily(Family):
+    name = "code-injection"
+    cwe = "CWE-95"
+    severity = "critical"
+    rationale = "critical: the input runs as code in the caller's process: full compromise, no privileges needed"
+
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        if entry not in ctx.features.functions:
+            return []
+        runs_code = ctx.features.has_call(*_CODE_RUNNERS)
+        if entry != "evaluate" and not runs_code:
+            return []
+        prior_lift = 0.05 if runs_code else -0.5
+        return [
+            Variant(
+                id=ident,
+                spec=ProbeSpec("eval", {"target": entry, "payload": payload}),
+                reproducer=f"{entry}({payload!r})",
+                control=ProbeSpec("eval", {"target": entry, "payload": "1 + 2"}),
+                prior=max(0.05, min(0.95, prior + prior_lift)),
+            )
+            for ident, payload, _, prior in PAYLOADS
+        ]
+
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.result.get("canary"):
+            return Verdict(True, 1.0, "the expression created a directory on disk")
+        if trial.status != "ok":
+            return MISS
+        proof = next(p[2] for p in PAYLOADS if p[0] == variant.id)
+        if proof != "canary" and trial.result.get("repr") == proof:
+            return Verdict(True, 1.0, f"the expression was executed as Python and returned {proof}")
+        return MISS
+
+    def control_ok(self, variant: Variant, trial: Trial) -> bool:
+        return trial.status == "ok" and trial.result.get("repr") == "3"

@@ -1,0 +1,72 @@
+"""SQL injection (CWE-89): run the artifact's query against an in-memory database with a canary table.
+
+Values must travel as parameters and identifiers must be validated; the
+oracle is what the query does, not what its text looks like: rows it should
+not return, the ``vault`` canary leaking, or a quote in a value breaking the
+statement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec, Trial
+
+# (id, (table, columns, where), counts-sql-errors, prior)
+PAYLOADS: tuple[tuple[str, tuple[Any, list[Any], dict[str, Any]], bool, float], ...] = (
+    ("value-or-true", ("items", [], {"name": "zz' OR '1'='1"}), True, 0.9),
+    ("value-union", ("items", [], {"name": "zz' UNION SELECT token, token, token FROM vault --"}), True, 0.8),
+    ("value-quote", ("items", [], {"name": "o'brien"}), True, 0.7),
+    ("column-subquery", ("items", ["(SELECT token FROM vault) AS leak"], {}), False, 0.6),
+    ("key-tautology", ("items", [], {"1=1 OR name": "zz"}), False, 0.6),
+    ("table-union", ("items UNION SELECT token, token, token FROM vault", [], {}), False, 0.5),
+)
+CONTROL: tuple[str, list[str], dict[str, str]] = ("items", [], {"name": "alice"})
+
+
+class SqlInjectionFamily(Family):
+    name = "sql-injection"
+    cwe = "CWE-89"
+    severity = "critical"
+    rationale = ("critical: attacker-controlled input rewrites the query, reading any table "
+                 "(confidentiality) with no privileges, over whatever interface feeds the builder")
+
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        if entry not in ctx.features.functions:
+            return []
+        if entry != "build_select" and not ctx.features.builds_sql_text:
+            return []
+        boost = 0.1 if ctx.features.builds_sql_text else -0.2
+        out = []
+        for ident, args, _, prior in PAYLOADS:
+            out.append(Variant(
+                id=ident,
+                spec=ProbeSpec("sqli", {"target": entry, "args": list(args)}),
+                reproducer=f"{entry}({args[0]!r}, {args[1]!r}, {args[2]!r}) executed against a database "
+                           "with a 'vault' canary table",
+                control=ProbeSpec("sqli", {"target": entry, "args": list(CONTROL)}),
+                prior=max(0.05, min(0.95, prior + boost)),
+            ))
+        return out
+
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status != "ok":
+            return MISS  # a clean ValueError is the contract's answer
+        result = trial.result
+        counts_errors = next(p[2] for p in PAYLOADS if p[0] == variant.id)
+        if result.get("vault"):
+            return Verdict(True, 1.0, f"the canary token from table 'vault' came back; SQL: {result.get('sql')}")
+        if int(result.get("rows") or 0) > 0:
+            return Verdict(True, 1.0, f"{result['rows']} rows matched a condition no row satisfies; "
+                                      f"SQL: {result.get('sql')}")
+        if result.get("vault_intact") is False:
+            return Verdict(True, 1.0, "the vault table was altered by the query")
+        if counts_errors and result.get("sql_error"):
+            return Verdict(True, 0.9, f"a quote in a value broke the statement ({result['sql_error']}); "
+                                      f"SQL: {result.get('sql')}")
+        return Verdict(False, 0.2 if result.get("sql_error") else 0.0)
+
+    def control_ok(self, variant: Variant, trial: Trial) -> bool:
+        return trial.status == "ok" and trial.result.get("rows") == 1 and not trial.result.get("sql_error")

@@ -1,0 +1,53 @@
+"""Path traversal (CWE-22) and symlink following (CWE-59) against a temporary base with a secret outside."""
+
+from __future__ import annotations
+
+from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec, Trial
+
+# (id, payload, cwe, prior)
+PAYLOADS = (
+    ("dotdot", "../outside/secret.txt", "CWE-22", 0.8),
+    ("inner-dotdot", "docs/../../outside/secret.txt", "CWE-22", 0.7),
+    ("absolute", "{secret}", "CWE-22", 0.7),
+    ("symlink-dir", "link/secret.txt", "CWE-59", 0.6),
+    ("symlink-file", "docs/shortcut.txt", "CWE-59", 0.6),
+    ("deep-dotdot", "docs/" + "../" * 12 + "etc/passwd", "CWE-22", 0.5),
+)
+
+
+class TraversalFamily(Family):
+    name = "path-traversal"
+    cwe = "CWE-22"
+    severity = "high"
+    rationale = ("high: a request names a file outside the served directory and gets its path, "
+                 "so any readable file leaks (confidentiality), no privileges needed")
+
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        if entry != "safe_join" or entry not in ctx.features.functions:
+            return []
+        lift = -0.2 if ctx.features.resolves_paths else 0.1
+        return [
+            Variant(
+                id=ident,
+                spec=ProbeSpec("traversal", {"target": entry, "payload": payload}),
+                reproducer=f"{entry}(base, {payload!r}) with base/link -> ../outside and "
+                           "base/docs/shortcut.txt -> ../outside/secret.txt",
+                control=ProbeSpec("traversal", {"target": entry, "payload": "docs/readme.txt"}),
+                prior=max(0.05, min(0.95, prior + (lift if cwe == "CWE-22" else 0.0))),
+                cwe=cwe,
+            )
+            for ident, payload, cwe, prior in PAYLOADS
+        ]
+
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status != "ok":
+            return MISS
+        if trial.result.get("inside") is False:
+            what = "the secret file" if trial.result.get("secret") else "a path"
+            return Verdict(True, 1.0, f"returned {what} outside base: ...{trial.result.get('returned')}")
+        return MISS
+
+    def control_ok(self, variant: Variant, trial: Trial) -> bool:
+        return trial.status == "ok" and trial.result.get("inside") is True

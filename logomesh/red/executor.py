@@ -1,0 +1,115 @@
+"""Ship a probe into the sandbox and read its trials back. Nothing of the artifact runs here."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from logomesh.sandbox.base import Sandbox
+
+PROBES_DIR = Path(__file__).with_name("probes")
+MARK = "LMPROBE "
+DEFAULT_MEMORY = 64 * 1024 * 1024  # per trial, on top of what the fork server already maps
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    probe: str  # the name of a ``probe_<name>`` in probes/library.py
+    args: dict[str, Any]
+    trials: int = 1
+    timeout_s: float = 3.0  # per trial, enforced from outside the trial
+    memory_bytes: int = DEFAULT_MEMORY
+
+
+@dataclass(frozen=True)
+class Trial:
+    status: str  # ok | exception | timeout | memory | crashed | cpu
+    result: dict[str, Any] = field(default_factory=dict)
+    exc: str = ""
+    message: str = ""
+    where: tuple[str, ...] = ()
+    partial: tuple[dict[str, Any], ...] = ()
+    signal: int | None = None
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    trials: tuple[Trial, ...]
+    harness_error: str = ""  # the probe machinery itself failed: never evidence against the artifact
+    duration_s: float = 0.0
+
+
+@cache
+def _source(name: str) -> str:
+    return (PROBES_DIR / name).read_text(encoding="utf-8")
+
+
+def probe_files(source: str) -> dict[str, str]:
+    return {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py")}
+
+
+def probe_script(spec: ProbeSpec, seed: int) -> str:
+    payload = {
+        "probe": spec.probe,
+        "args": spec.args,
+        "trials": spec.trials,
+        "timeout": spec.timeout_s,
+        "mem": spec.memory_bytes,
+        "cpu": max(1, int(spec.timeout_s) + 1),
+        "seed": seed,
+    }
+    return f"import json, _lm_runtime\n_lm_runtime.serve(json.loads({json.dumps(json.dumps(payload))}))\n"
+
+
+def parse_trial(raw: Any) -> Trial:
+    if not isinstance(raw, dict):
+        return Trial("crashed", message="unreadable trial record")
+    result = raw.get("result")
+    partial = raw.get("partial")
+    where = raw.get("where")
+    sig = raw.get("signal")
+    return Trial(
+        status=str(raw.get("status", "crashed")),
+        result=result if isinstance(result, dict) else {},
+        exc=str(raw.get("exc", "")),
+        message=str(raw.get("msg", "")),
+        where=tuple(str(w) for w in where) if isinstance(where, list) else (),
+        partial=tuple(p for p in partial if isinstance(p, dict)) if isinstance(partial, list) else (),
+        signal=sig if isinstance(sig, int) else None,
+    )
+
+
+def parse_output(stdout: str) -> ProbeRun:
+    """The last ``LMPROBE`` line of the fork server's stdout."""
+    lines = [line for line in stdout.splitlines() if line.startswith(MARK)]
+    if not lines:
+        return ProbeRun((), harness_error="the probe server printed no result")
+    try:
+        data = json.loads(lines[-1][len(MARK):])
+    except ValueError:
+        return ProbeRun((), harness_error="the probe server's result is not JSON")
+    if not isinstance(data, dict):
+        return ProbeRun((), harness_error="the probe server's result is not an object")
+    if "import_error" in data:
+        return ProbeRun((), harness_error=f"the artifact does not import: {data['import_error']}")
+    trials = data.get("trials")
+    if not isinstance(trials, list):
+        return ProbeRun((), harness_error="the probe server's result has no trials")
+    return ProbeRun(tuple(parse_trial(t) for t in trials), duration_s=float(data.get("elapsed", 0.0)))
+
+
+def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
+    """Run ``spec`` against ``source`` inside ``box``; harness problems come back as ``harness_error``."""
+    wall = spec.trials * (spec.timeout_s + 0.5) + 5.0
+    run = box.run_script(probe_files(source), probe_script(spec, seed), timeout_s=wall)
+    if run.timed_out:
+        return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
+                        duration_s=run.duration_s)
+    parsed = parse_output(run.stdout)
+    if parsed.harness_error and run.stderr.strip():
+        tail = run.stderr.strip().splitlines()[-1][:200]
+        return ProbeRun((), harness_error=f"{parsed.harness_error} ({tail})", duration_s=run.duration_s)
+    return ProbeRun(parsed.trials, parsed.harness_error, run.duration_s)

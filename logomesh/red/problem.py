@@ -1,0 +1,198 @@
+"""The red agent's search problem: entry point, then attack family, then variant; a leaf runs in the sandbox.
+
+Evaluating a leaf runs its probe once. A hit is only a candidate: ``confirm``
+replays it (3 times, or 10 for races with a majority needed), and runs the
+benign control, so a broken harness is never reported. Only a candidate that
+survives both becomes a ``Finding``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from logomesh.findings import Finding
+from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeRun, ProbeSpec, run_probe
+from logomesh.red.mcts import Action, Evaluation, Path
+from logomesh.sandbox.base import Sandbox
+
+MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
+
+
+@dataclass(frozen=True)
+class Leaf:
+    entry: str
+    family: Family
+    variant: Variant
+
+    @property
+    def key(self) -> str:
+        return f"{self.entry}/{self.family.name}/{self.variant.id}"
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    finding: Finding
+    leaf: Leaf
+    elapsed_s: float
+
+
+@dataclass
+class Counters:
+    probes: int = 0
+    candidates: int = 0
+    unconfirmed: int = 0
+    control_failures: int = 0
+    harness_errors: int = 0
+    sandbox_s: float = 0.0
+
+
+ProbeRunner = Callable[[ProbeSpec, int], ProbeRun]
+OnFinding = Callable[[Confirmed, Path], None]
+
+
+def default_seed(source: str) -> int:
+    return int.from_bytes(hashlib.sha256(source.encode()).digest()[:4], "big")
+
+
+def build_leaves(ctx: AttackContext) -> dict[str, dict[str, list[Leaf]]]:
+    """entry -> family name -> leaves, in declaration order."""
+    tree: dict[str, dict[str, list[Leaf]]] = {}
+    for entry in ctx.entries():
+        for family in FAMILIES:
+            variants = family.variants(ctx, entry)
+            if variants:
+                tree.setdefault(entry, {})[family.name] = [Leaf(entry, family, v) for v in variants]
+    return tree
+
+
+@dataclass
+class RedProblem:
+    ctx: AttackContext
+    runner: ProbeRunner
+    on_finding: OnFinding | None = None
+    started: float = field(default_factory=time.monotonic)
+    leaves: dict[str, dict[str, list[Leaf]]] = field(init=False)
+    findings: list[Confirmed] = field(default_factory=list)
+    counters: Counters = field(default_factory=Counters)
+    visits: dict[str, int] = field(default_factory=dict)
+    done_pairs: set[tuple[str, str]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.leaves = build_leaves(self.ctx)
+
+    # -- the tree ------------------------------------------------------------------------------------
+    def actions(self, path: Path) -> Sequence[Action]:
+        if not path:
+            return [Action(f"entry:{e}", _best(self.leaves[e])) for e in self.leaves]
+        entry = path[0].id.removeprefix("entry:")
+        if len(path) == 1:
+            return [Action(f"family:{f}", max(leaf.variant.prior for leaf in leaves))
+                    for f, leaves in self.leaves[entry].items()]
+        if len(path) == 2:
+            family = path[1].id.removeprefix("family:")
+            return [Action(f"variant:{leaf.variant.id}", leaf.variant.prior) for leaf in self.leaves[entry][family]]
+        return []
+
+    def leaf(self, path: Path) -> Leaf | None:
+        if len(path) != 3:
+            return None
+        entry = path[0].id.removeprefix("entry:")
+        family = path[1].id.removeprefix("family:")
+        variant = path[2].id.removeprefix("variant:")
+        return next((leaf for leaf in self.leaves[entry][family] if leaf.variant.id == variant), None)
+
+    def all_leaves(self) -> list[Leaf]:
+        return [leaf for families in self.leaves.values() for leaves in families.values() for leaf in leaves]
+
+    # -- playing a leaf ------------------------------------------------------------------------------
+    def evaluate(self, path: Path, rng: random.Random) -> Evaluation:
+        leaf = self.leaf(path)
+        if leaf is None:
+            return Evaluation(0.0, exhausted=True)
+        return self.play(leaf, rng.randrange(1 << 30), path)
+
+    def play(self, leaf: Leaf, seed: int, path: Path = ()) -> Evaluation:
+        """Run ``leaf`` once; confirm a hit; the evaluation the search learns from."""
+        if (leaf.entry, leaf.family.name) in self.done_pairs:
+            return Evaluation(0.0, exhausted=True)  # this entry already has this family's finding
+        visits = self.visits.get(leaf.key, 0) + 1
+        self.visits[leaf.key] = visits
+        run = self._run(leaf.variant.spec, seed)
+        if run.harness_error:
+            self.counters.harness_errors += 1
+            return Evaluation(0.0, harness_error=True)
+        verdicts = [leaf.family.judge(leaf.variant, t) for t in run.trials]
+        best = max(verdicts, key=lambda v: (v.hit, v.score), default=Verdict(False, 0.0))
+        exhausted = not leaf.variant.repeatable or visits >= MAX_REPEATS
+        if not best.hit:
+            return Evaluation(0.5 * best.score, exhausted=exhausted)
+        self.counters.candidates += 1
+        outcome = self.confirm(leaf, seed, best)
+        if isinstance(outcome, str):
+            return Evaluation(0.0, harness_error=True)
+        if outcome is None:
+            self.counters.unconfirmed += 1
+            return Evaluation(0.6, exhausted=exhausted)
+        self.findings.append(outcome)
+        self.done_pairs.add((leaf.entry, leaf.family.name))
+        if self.on_finding is not None:
+            self.on_finding(outcome, path)
+        return Evaluation(1.0, exhausted=True)
+
+    def confirm(self, leaf: Leaf, seed: int, first: Verdict) -> Confirmed | str | None:
+        """Replay, then the benign control. ``"harness"`` when the control itself misbehaves."""
+        variant = leaf.variant
+        replay = ProbeSpec(variant.spec.probe, variant.spec.args, variant.confirm_trials, variant.spec.timeout_s,
+                           variant.spec.memory_bytes)
+        run = self._run(replay, seed + 7919)
+        if run.harness_error:
+            self.counters.harness_errors += 1
+            return "harness"
+        verdicts = [leaf.family.judge(variant, t) for t in run.trials]
+        hits = [v for v in verdicts if v.hit]
+        attempts = len(verdicts)
+        if attempts == 0 or len(hits) < max(1, round(variant.confirm_quorum * attempts + 1e-9)):
+            return None
+        if variant.control is not None:
+            control = self._run(variant.control, seed + 104729)
+            if control.harness_error or not control.trials or not all(
+                leaf.family.control_ok(variant, t) for t in control.trials
+            ):
+                self.counters.control_failures += 1
+                return "harness"
+        observation = hits[0].observation or first.observation
+        finding = Finding(
+            family=leaf.family.name,
+            severity=variant.severity or leaf.family.severity,
+            cwe=variant.cwe or leaf.family.cwe,
+            summary=f"{leaf.entry}: {observation} (reproduced {len(hits)}/{attempts})",
+            reproducer=variant.reproducer,
+            confirmations=len(hits),
+            attempts=attempts,
+        )
+        return Confirmed(finding, leaf, time.monotonic() - self.started)
+
+    def _run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
+        self.counters.probes += 1
+        started = time.monotonic()
+        try:
+            return self.runner(spec, seed)
+        finally:
+            self.counters.sandbox_s += time.monotonic() - started
+
+
+def _best(families: dict[str, list[Leaf]]) -> float:
+    return max(leaf.variant.prior for leaves in families.values() for leaf in leaves)
+
+
+def sandbox_runner(box: Sandbox, source: str) -> ProbeRunner:
+    def run(spec: ProbeSpec, seed: int) -> ProbeRun:
+        return run_probe(box, source, spec, seed)
+
+    return run
