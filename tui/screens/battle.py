@@ -67,6 +67,7 @@ class BattleScreen(Screen[None]):
         self.runner = BattleRunner(self, engine)
         self.last_ending: BattleEnded | None = None
         self._panel_cache: tuple[MctsTree, SandboxLog, ScorePanel, StatusLine] | None = None
+        self._failure_shown = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -165,6 +166,7 @@ class BattleScreen(Screen[None]):
         self.query_one(ScorePanel).reset()
         self.query_one(StatusLine).begin(request.battle_id)
         self.last_ending = None
+        self._failure_shown = False
         self.add_class("running")
         self.runner.start(request)
         self.query_one(MctsTree).focus()
@@ -180,6 +182,8 @@ class BattleScreen(Screen[None]):
         where = f", recorded as entry #{message.sequence}" if message.sequence is not None else ""
         if message.status == "scored":
             log.append_note(f"battle scored: CIS {message.cis_score or 0.0:.3f}{where}", "bold green")
+        elif self._failure_shown:
+            log.append_note(f"battle {message.status}{where}", "bold red")
         else:
             log.append_note(f"battle {message.status}{where}: {message.reason}", "bold red")
             if message.status in ("error", "cancelled"):
@@ -234,6 +238,7 @@ class BattleScreen(Screen[None]):
             case PurpleResponded(source_bytes=source, test_bytes=tests):
                 log.append_note(f"purple answered: {source} bytes of code, {tests} bytes of tests", "cyan")
             case BattleFailed(stage=stage, reason=reason):
+                self._failure_shown = True
                 log.append_note(f"failed at {stage}: {reason}", "bold red")
             case LedgerAppended(sequence=sequence):
                 log.append_note(f"ledger entry #{sequence} appended", "green")

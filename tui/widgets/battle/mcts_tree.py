@@ -56,7 +56,7 @@ class MctsTree(Tree[int]):
         self.border_title = "Red agent search"
 
     def set_enabled(self, enabled: bool) -> None:
-        self.border_title = "Red agent search" if enabled else "Red agent search: off (Red s 0)"
+        self.border_title = "Red agent search" if enabled else "Red agent: off"
 
     def clear_search(self) -> None:
         self.clear()

@@ -92,6 +92,7 @@ class ScorePanel(VerticalScroll):
         cis = self.query_one("#cis", Digits)
         cis.update("-.---")
         cis.remove_class("failed")
+        self.query_one("#cis-label", Static).update("CIS")
 
     def show_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
         self.values[name] = value
