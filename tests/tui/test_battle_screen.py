@@ -13,7 +13,7 @@ from scripted_engine import BATTLE, ScriptedEngine, endless_search, full_battle,
 from textual.pilot import Pilot
 from textual.widgets import Digits, Input, Select
 
-from logomesh.events import MctsNodeAdded, MctsNodeUpdated
+from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
 from tui.app import ConsoleApp
 from tui.screens.battle import BattleScreen
 from tui.widgets.battle.mcts_tree import MctsTree
@@ -68,7 +68,7 @@ def test_a_battle_started_with_the_keyboard_fills_every_panel(tmp_path: Path) ->
             for node_id, update in last_update.items():
                 assert tree.stats[node_id].visits == update.visits
                 assert f"n={update.visits} v={update.mean_value:.2f}" in tree.label_of(node_id)
-            assert "⚑ high" in tree.label_of(3)
+            assert tree.label_of(3).startswith("⚑ high ")
             best_id = min(last_update, key=lambda n: (-last_update[n].mean_value, n))
             best_seen = last_update[best_id].mean_value
             assert tree.best_value == best_seen
@@ -212,4 +212,24 @@ def test_a_battle_id_already_in_the_ledger_is_refused_and_derived_ids_stay_uniqu
             taken.append(first)
             second = screen.battle_id_for(screen.query_one(SetupForm).choice())
             assert second == f"{first}-2"
+    run(scenario)
+
+
+def test_a_finding_confirmed_before_its_node_arrives_still_flags_it(tmp_path: Path) -> None:
+    events: list[Event] = [
+        MctsNodeAdded(BATTLE, 0, None, "root"),
+        FindingConfirmed(BATTLE, "race", "critical", "CWE-362", "lost update", node_id=1),
+        MctsNodeAdded(BATTLE, 1, 0, "family:race"),
+        MctsNodeAdded(BATTLE, 2, 0, "family:boundary"),
+    ]
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            tree = screen.query_one(MctsTree)
+            assert tree.label_of(1).startswith("⚑ critical family:race")
+            assert "⚑" not in tree.label_of(2) and "⚑" not in tree.label_of(0)
     run(scenario)

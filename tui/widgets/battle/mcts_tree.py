@@ -51,6 +51,7 @@ class MctsTree(Tree[int]):
         self._best_id: int | None = None
         self._rescan = False
         self._settled: tuple[int | None, float | None] = (None, None)
+        self._pending_findings: dict[int, str] = {}
 
     def on_mount(self) -> None:
         self.border_title = "Red agent search"
@@ -69,6 +70,7 @@ class MctsTree(Tree[int]):
         self._best_id = None
         self._rescan = False
         self._settled = (None, None)
+        self._pending_findings.clear()
 
     def add_node(self, node_id: int, parent_id: int | None, action: str) -> None:
         if node_id in self._by_id:
@@ -79,6 +81,9 @@ class MctsTree(Tree[int]):
         if parent is not None and not parent.allow_expand:
             parent.allow_expand = True
             parent.expand()
+        pending = self._pending_findings.pop(node_id, None)
+        if pending is not None:
+            self.stats[node_id].severity = pending
         node = holder.add_leaf(self._label(node_id), data=node_id)
         self._by_id[node_id] = node
         self._newest = node
@@ -125,7 +130,11 @@ class MctsTree(Tree[int]):
         return mean_value > self.best_value or (mean_value == self.best_value and node_id < self._best_id)
 
     def mark_finding(self, node_id: int | None, severity: str) -> None:
-        if node_id is None or node_id not in self.stats:
+        """Flag ``node_id``; a finding may be confirmed before its node is added, so it waits for it."""
+        if node_id is None:
+            return
+        if node_id not in self.stats:
+            self._pending_findings[node_id] = severity
             return
         self.stats[node_id].severity = severity
         self._relabel(node_id)
@@ -171,8 +180,9 @@ class MctsTree(Tree[int]):
     def _label(self, node_id: int) -> Text:
         stats = self.stats[node_id]
         on_best = node_id in self.best_path
-        text = Text(stats.action, style="bold green" if on_best else "")
+        text = Text()
+        if stats.severity is not None:  # first, so a narrow panel still shows it
+            text.append(f"⚑ {stats.severity} ", style=SEVERITY_STYLE.get(stats.severity, "red"))
+        text.append(stats.action, style="bold green" if on_best else "")
         text.append(f"  n={stats.visits} v={stats.mean_value:.2f}", style="green" if on_best else "dim")
-        if stats.severity is not None:
-            text.append(f"  ⚑ {stats.severity}", style=SEVERITY_STYLE.get(stats.severity, "red"))
         return text
