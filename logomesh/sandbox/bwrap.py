@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from types import TracebackType
 
@@ -66,11 +67,22 @@ def _own_process_count() -> int:
     return count
 
 
+@cache
+def bwrap_options(binary: str) -> frozenset[str]:
+    """The long options this bubblewrap knows (``--size`` and ``--as-pid-1`` are recent)."""
+    done = subprocess.run([binary, "--help"], capture_output=True, timeout=20, check=False)
+    text = (done.stdout + done.stderr).decode(errors="replace")
+    return frozenset(word for word in text.split() if word.startswith("--"))
+
+
 def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
     binary = shutil.which("bwrap")
     if binary is None:
         raise SandboxUnavailable("bubblewrap not found: apt-get install bubblewrap")
-    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv",
+    known = bwrap_options(binary)
+    # As PID 1 the harness cannot be killed from inside; without --as-pid-1 it is PID 2 and relies on sweeping.
+    pid1 = ["--as-pid-1"] if "--as-pid-1" in known else []
+    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", *pid1, "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
             "--cap-drop", "ALL", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
@@ -80,10 +92,11 @@ def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
             argv += ["--ro-bind", top, top]
     for folder in extra_ro:
         argv += ["--ro-bind", folder, folder]
-    argv += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(limits.tmpfs_bytes), "--tmpfs", WORK_DIR,
-             "--size", str(8 * 1024 * 1024), "--tmpfs", "/tmp",
-             "--remount-ro", "/", "--chdir", WORK_DIR]
+    sized = "--size" in known  # older bubblewrap: tmpfs unbounded, RLIMIT_FSIZE still caps each file
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", WORK_DIR]
+    argv += [*(["--size", str(8 * 1024 * 1024)] if sized else []), "--tmpfs", "/tmp"]
+    argv += ["--remount-ro", "/", "--chdir", WORK_DIR]
     return argv
 
 

@@ -23,7 +23,7 @@ from .suites import ADD_TESTS, GOOD_ADD
 SMALL = "test_add.TestAdd.test_small"
 HOST_SECRET_ENV = "LOGOMESH_TEST_HOST_SECRET"
 HOST_SECRET_VALUE = "host-secret-7f3a9c"
-LIMITS = Limits(test_timeout_s=2.0, output_bytes=32 * 1024)
+LIMITS = Limits(test_timeout_s=4.0, output_bytes=32 * 1024)
 
 
 @pytest.fixture(
@@ -63,7 +63,7 @@ def test_fork_bomb_is_contained(box: Sandbox) -> None:
 
 
 def test_memory_bomb_is_contained(box: Sandbox) -> None:
-    solution = attack_in_small("hog = []\nwhile True:\n    hog.append(bytearray(8 * 1024 * 1024))")
+    solution = attack_in_small("hog = []\nwhile True:\n    hog.append(b'x' * (32 << 20))")  # touched pages
     run = box.run_suite(solution, ADD_TESTS, timeout_s=20)
     status, reason = outcome(run)
     assert status in ("crashed", "error"), (status, reason)
@@ -75,7 +75,7 @@ def test_memory_bomb_is_contained(box: Sandbox) -> None:
 def test_infinite_loop_times_out_and_the_rest_still_run(box: Sandbox) -> None:
     run = box.run_suite(attack_in_small("while True:\n    pass"), ADD_TESTS, timeout_s=20)
     status, reason = outcome(run)
-    assert status == "timeout" and "2 s" in reason
+    assert status == "timeout" and "4 s" in reason
     assert run.passed == 3
     assert_box_still_works(box)
 
