@@ -10,11 +10,12 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from logomesh.tasks import TaskSpec, all_tasks
+from logomesh.tasks import TaskSpec
 from tui.engine import Engine, default_engine
 from tui.screens.battle import BattleScreen
 from tui.screens.help import HelpScreen, binding_rows
 from tui.screens.ledger import LedgerScreen
+from tui.task_library import load_tasks
 
 
 class ConsoleApp(App[None]):
@@ -33,13 +34,19 @@ class ConsoleApp(App[None]):
     def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine) -> None:
         super().__init__()
         self.home = home
-        self.tasks = list(all_tasks() if tasks is None else tasks)
+        if tasks is None:
+            loaded, self.task_problems = load_tasks()
+        else:
+            loaded, self.task_problems = list(tasks), []
+        self.tasks = loaded
         self.engine = engine
 
     def on_mount(self) -> None:
         self.install_screen(BattleScreen(self.home, self.tasks, self.engine), "battle")
         self.install_screen(LedgerScreen(self.home), "ledger")
         self.push_screen("battle")
+        for problem in self.task_problems:
+            self.notify(f"task skipped: {problem}", severity="warning", timeout=10)
 
     @property
     def battle_screen(self) -> BattleScreen:

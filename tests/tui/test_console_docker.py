@@ -12,9 +12,10 @@ from textual.widgets import Input, Select
 
 from ledger import Ledger
 from ledger.keys import create_key
-from logomesh.tasks import all_tasks
+from logomesh.tasks import default_tasks_dir, load_task_dir
 from tui.app import ConsoleApp
 from tui.screens.ledger import LedgerScreen
+from tui.widgets.battle.mcts_tree import MctsTree
 from tui.widgets.battle.output_log import SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.ledger.entries_table import EntriesTable
@@ -26,7 +27,7 @@ BATTLE = "console-docker-1"
 def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: Path) -> None:
     home = tmp_path / "home"
     create_key(home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
-    app = ConsoleApp(home, tasks=[t for t in all_tasks() if t.id == "rate-limiter"])
+    app = ConsoleApp(home, tasks=[load_task_dir(default_tasks_dir() / "rate-limiter")])
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -57,4 +58,39 @@ def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: P
             rows = app.screen.query_one(EntriesTable).visible_rows()
             assert [(r.battle_id, r.status, r.purple) for r in rows] == [(BATTLE, "scored", "mock:good")]
             assert rows[0].cis == stored.result["cis_score"]
+    asyncio.run(scenario())
+
+
+@pytest.mark.docker
+def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    create_key(home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
+    app = ConsoleApp(home, tasks=[load_task_dir(default_tasks_dir() / "lru-cache")])
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = app.battle_screen
+            screen.query_one("#purple", Select).value = "no-lock"
+            screen.query_one("#battle-id", Input).value = "console-cancel-1"
+            screen.query_one("#budget", Input).value = "60"
+            await pilot.press("ctrl+r")
+            deadline = time.monotonic() + 120
+            tree = screen.query_one(MctsTree)
+            while len(tree.stats) < 3:
+                assert screen.last_ending is None, "the battle ended before the search started"
+                assert time.monotonic() < deadline, "the red agent did not start in time"
+                await pilot.pause(0.05)
+            cancelled_at = time.monotonic()
+            await pilot.press("escape")
+            while screen.last_ending is None:
+                assert time.monotonic() < deadline, "the battle did not stop after cancel"
+                await pilot.pause(0.1)
+            assert time.monotonic() - cancelled_at < 30, "cancel took longer than one probe"
+            ending = screen.last_ending
+            assert ending.status == "cancelled" and ending.sequence is not None
+            with Ledger.open(home) as led:
+                stored = led.get("console-cancel-1")
+            assert stored is not None
+            assert stored.result["status"] == "failed"
+            assert "cancelled by the user" in stored.result["reason"]
     asyncio.run(scenario())
