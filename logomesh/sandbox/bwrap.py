@@ -118,15 +118,17 @@ class BwrapSandbox:
         except OSError as exc:
             raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from None
         self._harness = HarnessClient(self._send, self._kill, limits)
-        self._stderr: list[bytes] = []
         threading.Thread(target=self._read_loop, name="logomesh-bwrap-reader", daemon=True).start()
-        threading.Thread(target=self._read_stderr, name="logomesh-bwrap-stderr", daemon=True).start()
+        stderr_reader = threading.Thread(target=self._read_stderr, name="logomesh-bwrap-stderr", daemon=True)
+        stderr_reader.start()
         try:
             self._harness.wait_ready()
         except SandboxUnavailable as exc:
             self.close()
-            detail = b"".join(self._stderr).decode(errors="replace").strip().splitlines()
-            raise SandboxUnavailable(f"{exc}: {detail[-1][:200]}" if detail else str(exc)) from None
+            stderr_reader.join(timeout=2)  # bubblewrap's own complaint, e.g. user namespaces disabled
+            detail = self._harness.diagnosis()
+            message = f"{exc}: {detail}" if detail and detail not in str(exc) else str(exc)
+            raise SandboxUnavailable(f"bubblewrap: {message}") from None
 
     @property
     def backend(self) -> Backend:
@@ -157,8 +159,7 @@ class BwrapSandbox:
         stderr = self._proc.stderr
         assert stderr is not None
         for line in stderr:
-            if len(self._stderr) < 50:
-                self._stderr.append(line)
+            self._harness.feed_stderr(line)
 
     def run_suite(
         self,

@@ -58,6 +58,7 @@ class HarnessClient:
         self._lock = threading.Lock()
         self._next_id = 0
         self.broken: str | None = None
+        self._stderr_tail = b""
         self.python_version = ""
 
     # -- fed by the backend's reader thread --------------------------------------------------------
@@ -72,6 +73,15 @@ class HarnessClient:
     def feed_eof(self) -> None:
         self._events.put(_EOF)
 
+    def feed_stderr(self, data: bytes) -> None:
+        """The harness server's own stderr (never the submission's): kept short, for diagnosis."""
+        self._stderr_tail = (self._stderr_tail + data)[-2048:]
+
+    def diagnosis(self) -> str:
+        """The last line the harness server wrote on its stderr, if any."""
+        lines = self._stderr_tail.decode(errors="replace").strip().splitlines()
+        return lines[-1][:200] if lines else ""
+
     # -- lifecycle ---------------------------------------------------------------------------------
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout_s
@@ -81,7 +91,11 @@ class HarnessClient:
                 self._kill()
                 raise SandboxUnavailable(f"the sandbox harness did not start within {timeout_s:.0f} s")
             if event is _EOF:
-                raise SandboxUnavailable("the sandbox harness exited at start (see `logomesh sandbox doctor`)")
+                detail = self.diagnosis()
+                raise SandboxUnavailable(
+                    "the sandbox harness exited at start" + (f": {detail}" if detail else "")
+                    + " (see `logomesh sandbox doctor`)"
+                )
             if event.get("ev") == "ready":
                 self.python_version = str(event.get("python", ""))
                 return
@@ -114,7 +128,11 @@ class HarnessClient:
                     self._kill()
                     self._break(f"the sandbox did not answer within {timeout_s + HOST_GRACE_S:.0f} s and was killed")
                 if event is _EOF:
-                    self._break("the sandbox harness died (killed by a limit or by the submission)")
+                    detail = self.diagnosis()
+                    self._break(
+                        "the sandbox harness died (killed by a limit or by the submission)"
+                        + (f": {detail}" if detail else "")
+                    )
                 if event.get("id") != run_id:
                     continue
                 if event.get("ev") == "out" and on_output is not None:

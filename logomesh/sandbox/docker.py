@@ -153,7 +153,8 @@ class DockerSandbox:
                         break
                     payload, buf = buf[8 : 8 + size], buf[8 + size :]
                     if kind != 1:
-                        continue  # the server's own stderr: not part of the protocol
+                        self._harness.feed_stderr(payload)  # the server's own stderr: diagnosis only
+                        continue
                     pending += payload
                     *lines, pending = pending.split(b"\n")
                     for line in lines:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +102,29 @@ def test_unparseable_tests_are_a_suite_error_without_a_run() -> None:
     assert box.sent == []
     empty = harness.run_suite(GOOD_ADD, {"test_none.py": "x = 1\n"})
     assert empty.error is not None and empty.error.startswith("no tests found in the test files")
+
+
+def test_a_dying_harness_says_what_it_printed_last() -> None:
+    box = SilentBox()
+    harness = HarnessClient(box.send, box.kill)
+    harness.feed_stderr(b"Traceback (most recent call last):\n  File ...\nValueError: boom\n")
+    threading.Timer(0.05, harness.feed_eof).start()
+    run = harness.run_suite(GOOD_ADD, ADD_TESTS, timeout_s=5)
+    assert run.error is not None and run.error.endswith("harness died (killed by a limit or by the submission): "
+                                                        "ValueError: boom")
+
+
+def test_bwrap_that_cannot_start_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from logomesh.sandbox import SandboxUnavailable
+    from logomesh.sandbox.bwrap import BwrapSandbox
+
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with pytest.raises(SandboxUnavailable) as info:
+        BwrapSandbox()
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("bubblewrap: the sandbox harness exited at start")
+    assert "No permissions to create new namespace" in message
