@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from logomesh.findings import Finding
 from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeRun, ProbeSpec, run_probe
+from logomesh.red.executor import ProbeRun, ProbeSpec, Trial, run_probe
 from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
 
@@ -127,13 +127,15 @@ class RedProblem:
         if run.harness_error:
             self.counters.harness_errors += 1
             return Evaluation(0.0, harness_error=True)
-        verdicts = [leaf.family.judge(leaf.variant, t) for t in run.trials]
-        best = max(verdicts, key=lambda v: (v.hit, v.score), default=Verdict(False, 0.0))
+        judged = [(leaf.family.judge(leaf.variant, t), t) for t in run.trials]
+        nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
+        best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
         exhausted = not leaf.variant.repeatable or visits >= MAX_REPEATS
         if not best.hit:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
-        outcome = self.confirm(leaf, seed, best)
+        variant = leaf.family.shrink(leaf.variant, best_trial) if best_trial is not None else leaf.variant
+        outcome = self.confirm(Leaf(leaf.entry, leaf.family, variant), seed, best)
         if isinstance(outcome, str):
             return Evaluation(0.0, harness_error=True)
         if outcome is None:

@@ -8,7 +8,7 @@ hit that replays and survives a benign control becomes a finding.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from logomesh.findings import Severity
 from logomesh.red.context import AttackContext
@@ -39,6 +39,12 @@ class Verdict:
 MISS = Verdict(False, 0.0)
 
 
+def with_args(variant: Variant, reproducer: str, **args: object) -> Variant:
+    """``variant`` with some probe arguments replaced."""
+    spec = replace(variant.spec, args={**variant.spec.args, **args})
+    return replace(variant, spec=spec, reproducer=reproducer)
+
+
 class Family(ABC):
     name: str
     cwe: str
@@ -52,6 +58,10 @@ class Family(ABC):
     @abstractmethod
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         """Is this trial a violation of the contract?"""
+
+    def shrink(self, variant: Variant, trial: Trial) -> Variant:
+        """The smallest form of ``variant`` that should still reproduce what ``trial`` showed."""
+        return variant
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
         """The benign control must run cleanly; otherwise the harness, not the artifact, is at fault."""

@@ -86,6 +86,10 @@ RECIPES: dict[str, list[tuple[str, Call, bool, str, float]]] = {
         ("lone-surrogate", {"target": "is_valid_email", "args": ["\udcff@example.com"]}, False, "CWE-20", 0.3),
         ("empty", {"target": "is_valid_email", "args": [""]}, False, "CWE-20", 0.3),
         ("non-string", {"target": "is_valid_email", "args": [None]}, False, "CWE-20", 0.2),
+        ("trailing-newline", {"target": "is_valid_email", "args": ["user@example.com\n"], "expect": "False"},
+         False, "CWE-20", 0.4),
+        ("long-local", {"target": "is_valid_email", "args": ["a" * 65 + "@example.com"], "expect": "False"},
+         False, "CWE-20", 0.3),
     ],
     "safe_join": [
         ("nul-byte", {"target": "safe_join", "args": [".", "a\x00b"]}, True, "CWE-20", 0.4),
@@ -124,6 +128,9 @@ class BoundaryFamily(Family):
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         must_reject = bool(variant.spec.args.get("must_reject"))
         if trial.status == "ok":
+            expect = variant.spec.args.get("expect")
+            if expect is not None and trial.result.get("repr") != expect:
+                return Verdict(True, 1.0, f"returned {trial.result.get('repr')} where the contract requires {expect}")
             if must_reject:
                 return Verdict(True, 1.0, f"accepted input the contract rejects; returned {trial.result.get('repr')}")
             return MISS

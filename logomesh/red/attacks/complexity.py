@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.attacks.base import MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
-CAP_S = 0.5
+CAP_S = 0.25
 STRING_SIZES = [8, 14, 18, 22, 26, 30, 2000, 20000, 50000]
 PUMPS = ("a", "a.", "0", "a-", "-", "a_", ". ")
 PREFIXES = ("", "a@", "a@a")
@@ -25,7 +25,7 @@ EXPRESSIONS: tuple[tuple[str, str, str, str, list[int]], ...] = (
     ("power-tower", "", "9**", "9", [1, 2, 3]),
     ("power-chain", "", "2**", "2", [3, 4, 5, 6]),
     ("huge-power", "10**", "9", "", [3, 5, 7, 9]),
-    ("long-sum", "", "1+", "1", [1000, 10000, 50000]),
+    ("long-sum", "", "1+", "1", [1000, 10000]),
 )
 
 
@@ -35,7 +35,7 @@ def _expression_variants(entry: str) -> list[Variant]:
         shape = {"kind": "str", "prefix": prefix, "pump": pump, "suffix": suffix}
         out.append(Variant(
             id=ident,
-            spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": sizes, "cap_s": 1.0},
+            spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": sizes, "cap_s": 2.0},
                            timeout_s=4.0),
             reproducer=f"{entry}({prefix!r} + {pump!r} * n + {suffix!r}) for n in {sizes}",
             control=ProbeSpec("timing", {"target": entry, "input": {"kind": "str", "pump": "1+", "suffix": "1"},
@@ -68,10 +68,10 @@ def _string_variants(ctx: AttackContext, entry: str) -> list[Variant]:
 
 
 def _int_variants(entry: str) -> list[Variant]:
-    sizes = [10, 15, 20, 25, 30, 300]
+    sizes = [10, 15, 20, 25, 300]
     return [Variant(
         id="growing-n",
-        spec=ProbeSpec("timing", {"target": entry, "input": {"kind": "int"}, "sizes": sizes, "cap_s": 1.0},
+        spec=ProbeSpec("timing", {"target": entry, "input": {"kind": "int"}, "sizes": sizes, "cap_s": CAP_S},
                        timeout_s=4.0),
         reproducer=f"{entry}(n) for n in {sizes}",
         control=ProbeSpec("timing", {"target": entry, "input": {"kind": "int"}, "sizes": [5], "cap_s": 1.0}),
@@ -112,6 +112,20 @@ class ComplexityFamily(Family):
             return MISS
         worst = max(float(p.get("t", 0.0)) for p in points)
         return Verdict(False, min(0.8, worst / CAP_S))
+
+    def shrink(self, variant: Variant, trial: Trial) -> Variant:
+        """Replay only the size that hit: the minimal hostile input."""
+        points = list(trial.partial) or list(trial.result.get("points") or [])
+        if not points:
+            return variant
+        size = points[-1]["n"] if trial.status == "ok" else _next_size(variant, points[-1])
+        shape = variant.spec.args["input"]
+        if shape.get("kind") == "int":
+            text = f"{variant.spec.args['target']}({size})"
+        else:
+            text = f"{variant.spec.args['target']}({shape.get('prefix', '')!r} + {shape['pump']!r} * {size} + " \
+                   f"{shape.get('suffix', '')!r})"
+        return with_args(variant, text, sizes=[size])
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
         return trial.status == "ok" and not trial.result.get("capped")

@@ -13,6 +13,7 @@ PAYLOADS = (
     ("absolute", "{secret}", "CWE-22", 0.7),
     ("symlink-dir", "link/secret.txt", "CWE-59", 0.6),
     ("symlink-file", "docs/shortcut.txt", "CWE-59", 0.6),
+    ("sibling-prefix", "../base_evil/secret.txt", "CWE-22", 0.6),
     ("deep-dotdot", "docs/" + "../" * 12 + "etc/passwd", "CWE-22", 0.5),
 )
 

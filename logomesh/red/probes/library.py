@@ -76,8 +76,24 @@ def probe_call(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     return {"type": type(result).__name__, "repr": repr(result)[:200]}
 
 
+class CpuCap(Exception):
+    """Raised by the SIGPROF handler when one call has used its CPU allowance."""
+
+
+def _on_cap(signum: int, frame: Any) -> None:
+    raise CpuCap()
+
+
 def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """CPU time of one call per input size; stops at the first call over ``cap_s``."""
+    """CPU time of one call per input size; stops at the first call over ``cap_s``.
+
+    A profiling timer interrupts a call at the cap (the regex engine and the
+    interpreter both check for signals); C code that never checks is killed by
+    the fork server's wall clock instead.
+    """
+    import signal
+
+    signal.signal(signal.SIGPROF, _on_cap)
     fn = target(args)
     template = args["input"]
     cap = float(args.get("cap_s", 1.0))
@@ -89,15 +105,20 @@ def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
             value = str(template.get("prefix", "")) + str(template["pump"]) * int(n) + str(template.get("suffix", ""))
         started = time.process_time()
         error = None
+        signal.setitimer(signal.ITIMER_PROF, cap * 1.1)
         try:
             fn(value)
+        except CpuCap:
+            error = "cap"
         except Exception as exc:
             error = type(exc).__name__
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
         spent = time.process_time() - started
         point = {"n": n, "t": round(spent, 6), "exc": error}
         points.append(point)
         emit(point)
-        if spent > cap:
+        if spent > cap or error == "cap":
             return {"points": points, "capped": True}
     return {"points": points, "capped": False}
 
@@ -141,6 +162,10 @@ def probe_traversal(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, An
     secret = os.path.join(outside, "secret.txt")
     with open(secret, "w") as handle:
         handle.write("LMSECRET")
+    sibling = base + "_evil"  # shares base's prefix: defeats a startswith() check
+    os.makedirs(sibling)
+    with open(os.path.join(sibling, "secret.txt"), "w") as handle:
+        handle.write("LMSECRET")
     os.symlink(outside, os.path.join(base, "link"))
     os.symlink(secret, os.path.join(base, "docs", "shortcut.txt"))
     payload = str(args["payload"]).replace("{outside}", outside).replace("{secret}", secret)
@@ -150,7 +175,8 @@ def probe_traversal(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, An
     real = os.path.realpath(str(result))
     real_base = os.path.realpath(base)
     inside = real == real_base or real.startswith(real_base + os.sep)
-    return {"returned": str(result)[-120:], "inside": inside, "secret": real == os.path.realpath(secret)}
+    leaked = real in (os.path.realpath(secret), os.path.realpath(os.path.join(sibling, "secret.txt")))
+    return {"returned": str(result)[-120:], "inside": inside, "secret": leaked}
 
 
 def probe_eval(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
