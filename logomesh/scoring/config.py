@@ -73,8 +73,8 @@ class ScoringConfig:
     logic: LogicWeights = field(default_factory=LogicWeights)
     llm_bound: float = 0.10
     llm: LlmConfig | None = None
-    window_tokens: int = 200  # content tokens per embedding window (the model's limit is 256)
-    window_stride: int = 100  # tokens between window starts: windows overlap by half
+    window_tokens: int = 254  # content tokens per embedding window: 256, the model's limit, minus [CLS] and [SEP]
+    window_stride: int = 192  # tokens between window starts: consecutive windows share 62 tokens
     digits: int = 4  # rounding of every float in the result
     vector_digits: int = 6  # rounding of the intent vector kept for the DBOM
     embedding_model: str = EMBEDDING_MODEL
