@@ -110,8 +110,8 @@ def _submissions(task_id: str) -> dict[str, dict[str, Any]]:
 
 
 def test_library_has_the_ten_tasks_of_the_issue() -> None:
-    assert set(TASK_IDS) <= EXPECTED_TASKS  # TODO(library): == once all ten are in
-    assert {t.id for t in all_tasks(TASKS_DIR)} == set(TASK_IDS)
+    assert set(TASK_IDS) == EXPECTED_TASKS
+    assert {t.id for t in all_tasks(TASKS_DIR)} == EXPECTED_TASKS
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
