@@ -16,9 +16,10 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ledger.canonical import canonical_sha256, canonicalize
+from ledger.canonical import canonical_object, canonicalize, member_bytes, sha256_hex
 from ledger.errors import LedgerError
 from ledger.keys import SignerKey, VerifierKey
 
@@ -63,8 +64,12 @@ def build_entry(
     inputs: Mapping[str, bytes],
     attributes: Mapping[str, str],
     intent_vector: Sequence[float] | None,
+    result_bytes: bytes | None = None,
 ) -> dict[str, Any]:
-    """The unsigned entry; raises :class:`LedgerError` on values that cannot be recorded faithfully."""
+    """The unsigned entry; raises :class:`LedgerError` on values that cannot be recorded faithfully.
+
+    ``result_bytes``, when the caller already has them, are the canonical bytes of ``result``.
+    """
     check_battle_id(battle_id)
     if result.get("battle_id", battle_id) != battle_id:
         raise LedgerError(f"result is for battle {result.get('battle_id')!r}, not {battle_id!r}")
@@ -88,7 +93,7 @@ def build_entry(
         "task_id": result_obj.get("task_id"),
         "status": result_obj.get("status"),
         "result": result_obj,
-        "result_sha256": canonical_sha256(result_obj),
+        "result_sha256": sha256_hex(result_bytes if result_bytes is not None else canonicalize(result_obj)),
         "intent_vector": vector,
         "inputs": input_digests({k: bytes(v) for k, v in inputs.items()}),
         "attributes": dict(attributes),
@@ -99,10 +104,29 @@ def statement(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The in-toto Statement v1 that ``σ_judge`` signs."""
     return {
         "_type": STATEMENT_TYPE,
-        "subject": [{"name": f"battle:{entry['battle_id']}", "digest": {"sha256": entry["result_sha256"]}}],
+        "subject": _subject(entry),
         "predicateType": PREDICATE_TYPE,
         "predicate": dict(entry),
     }
+
+
+def _subject(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"name": f"battle:{entry.get('battle_id')}", "digest": {"sha256": entry.get("result_sha256")}}]
+
+
+def entry_members(entry: Mapping[str, Any], result_bytes: bytes) -> dict[str, bytes]:
+    """Canonical bytes of each field of the entry (signature excluded), the result given."""
+    return {k: result_bytes if k == "result" else member_bytes(v) for k, v in entry.items() if k != SIGNATURE_FIELD}
+
+
+def statement_bytes(entry: Mapping[str, Any], entry_bytes: bytes) -> bytes:
+    """``canonicalize(statement(entry))``, composed from the entry's canonical bytes."""
+    return canonical_object({
+        "_type": member_bytes(STATEMENT_TYPE),
+        "predicate": entry_bytes,
+        "predicateType": member_bytes(PREDICATE_TYPE),
+        "subject": canonicalize(_subject(entry)),
+    })
 
 
 def sign_envelope(payload: bytes, key: SignerKey) -> dict[str, Any]:
@@ -114,10 +138,28 @@ def sign_envelope(payload: bytes, key: SignerKey) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class SignedEntry:
+    """A signed DBOM and its canonical forms: ``leaf_data`` is the Merkle leaf, ``result_bytes`` is Δ."""
+
+    document: dict[str, Any]
+    result_bytes: bytes
+    leaf_data: bytes
+
+
+def sign_encoded(entry: Mapping[str, Any], key: SignerKey, result_bytes: bytes | None = None) -> SignedEntry:
+    """Sign ``entry`` and build its leaf, canonicalizing the result once."""
+    if result_bytes is None:
+        result_bytes = canonicalize(entry["result"])
+    members = entry_members(entry, result_bytes)
+    envelope = sign_envelope(statement_bytes(entry, canonical_object(members)), key)
+    leaf_data = canonical_object({**members, SIGNATURE_FIELD: canonicalize(envelope)})
+    return SignedEntry({**entry, SIGNATURE_FIELD: envelope}, result_bytes, leaf_data)
+
+
 def sign_entry(entry: Mapping[str, Any], key: SignerKey) -> dict[str, Any]:
     """The DBOM document: the entry plus its DSSE envelope under ``sigma_judge``."""
-    envelope = sign_envelope(canonicalize(statement(entry)), key)
-    return {**entry, SIGNATURE_FIELD: envelope}
+    return sign_encoded(entry, key).document
 
 
 def envelope_payload(envelope: Mapping[str, Any]) -> bytes:
@@ -149,25 +191,46 @@ def verify_envelope(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) ->
     return False
 
 
-def dbom_problems(document: Mapping[str, Any], keys: Sequence[VerifierKey]) -> list[tuple[str, str]]:
-    """Every way ``document`` fails to be a faithful, signed DBOM, as ``(kind, detail)`` pairs."""
+@dataclass(frozen=True)
+class DbomCheck:
+    problems: list[tuple[str, str]]
+    result_bytes: bytes | None
+
+
+def check_dbom(document: Mapping[str, Any], keys: Sequence[VerifierKey], data: bytes | None = None) -> DbomCheck:
+    """Every way ``document`` fails to be a faithful, signed DBOM; with ``data``, also that it is its canonical form.
+
+    Each nested value is canonicalized once and reused for ``H(Δ)``, the signed
+    statement and the leaf bytes.
+    """
     problems: list[tuple[str, str]] = []
-    entry = {k: v for k, v in document.items() if k != SIGNATURE_FIELD}
-    result = entry.get("result")
+    result = document.get("result")
     if not isinstance(result, dict):
-        return [("malformed", "entry has no result object")]
-    if canonical_sha256(result) != entry.get("result_sha256"):
+        return DbomCheck([("malformed", "entry has no result object")], None)
+    try:
+        result_bytes = canonicalize(result)
+        members = entry_members(document, result_bytes)
+        expected_payload = statement_bytes(document, canonical_object(members))
+    except LedgerError as exc:
+        return DbomCheck([("malformed", str(exc))], None)
+    if sha256_hex(result_bytes) != document.get("result_sha256"):
         problems.append(("result-edited", "H(Δ) of the result differs from the recorded result_sha256"))
     envelope = document.get(SIGNATURE_FIELD)
     if not isinstance(envelope, dict):
-        return [*problems, ("signature-missing", "no sigma_judge envelope")]
+        return DbomCheck([*problems, ("signature-missing", "no sigma_judge envelope")], result_bytes)
     if not verify_envelope(envelope, keys):
         problems.append(("bad-signature", "sigma_judge does not verify with the judge key"))
     try:
         signed = envelope_payload(envelope)
-        expected = canonicalize(statement(entry))
+        if data is not None and canonical_object({**members, SIGNATURE_FIELD: canonicalize(envelope)}) != data:
+            problems.append(("malformed", "stored DBOM is not in canonical form"))
     except LedgerError as exc:
-        return [*problems, ("malformed", str(exc))]
-    if signed != expected:
+        return DbomCheck([*problems, ("malformed", str(exc))], result_bytes)
+    if signed != expected_payload:
         problems.append(("entry-edited", "the entry differs from the statement sigma_judge signs"))
-    return problems
+    return DbomCheck(problems, result_bytes)
+
+
+def dbom_problems(document: Mapping[str, Any], keys: Sequence[VerifierKey]) -> list[tuple[str, str]]:
+    """Every way ``document`` fails to be a faithful, signed DBOM, as ``(kind, detail)`` pairs."""
+    return check_dbom(document, keys).problems

@@ -28,6 +28,12 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
     os.replace(tmp, path)
 
 
+def write_new(path: Path, data: bytes) -> None:
+    """Write a file that should not exist yet (a DBOM); one a crash tore is rewritten on the next open."""
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
 def append_history(checkpoints_dir: Path, notes: list[tuple[int, str]]) -> None:
     """Append ``(size, note)`` records to the history (one write; a crash can only tear the last line)."""
     if not notes:

@@ -46,20 +46,22 @@ class VerifierKey:
     name: str
     public: bytes
     _verify: VerifyKey = field(init=False, repr=False, compare=False)
+    _key_id: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_key_name(self.name)
         if len(self.public) != 32:
             raise LedgerError("an Ed25519 public key is 32 bytes")
         object.__setattr__(self, "_verify", VerifyKey(self.public))
+        object.__setattr__(self, "_key_id", key_id(self.name, self.public))
 
     @property
     def key_id(self) -> bytes:
-        return key_id(self.name, self.public)
+        return self._key_id
 
     @property
     def key_id_hex(self) -> str:
-        return self.key_id.hex()
+        return self._key_id.hex()
 
     def encode(self) -> str:
         """``name+hexkeyid+base64(0x01 ‖ pubkey)``."""
@@ -99,16 +101,18 @@ class SignerKey:
     name: str
     seed: bytes = field(repr=False)
     _signing: SigningKey = field(init=False, repr=False, compare=False)
+    _verifier: VerifierKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_key_name(self.name)
         if len(self.seed) != 32:
             raise LedgerError("an Ed25519 seed is 32 bytes")
         object.__setattr__(self, "_signing", SigningKey(self.seed))
+        object.__setattr__(self, "_verifier", VerifierKey(self.name, bytes(self._signing.verify_key)))
 
     @property
     def verifier(self) -> VerifierKey:
-        return VerifierKey(self.name, bytes(self._signing.verify_key))
+        return self._verifier
 
     def sign(self, message: bytes) -> bytes:
         return bytes(self._signing.sign(message).signature)

@@ -15,7 +15,6 @@ from typing import Any
 
 from sqlalchemy import Column, Engine, LargeBinary, Table, create_engine, event
 from sqlalchemy.engine import Connection
-from sqlalchemy.pool import NullPool
 from sqlmodel import Field, SQLModel
 
 WRITE_OPTION = "logomesh_write"
@@ -117,7 +116,9 @@ def _on_begin(conn: Connection) -> None:
 
 
 def make_engine(path: Path) -> Engine:
-    engine = create_engine(f"sqlite:///{path}", poolclass=NullPool, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    # A pooled connection stays open between appends: closing the last connection to a WAL database
+    # checkpoints and truncates the WAL, which would cost several fsyncs per append.
+    engine = create_engine(f"sqlite:///{path}", pool_size=1, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
     event.listen(engine, "connect", _on_connect)
     event.listen(engine, "begin", _on_begin)
     return engine

@@ -33,7 +33,7 @@ from sqlmodel import Session, col
 from ledger import files
 from ledger.canonical import canonicalize, parse
 from ledger.checkpoint import Checkpoint, sign_checkpoint
-from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_entry
+from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_encoded
 from ledger.errors import DuplicateBattleError, LedgerError
 from ledger.keys import DEFAULT_KEY_NAME, SignerKey, VerifierKey, load_or_create_key, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, leaf_hash, node_hash
@@ -294,12 +294,14 @@ class Ledger:
                 for offset, req in enumerate(requests):
                     sequence = size + offset
                     stamp = rfc3339(self._clock())
+                    result_bytes = canonicalize(dict(req.result))
                     entry = build_entry(
                         sequence=sequence, battle_id=req.battle_id, timestamp=stamp, result=req.result,
                         inputs=req.inputs, attributes=req.attributes, intent_vector=req.intent_vector,
+                        result_bytes=result_bytes,
                     )
-                    document = sign_entry(entry, self._key)
-                    leaf_data = canonicalize(document)
+                    signed = sign_encoded(entry, self._key, result_bytes)
+                    leaf_data = signed.leaf_data
                     leaf = leaf_hash(leaf_data)
                     node_rows.extend(push_leaf(self._frontier, sequence, leaf))
                     for data in req.inputs.values():
@@ -312,7 +314,7 @@ class Ledger:
                         "task_id": entry["task_id"], "status": entry["status"],
                         "cis_score": float(score) if isinstance(score, int | float) else None,
                         "result_sha256": entry["result_sha256"],
-                        "raw_result": canonicalize(result_obj).decode(),
+                        "raw_result": result_bytes.decode(),
                         "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
                         "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
                     })
@@ -351,7 +353,7 @@ class Ledger:
 
     def _write_files(self, receipts: Sequence[AppendReceipt], notes: list[tuple[int, str]]) -> None:
         for path, data in self._pending_dboms.items():
-            files.write_atomic(path, _pretty(data))
+            files.write_new(path, _dbom_file(data))
         self._pending_dboms = {}
         files.append_history(self.checkpoint_dir, notes)
         files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
@@ -388,9 +390,9 @@ class Ledger:
                 .where(table("battles").c.sequence >= max(on_disk, 0))
             ).all()
         for dbom, rel in rows:
-            path = self.home / rel
-            if not path.exists():
-                files.write_atomic(path, _pretty(dbom.encode()))
+            path, data = self.home / rel, _dbom_file(dbom.encode())
+            if not path.exists() or path.read_bytes() != data:  # missing, or torn by a crash mid-write
+                files.write_atomic(path, data)
         notes = [(int(s), str(n)) for s, n in missing_notes]
         files.append_history(self.checkpoint_dir, notes)
         files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
@@ -450,8 +452,9 @@ class Ledger:
         return self._engine.connect()
 
 
-def _pretty(canonical: bytes) -> bytes:
-    return (json.dumps(json.loads(canonical), indent=2, ensure_ascii=False) + "\n").encode()
+def _dbom_file(canonical: bytes) -> bytes:
+    """The DBOM file holds the leaf bytes themselves, so ``sha256(0x00 ‖ file)`` is its leaf hash."""
+    return canonical
 
 
 def _sha256(data: bytes) -> str:

@@ -1,0 +1,204 @@
+"""Ledger speed, measured against the raw floor in the same run.
+
+Usage: python benchmarks/ledger_bench.py [--entries N] [--batch B] [--single N] [--proof-size N]
+                                         [--proofs N] [--workdir DIR] [--json]
+
+Figures:
+  floor_single    Ed25519 sign + plain SQLite insert, one commit per row (WAL, synchronous=FULL)
+  floor_batched   the same, one commit per --batch rows
+  append_single   Ledger.append: canonicalize, hash, DSSE sign, Merkle update, signed checkpoint,
+                  durable commit, DBOM file and checkpoint copies — one battle per transaction
+  append_batched  Ledger.append_many with --batch battles per transaction and one checkpoint
+  ratio_*         ledger rate / floor rate for the same transaction size
+  verify          verify_ledger over the --entries ledger: entries per second, everything recomputed
+  proof_*         inclusion and consistency proofs read from stored subtree hashes in a nodes table of
+                  --proof-size leaves (built directly: the proof code reads only that table), milliseconds
+
+Aims from the issue: batched appends >= 5000/s, verification >= 5000 entries/s,
+an inclusion proof at 10^6 entries in under 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ledger import AppendRequest, Ledger  # noqa: E402
+from ledger.keys import SignerKey, create_key  # noqa: E402
+from ledger.merkle import MemoryTree, leaf_hash, verify_consistency, verify_inclusion  # noqa: E402
+from ledger.schema import create_schema, make_engine  # noqa: E402
+from ledger.store import DbNodes, frontier_of, frontier_root  # noqa: E402
+from ledger.verify import verify_ledger  # noqa: E402
+
+SEED = 20260101
+
+
+def battle_result(i: int) -> dict[str, Any]:
+    rng = random.Random(SEED + i)
+    scores = {k: round(rng.random(), 4) for k in ("rationale_score", "architecture_score", "testing_score",
+                                                  "logic_score", "cis_score")}
+    return {
+        "battle_id": f"bench-{i}", "task_id": "rate-limiter", **scores, "red_penalty_applied": 0.0,
+        "intent_penalty": 1.0,
+        "red_analysis": {"attack_successful": False, "vulnerability_count": 0, "max_severity": "low",
+                         "vulnerabilities": []},
+        "tests": {"hidden": {"passed": 9, "failed": 1, "total": 10}, "purple": {"passed": 3, "failed": 0, "total": 3}},
+        "anchors": {}, "llm_adjustments": {}, "status": "scored", "seed": i, "purple_agent": "mock:good",
+    }
+
+
+def battle_request(i: int) -> AppendRequest:
+    inputs = {
+        "task_spec": b"id = 'rate-limiter'\n" * 20,
+        "hidden_tests": b"def test_window(): ...\n" * 40,
+        "purple_request": f'{{"jsonrpc": "2.0", "id": {i}}}'.encode() * 8,
+        "purple_response": f'{{"sourceCode": "class RateLimiter: ... # {i}"}}'.encode() * 30,
+    }
+    attrs = {"sandbox_image": "sha256:" + "ab" * 32, "scorer_config_sha256": "cd" * 32,
+             "model:embedding": "all-MiniLM-L6-v2", "purple_agent": "mock:good"}
+    vector = [round(random.Random(i).uniform(-1, 1), 6) for _ in range(16)]
+    return AppendRequest(f"bench-{i}", battle_result(i), inputs, attrs, vector)
+
+
+def floor(path: Path, n: int, batch: int) -> float:
+    """Rows per second for sign + insert with the ledger's durability settings."""
+    key = SignerKey("floor", bytes(32))
+    payloads = [json.dumps(battle_result(i)).encode() for i in range(n)]
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE rows (seq INTEGER PRIMARY KEY, data BLOB, sig BLOB)")
+    started = time.perf_counter()
+    for start in range(0, n, batch):
+        db.execute("BEGIN IMMEDIATE")
+        for i in range(start, min(n, start + batch)):
+            db.execute("INSERT INTO rows VALUES (?, ?, ?)", (i, payloads[i], key.sign(payloads[i])))
+        db.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    db.close()
+    return n / elapsed
+
+
+def ledger_rate(home: Path, n: int, batch: int, offset: int = 0) -> float:
+    create_key(home / "keys", seed=bytes(range(32))) if not (home / "keys").exists() else None
+    requests = [battle_request(offset + i) for i in range(n)]
+    with Ledger.open(home) as led:
+        started = time.perf_counter()
+        for start in range(0, n, batch):
+            led.append_many(requests[start:start + batch])
+        elapsed = time.perf_counter() - started
+    return n / elapsed
+
+
+def build_node_table(path: Path, size: int) -> bytes:
+    """A nodes table for ``size`` synthetic leaves, as the store would have written it; returns the root."""
+    engine = make_engine(path)
+    create_schema(engine)
+    engine.dispose()
+    tree = MemoryTree()
+    for i in range(size):
+        tree.append(leaf_hash(i.to_bytes(8, "big")))
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN")
+    for level, hashes in enumerate(tree.levels):
+        db.executemany("INSERT INTO nodes (level, idx, hash) VALUES (?, ?, ?)",
+                       ((level, idx, h) for idx, h in enumerate(hashes)))
+    db.execute("COMMIT")
+    db.close()
+    return tree.root()
+
+
+def proof_times(path: Path, size: int, count: int) -> dict[str, float]:
+    from ledger.merkle import consistency_proof, inclusion_proof
+
+    engine = make_engine(path)
+    rng = random.Random(SEED)
+    inclusion_ms: list[float] = []
+    consistency_ms: list[float] = []
+    root_ms: list[float] = []
+    with engine.connect() as conn:
+        started = time.perf_counter()
+        root = frontier_root(frontier_of(DbNodes(conn, size), size))
+        root_ms.append((time.perf_counter() - started) * 1000)
+        for _ in range(count):
+            index = rng.randrange(size)
+            started = time.perf_counter()
+            proof = inclusion_proof(index, size, DbNodes(conn, size))
+            inclusion_ms.append((time.perf_counter() - started) * 1000)
+            assert verify_inclusion(leaf_hash(index.to_bytes(8, "big")), index, size, proof, root)
+            old = rng.randrange(1, size)
+            started = time.perf_counter()
+            cproof = consistency_proof(old, size, DbNodes(conn, size))
+            consistency_ms.append((time.perf_counter() - started) * 1000)
+            old_root = frontier_root(frontier_of(DbNodes(conn, old), old))
+            assert verify_consistency(old, size, old_root, root, cproof)
+    engine.dispose()
+    inclusion_ms.sort()
+    return {
+        "proof_size": size,
+        "root_ms": round(root_ms[0], 3),
+        "inclusion_median_ms": round(statistics.median(inclusion_ms), 3),
+        "inclusion_p99_ms": round(inclusion_ms[int(0.99 * (len(inclusion_ms) - 1))], 3),
+        "consistency_median_ms": round(statistics.median(consistency_ms), 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=int, default=5000, help="entries for the batched run and verification")
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--single", type=int, default=300, help="entries for the one-per-transaction runs")
+    parser.add_argument("--proof-size", type=int, default=1_000_000)
+    parser.add_argument("--proofs", type=int, default=200)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="ledger-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    figures: dict[str, Any] = {"workdir": str(work)}
+
+    figures["floor_single_per_s"] = round(floor(work / "floor1.db", args.single, 1))
+    figures["append_single_per_s"] = round(ledger_rate(work / "single", args.single, 1))
+    figures["ratio_single"] = round(figures["append_single_per_s"] / figures["floor_single_per_s"], 3)
+    figures["floor_batched_per_s"] = round(floor(work / "floorb.db", args.entries, args.batch))
+    figures["append_batched_per_s"] = round(ledger_rate(work / "batched", args.entries, args.batch))
+    figures["ratio_batched"] = round(figures["append_batched_per_s"] / figures["floor_batched_per_s"], 3)
+
+    report = verify_ledger(work / "batched")
+    assert report.ok, report.problems[:3]
+    figures["verify_entries"] = report.size
+    figures["verify_per_s"] = round(report.size / report.seconds)
+
+    nodes_db = work / f"nodes-{args.proof_size}.db"
+    if not nodes_db.exists():
+        started = time.perf_counter()
+        build_node_table(nodes_db, args.proof_size)
+        figures["nodes_build_s"] = round(time.perf_counter() - started, 1)
+    figures.update(proof_times(nodes_db, args.proof_size, args.proofs))
+
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    for name, value in figures.items():
+        print(f"{name:24} {value}")
+    aims = [("append_batched_per_s", ">=", 5000), ("verify_per_s", ">=", 5000), ("inclusion_p99_ms", "<", 10)]
+    for name, op, target in aims:
+        value = figures[name]
+        met = value >= target if op == ">=" else value < target
+        print(f"aim {name} {op} {target}: {'met' if met else 'NOT met'} ({value})")
+
+
+if __name__ == "__main__":
+    main()
