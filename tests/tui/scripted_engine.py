@@ -97,10 +97,13 @@ def scored_result(battle_id: str, cis: float) -> dict[str, Any]:
 class ScriptedEngine:
     """Replays ``events`` (optionally pausing between them), then returns a scored outcome."""
 
-    def __init__(self, events: Sequence[Event] | Iterator[Event], cis: float = 0.4321, pause_s: float = 0.0) -> None:
+    def __init__(self, events: Sequence[Event] | Iterator[Event], cis: float = 0.4321, pause_s: float = 0.0,
+                 hold_after: int | None = None) -> None:
         self.events = events
         self.cis = cis
         self.pause_s = pause_s
+        self.hold_after = hold_after  # stop after this many events until ``release`` is set
+        self.release = threading.Event()
         self.emitted = 0
         self.requests: list[BattleRequest] = []
         self.done = threading.Event()
@@ -109,6 +112,8 @@ class ScriptedEngine:
         self.requests.append(request)
         try:
             for event in self.events:
+                if self.emitted == self.hold_after:
+                    self.release.wait(10)
                 emit(event)
                 self.emitted += 1
                 if self.pause_s:
