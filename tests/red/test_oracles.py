@@ -1,0 +1,233 @@
+"""Oracles, the seeder, result parsing and the confirm logic, without a sandbox.
+
+The probe runner is replaced by a table of canned trials here; the same code
+paths run against the real sandbox in ``test_attack_docker.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
+from logomesh.red import run_attack
+from logomesh.red.attacks.boundary import BoundaryFamily
+from logomesh.red.attacks.complexity import ComplexityFamily
+from logomesh.red.attacks.growth import GrowthFamily
+from logomesh.red.attacks.race import RaceFamily
+from logomesh.red.attacks.sqli import SqlInjectionFamily
+from logomesh.red.attacks.traversal import TraversalFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import MARK, ProbeRun, ProbeSpec, Trial, parse_output, probe_script
+from logomesh.red.seeder import read_features
+from logomesh.tasks import TaskSpec, load_task_dir
+
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
+
+SQL_SPLICED = '''
+import sqlite3 as db
+def build_select(table, columns, where):
+    sql = "SELECT * FROM %s" % table
+    if where:
+        sql += " WHERE " + " AND ".join(f"{k} = '{v}'" for k, v in where.items())
+    return sql, ()
+'''
+
+
+def task(task_id: str) -> TaskSpec:
+    return load_task_dir(TASKS / task_id)
+
+
+def ok(**result: Any) -> Trial:
+    return Trial("ok", result=result)
+
+
+# -- seeder ------------------------------------------------------------------------------------------
+def test_seeder_resolves_aliases_and_sees_sql_text() -> None:
+    source = "import re as rx\nfrom os import path as p\nimport threading\n" \
+             "L = threading.Lock()\nR = rx.compile(r'(a+)+$')\ndef f(x):\n    return p.realpath(x)\n"
+    features = read_features(source)
+    assert "re.compile" in features.calls and "os.path.realpath" in features.calls
+    assert features.regexes == ("(a+)+$",)
+    assert features.uses_lock and features.resolves_paths
+    assert features.functions == ("f",)
+    assert read_features(SQL_SPLICED).builds_sql_text
+    assert not read_features("def build_select(t, c, w):\n    return 'SELECT 1', ()\n").builds_sql_text
+    assert not read_features("def broken(:\n").parses
+
+
+def test_entries_follow_targets_then_code() -> None:
+    ctx = AttackContext.build(task("rate-limiter"), "class RateLimiter:\n    def allow(self, k):\n        return 1\n"
+                                                   "def helper():\n    pass\n")
+    assert ctx.entries() == ["RateLimiter", "helper"]
+
+
+# -- oracles -----------------------------------------------------------------------------------------
+def test_sqli_oracle_needs_an_effect_not_text() -> None:
+    family = SqlInjectionFamily()
+    ctx = AttackContext.build(task("sql-select"), SQL_SPLICED)
+    variants = {v.id: v for v in family.variants(ctx, "build_select")}
+    assert family.judge(variants["value-or-true"], ok(rows=3, sql="...")).hit
+    assert family.judge(variants["value-union"], ok(rows=0, vault=True)).hit
+    assert family.judge(variants["value-quote"], ok(sql_error="OperationalError: near 'brien'")).hit
+    assert not family.judge(variants["key-tautology"], ok(sql_error="no such column")).hit
+    assert not family.judge(variants["value-or-true"], ok(rows=0, vault=False, vault_intact=True)).hit
+    assert not family.judge(variants["value-or-true"], Trial("exception", exc="ValueError")).hit
+    assert family.control_ok(variants["value-or-true"], ok(rows=1))
+    assert not family.control_ok(variants["value-or-true"], ok(rows=0))
+
+
+def test_traversal_and_race_and_growth_oracles() -> None:
+    traversal = TraversalFamily()
+    ctx = AttackContext.build(task("safe-path"), "def safe_join(base, path):\n    return base + '/' + path\n")
+    variant = traversal.variants(ctx, "safe_join")[0]
+    assert traversal.judge(variant, ok(inside=False, secret=True, returned="x")).hit
+    assert not traversal.judge(variant, ok(inside=True)).hit
+    assert not traversal.judge(variant, Trial("exception", exc="ValueError")).hit
+
+    race = RaceFamily()
+    ctx = AttackContext.build(task("rate-limiter"), "class RateLimiter:\n    pass\n")
+    variant = race.variants(ctx, "RateLimiter")[0]
+    assert variant.repeatable and variant.confirm_trials == 10 and variant.confirm_quorum == 0.5
+    assert variant.prior > 0.5  # no lock in sight
+    assert race.judge(variant, ok(violations=["11 grants"])).hit
+    assert not race.judge(variant, ok(violations=[])).hit
+    assert not race.control_ok(variant, ok(violations=["x"]))
+
+    growth = GrowthFamily()
+    variant = growth.variants(ctx, "RateLimiter")[0]
+    linear = ok(points=[{"n": 2000, "bytes": 300_000}, {"n": 8000, "bytes": 1_200_000}])
+    plateau = ok(points=[{"n": 2000, "bytes": 266_000}, {"n": 8000, "bytes": 151_000}])
+    small = ok(points=[{"n": 2000, "bytes": 1_000}, {"n": 8000, "bytes": 4_000}])
+    assert growth.judge(variant, linear).hit
+    assert not growth.judge(variant, plateau).hit
+    assert not growth.judge(variant, small).hit  # grows, but by too little to matter
+
+
+def test_complexity_oracle_and_shrink() -> None:
+    family = ComplexityFamily()
+    ctx = AttackContext.build(task("email-validator"),
+                              "import re\nR = re.compile(r'^([a-z]+\\.?)*@x$')\ndef is_valid_email(s):\n"
+                              "    return bool(R.match(s))\n")
+    variants = family.variants(ctx, "is_valid_email")
+    first = max(variants, key=lambda v: v.prior)
+    assert first.spec.args["input"]["prefix"] == "" and first.spec.args["input"]["pump"] == "a"
+    assert first.cwe == "CWE-1333"
+    capped = Trial("ok", result={"capped": True, "points": [{"n": 22, "t": 0.3}]},
+                   partial=({"n": 8, "t": 0.0}, {"n": 22, "t": 0.3}))
+    assert family.judge(first, capped).hit
+    assert family.judge(first, Trial("timeout", partial=({"n": 8, "t": 0.0},))).hit
+    fast = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.01}]})
+    assert not family.judge(first, fast).hit
+    shrunk = family.shrink(first, capped)
+    assert shrunk.spec.args["sizes"] == [22] and "* 22" in shrunk.reproducer
+    assert family.shrink(first, Trial("timeout", partial=({"n": 8, "t": 0.0},))).spec.args["sizes"] == [14]
+
+
+def test_boundary_oracle_accepts_documented_errors_only() -> None:
+    family = BoundaryFamily()
+    ctx = AttackContext.build(task("rate-limiter"), "class RateLimiter:\n    pass\n")
+    variants = {v.id: v for v in family.variants(ctx, "RateLimiter")}
+    must = variants["zero-limit"]
+    assert family.judge(must, ok(repr="<RateLimiter>")).hit
+    assert not family.judge(must, Trial("exception", exc="ValueError")).hit
+    odd = variants["odd-key"]
+    assert not family.judge(odd, ok(repr="True")).hit
+    assert not family.judge(odd, Trial("exception", exc="TypeError")).hit
+    assert family.judge(odd, Trial("exception", exc="AttributeError", message="x")).hit
+    assert must.reproducer == "RateLimiter(0, 1.0)"
+
+
+# -- parsing -----------------------------------------------------------------------------------------
+def test_parse_output_takes_the_last_mark_and_reports_harness_errors() -> None:
+    good = {"trials": [{"status": "ok", "result": {"a": 1}, "partial": [{"n": 1}]}], "elapsed": 0.1}
+    run = parse_output(f"noise\n{MARK}{json.dumps({'trials': []})}\n{MARK}{json.dumps(good)}\n")
+    assert run.trials == (Trial("ok", result={"a": 1}, partial=({"n": 1},)),)
+    assert parse_output("nothing here").harness_error
+    assert "does not import" in parse_output(f"{MARK}{json.dumps({'import_error': 'SyntaxError: x'})}").harness_error
+    assert parse_output(f"{MARK}[1, 2]").harness_error
+
+
+def test_probe_script_carries_the_spec_as_json() -> None:
+    script = probe_script(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2, timeout_s=1.5), 42)
+    tree = ast.parse(script)
+    constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    spec = json.loads(constants[0])
+    assert spec["args"] == {"target": "f", "args": ["a'\"b"]}
+    assert spec["trials"] == 2 and spec["seed"] == 42 and spec["probe"] == "call"
+
+
+# -- the agent with canned trials ---------------------------------------------------------------------
+class Canned:
+    """A probe runner answering from the variant's payload: a spliced-SQL artifact, simulated."""
+
+    def __init__(self, control_broken: bool = False, flaky: bool = False) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.control_broken = control_broken
+        self.flaky = flaky
+
+    def __call__(self, spec: ProbeSpec, seed: int) -> ProbeRun:
+        self.calls.append((spec.probe, spec.trials))
+        if spec.probe != "sqli":
+            return ProbeRun(tuple(Trial("exception", exc="ValueError") for _ in range(spec.trials)))
+        where = spec.args["args"][2]
+        if where.get("name") == "alice":
+            return ProbeRun((ok(rows=0 if self.control_broken else 1),))
+        hit = "OR '1'='1" in str(where.get("name", ""))
+        trials = []
+        for index in range(spec.trials):
+            leaks = hit and not (self.flaky and index > 0)
+            trials.append(ok(rows=3 if leaks else 0, vault=False, vault_intact=True, sql="..."))
+        return ProbeRun(tuple(trials))
+
+
+def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
+    events: list[Event] = []
+    runner = Canned()
+    report = run_attack(task("sql-select"), SQL_SPLICED, runner, budget_s=30, seed=5, battle_id="b1",
+                        emit=events.append)
+    assert [(f.family, f.cwe, f.severity, f.confirmations, f.attempts) for f in report.findings] == [
+        ("sql-injection", "CWE-89", "critical", 3, 3)]
+    assert "zz' OR '1'='1" in report.findings[0].reproducer
+    assert report.stats["stopped_because"] == "exhausted"
+    added = [e for e in events if isinstance(e, MctsNodeAdded)]
+    assert added[0].parent_id is None and len(added) == report.nodes
+    assert any(isinstance(e, MctsNodeUpdated) for e in events)
+    confirmed = [e for e in events if isinstance(e, FindingConfirmed)]
+    assert len(confirmed) == 1 and confirmed[0].node_id in {e.node_id for e in added}
+    assert ("sqli", 3) in runner.calls  # the replay
+    analysis = report.red_analysis()
+    assert analysis["attack_successful"] and analysis["max_severity"] == "critical"
+
+
+def test_agent_is_deterministic_for_a_seed() -> None:
+    def run(seed: int) -> tuple[Any, ...]:
+        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), budget_s=30, seed=seed)
+        return report.tree, [f.to_json() for f in report.findings]
+
+    assert run(3) == run(3)
+
+
+def test_a_failing_control_or_a_flaky_replay_is_never_reported() -> None:
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), budget_s=30, seed=1)
+    assert report.findings == ()
+    assert report.stats["control_failures"] >= 1
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(flaky=True), budget_s=30, seed=1)
+    assert report.findings == ()
+    assert report.stats["unconfirmed"] >= 1
+
+
+def test_baselines_play_the_same_leaves() -> None:
+    for strategy in ("random", "round-robin"):
+        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), budget_s=30, seed=2,
+                            strategy=strategy)
+        assert [f.family for f in report.findings] == ["sql-injection"]
+        assert report.stats["strategy"] == strategy
+
+
+def test_unparseable_code_gets_no_findings_and_no_probes() -> None:
+    runner = Canned()
+    report = run_attack(task("sql-select"), "def broken(:\n", runner, budget_s=5, seed=0)
+    assert report.findings == () and runner.calls == []
