@@ -233,3 +233,26 @@ def test_a_finding_confirmed_before_its_node_arrives_still_flags_it(tmp_path: Pa
             assert tree.label_of(1).startswith("⚑ critical family:race")
             assert "⚑" not in tree.label_of(2) and "⚑" not in tree.label_of(0)
     run(scenario)
+
+
+def test_a_battle_keeps_running_while_the_ledger_screen_is_shown(tmp_path: Path) -> None:
+    events = full_battle(BATTLE, nodes=30)
+    engine = ScriptedEngine(events, hold_after=10)
+    app = make_app(tmp_path, engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: engine.emitted == 10)
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert app.screen is app.ledger_screen
+            engine.release.set()
+            assert engine.done.wait(10)
+            await pilot.pause(0.3)
+            await pilot.press("ctrl+b")
+            await until(pilot, lambda: screen.last_ending is not None)
+            assert len(screen.query_one(MctsTree).stats) == 30
+            assert screen.query_one(ScorePanel).final == 0.4321
+    run(scenario)
