@@ -44,8 +44,7 @@ async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: fl
 
 
 def fill_ledger(home: Path) -> None:
-    # A fixed judge key makes the ledger bytes deterministic (and this seed's encoding has no "+",
-    # which ledger.keys.parse_signer_key cannot read back today: see the report).
+    # A fixed judge key makes the ledger's bytes the same on every run.
     create_key(home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
     with Ledger.open(home) as led:
         for battle_id, task_id, purple, cis, status in ENTRIES:
