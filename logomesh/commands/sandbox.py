@@ -26,7 +26,8 @@ def doctor(as_json: JsonOption = False) -> None:
         for r in reports:
             if r.ok:
                 timing = f"start {r.start_s:.2f} s, probe suite {r.suite_s * 1000:.0f} ms"
-                print(f"{r.backend:<7} ok    {timing}  {r.detail}")
+                note = f"  [{r.note}]" if r.note else ""
+                print(f"{r.backend:<7} ok    {timing}  {r.detail}{note}")
             else:
                 print(f"{r.backend:<7} no    {r.detail}")
     if not any(r.ok for r in reports):

@@ -5,9 +5,10 @@ namespaces, as uid 65534, with every capability dropped. It sees only
 ``/usr`` (read-only; the Python installation's own prefix too when it lives
 elsewhere), its own /proc and /dev, and size-limited tmpfs for /tmp and
 /work: no network, no home, no /etc, no host environment. Memory, processes,
-files and CPU time are limited with rlimits on every untrusted process (no
-cgroup is used); the wall-clock kill and the output cap are the harness's,
-as in Docker.
+files and CPU time are limited with rlimits on every untrusted process and,
+where the host lets us create one, by a cgroup with Docker's figures (128 MB,
+50 pids, half a CPU; see ``cgroup.py``); the wall-clock kill and the output
+cap are the harness's, as in Docker.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from types import TracebackType
 
+from logomesh.sandbox import cgroup
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Backend,
@@ -111,11 +113,16 @@ class BwrapSandbox:
             "nproc": _own_process_count() + limits.pids,
         }
         argv = bwrap_argv(python, extra_ro, limits) + server_argv(python, WORK_DIR, limits, extra)
+        self._cgroup = cgroup.create(limits)
+        if self._cgroup is not None:
+            argv = self._cgroup.wrap(argv)
         try:
             self._proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}
             )
         except OSError as exc:
+            if self._cgroup is not None:
+                self._cgroup.remove()
             raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from None
         self._harness = HarnessClient(self._send, self._kill, limits)
         threading.Thread(target=self._read_loop, name="logomesh-bwrap-reader", daemon=True).start()
@@ -137,6 +144,17 @@ class BwrapSandbox:
     @property
     def image_id(self) -> str:
         return f"bwrap:host-python-{self._harness.python_version}:{self._python}"
+
+    @property
+    def limits_note(self) -> str:
+        """How the limits are enforced here, for ``sandbox doctor``."""
+        if self._cgroup is None:
+            return "rlimits only (no writable cgroup)"
+        return f"rlimits + cgroup v{self._cgroup.version} (memory, pids, cpu)"
+
+    @property
+    def cgroup_dirs(self) -> list[Path]:
+        return list(self._cgroup.dirs) if self._cgroup is not None else []
 
     def _send(self, data: bytes) -> None:
         stdin = self._proc.stdin
@@ -180,6 +198,9 @@ class BwrapSandbox:
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 stream.close()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
 
     def __enter__(self) -> BwrapSandbox:
         return self

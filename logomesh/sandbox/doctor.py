@@ -24,6 +24,7 @@ class BackendReport:
     detail: str  # the image id when ok, else the one-line reason
     start_s: float = 0.0
     suite_s: float = 0.0
+    note: str = ""  # how limits are enforced, when it varies by host
 
 
 def check_backend(kind: str, limits: Limits = DEFAULT_LIMITS) -> BackendReport:
@@ -40,7 +41,8 @@ def check_backend(kind: str, limits: Limits = DEFAULT_LIMITS) -> BackendReport:
         if run.passed != 1:
             reason = run.error or (run.outcomes[0].reason if run.outcomes else "no result")
             return BackendReport(kind, False, f"the probe suite did not pass: {reason}")
-        return BackendReport(kind, True, box.image_id, opened - started, finished - opened)
+        note = str(getattr(box, "limits_note", ""))
+        return BackendReport(kind, True, box.image_id, opened - started, finished - opened, note)
     finally:
         box.close()
 

@@ -48,3 +48,31 @@ def test_runs_as_nobody_in_its_own_namespaces(box: Sandbox) -> None:
     assert json.loads(lines[3]) == ["lo"]
     assert lines[4] == f"{512 * 1024 * 1024} 120"
     assert lines[5].startswith("/work/") and lines[5].endswith("/usr/local/bin:/usr/bin:/bin")
+
+
+def test_cgroup_limits_where_the_host_allows_one(box: Sandbox) -> None:
+    from logomesh.sandbox.bwrap import BwrapSandbox
+
+    assert isinstance(box, BwrapSandbox)
+    if not box.cgroup_dirs:
+        assert box.limits_note == "rlimits only (no writable cgroup)"
+        pytest.skip("no writable cgroup on this host: the box runs on rlimits only")
+    values = {}
+    for directory in box.cgroup_dirs:
+        for name in ("memory.max", "memory.limit_in_bytes", "pids.max", "cpu.max", "cpu.cfs_quota_us"):
+            if (directory / name).is_file():
+                values[name] = (directory / name).read_text().split()[0]
+        members = (directory / "cgroup.procs").read_text().split()
+        assert len(members) >= 2  # bubblewrap and the harness at least
+    assert values.get("memory.max", values.get("memory.limit_in_bytes")) == str(128 * 1024 * 1024)
+    assert values["pids.max"] == "50"
+    assert values.get("cpu.max", values.get("cpu.cfs_quota_us")) == "50000"  # half of a 100 ms period
+
+
+def test_cgroup_is_removed_on_close() -> None:
+    from logomesh.sandbox.bwrap import BwrapSandbox
+
+    sandbox = BwrapSandbox()
+    dirs = sandbox.cgroup_dirs
+    sandbox.close()
+    assert all(not d.exists() for d in dirs)
