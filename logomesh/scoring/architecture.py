@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logomesh.scoring.config import ArchitectureWeights
+from logomesh.scoring.source import parse_source
 from logomesh.tasks import Constraints
 
 # urllib.parse and http.HTTPStatus are pure data, not network use, so only the networking submodules are listed.
@@ -155,10 +156,16 @@ def _is_recursive(tree: ast.Module) -> bool:
 
 
 def find_violations(source: str, constraints: Constraints) -> list[Violation]:
+    tree, reason = parse_source(source)
+    if tree is None:
+        return [Violation("syntax_error", "parse", 0, reason)]
     try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        return [Violation("syntax_error", "parse", exc.lineno or 0, f"source does not parse: {exc.msg}")]
+        return _violations(tree, constraints)
+    except RecursionError:
+        return [Violation("syntax_error", "parse", 0, "source is nested too deeply to analyse")]
+
+
+def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
     resolver = _Resolver()
     resolver.visit(tree)
     found: list[Violation] = []

@@ -108,7 +108,8 @@ class ScoreCard:
             "anchors": {k: r(v) for k, v in sorted(self.anchors.items())},
             "llm_adjustments": self.review.to_json(d),
             "components": {
-                "rationale": {"cosine": r(self.rationale.cosine), "windows": self.rationale.windows},
+                "rationale": {"cosine": r(self.rationale.cosine), "windows": self.rationale.windows,
+                              "windows_embedded": self.rationale.embedded},
                 "architecture": {
                     "violations": [v.to_json() for v in self.architecture.violations],
                     "deductions": [{"kind": k, "constraint": c, "weight": r(w)} for k, c, w in

@@ -75,6 +75,7 @@ class ScoringConfig:
     llm: LlmConfig | None = None
     window_tokens: int = 254  # content tokens per embedding window: 256, the model's limit, minus [CLS] and [SEP]
     window_stride: int = 192  # tokens between window starts: consecutive windows share 62 tokens
+    max_windows: int = 32  # beyond this many windows, an evenly spaced sample is embedded (and reported)
     digits: int = 4  # rounding of every float in the result
     vector_digits: int = 6  # rounding of the intent vector kept for the DBOM
     embedding_model: str = EMBEDDING_MODEL

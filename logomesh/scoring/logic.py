@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from logomesh.findings import Finding
 from logomesh.scoring.config import LogicWeights
+from logomesh.scoring.source import parse_source
 from logomesh.scoring.testing import MutantReport, pass_rate, suite_valid
 
 if TYPE_CHECKING:
@@ -73,7 +74,10 @@ def complexity_facts(tree: ast.Module) -> tuple[int, int]:
 def _complexity_part(tree: ast.Module | None, weights: LogicWeights) -> tuple[float, dict[str, Any]]:
     if tree is None:
         return 0.0, {"complexity": None, "nesting": None}
-    cc, nest = complexity_facts(tree)
+    try:
+        cc, nest = complexity_facts(tree)
+    except RecursionError:
+        return 0.0, {"complexity": None, "nesting": None}
     cc_part = min(1.0, weights.complexity_budget / cc)
     nest_part = min(1.0, weights.nesting_budget / nest) if nest else 1.0
     return (cc_part + nest_part) / 2, {"complexity": cc, "complexity_budget": weights.complexity_budget,
@@ -128,10 +132,7 @@ def logic_anchor(
     mutants: MutantReport | None,
     weights: LogicWeights,
 ) -> Logic:
-    try:
-        tree: ast.Module | None = ast.parse(source)
-    except SyntaxError:
-        tree = None
+    tree, _ = parse_source(source)
     facts: dict[str, Any] = {}
     parts: dict[str, float] = {}
     for name, (value, detail) in (

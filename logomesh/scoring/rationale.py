@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
+from logomesh.scoring.source import PARSE_ERRORS
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
@@ -42,6 +43,7 @@ class Rationale:
     score: float  # clamped cosine: what the CIS uses
     cosine: float  # the raw cosine before clamping
     windows: int  # how many windows the source was cut into
+    embedded: int  # how many of them were embedded (fewer only past config.max_windows)
     intent_vector: tuple[float, ...]
 
 
@@ -72,14 +74,28 @@ def token_windows(ids: list[int], size: int, stride: int) -> list[list[int]]:
         start += stride
 
 
-def embed(text: str, config: ScoringConfig) -> tuple[Vector, int]:
-    """The unit-length mean of the window embeddings of ``text``, and the window count."""
+def spread(count: int, limit: int) -> list[int]:
+    """``limit`` indices evenly spaced over ``range(count)``, first and last included (all if few)."""
+    if count <= limit:
+        return list(range(count))
+    if limit == 1:
+        return [0]
+    return sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})
+
+
+def embed(text: str, config: ScoringConfig) -> tuple[Vector, int, int]:
+    """The unit-length mean of the window embeddings of ``text``; the window count; how many were embedded.
+
+    A text longer than ``max_windows`` windows (a hostile or generated blob) gets an evenly spaced,
+    deterministic sample of its windows embedded, and the result says so; the cost stays bounded.
+    """
     model = load_model()
     parts = token_windows(model.token_ids(text), config.window_tokens, config.window_stride)
-    vectors = [model.embed_ids(part) for part in parts]
+    chosen = [parts[i] for i in spread(len(parts), config.max_windows)]
+    vectors = [model.embed_ids(part) for part in chosen]
     mean: Vector = np.mean(np.stack(vectors), axis=0)
     norm = float(np.linalg.norm(mean))
-    return (mean / norm if norm > 0 else mean), len(parts)
+    return (mean / norm if norm > 0 else mean), len(parts), len(chosen)
 
 
 class _DropProse(ast.NodeTransformer):
@@ -99,7 +115,7 @@ def code_text(source: str) -> str:
     try:
         tree = _DropProse().visit(ast.parse(source))
         code = ast.unparse(tree)
-    except (SyntaxError, ValueError, RecursionError):
+    except PARSE_ERRORS:
         return source
     return code if code.strip() else source
 
@@ -115,7 +131,7 @@ def intent_embedding(task: TaskSpec, config: ScoringConfig) -> Vector:
     with _LOCK:
         cached = _INTENT_CACHE.get(key)
     if cached is None:
-        cached, _ = embed(text, config)
+        cached = embed(text, config)[0]
         with _LOCK:
             _INTENT_CACHE[key] = cached
     return cached
@@ -123,7 +139,8 @@ def intent_embedding(task: TaskSpec, config: ScoringConfig) -> Vector:
 
 def rationale_score(task: TaskSpec, source: str, config: ScoringConfig) -> Rationale:
     intent = intent_embedding(task, config)
-    code, count = embed(code_text(source), config)
+    code, count, embedded = embed(code_text(source), config)
     cosine = float(np.dot(code, intent))
     vector = tuple(round(float(v), config.vector_digits) for v in intent)
-    return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, intent_vector=vector)
+    return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, embedded=embedded,
+                     intent_vector=vector)

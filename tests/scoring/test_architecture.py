@@ -106,3 +106,17 @@ def test_every_task_reference_solution_is_clean() -> None:
     for task in all_tasks():
         source = (task.root / "reference" / "solution.py").read_text(encoding="utf-8")
         assert find_violations(source, task.constraints) == [], task.id
+
+
+HOSTILE = ["x = " + "+".join(["1"] * 20000) + "\n", "x = 1\0\n", "x = " + "(" * 300 + ")" * 300]
+
+
+@pytest.mark.parametrize("source", HOSTILE)
+def test_hostile_source_is_a_violation_not_a_crash(source: str) -> None:
+    from logomesh.sandbox import SuiteRun
+    from logomesh.scoring.config import LogicWeights
+    from logomesh.scoring.logic import logic_anchor
+
+    result = architecture_score(source, BANS, W)
+    assert result.score == 0.0 and result.violations[0].kind == "syntax_error"
+    assert 0.0 <= logic_anchor(source, SuiteRun(()), None, [], None, LogicWeights()).score <= 1.0

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from logomesh.scoring.config import DEFAULT_CONFIG
 from logomesh.scoring.minilm import MiniLM
-from logomesh.scoring.rationale import code_text, embed, load_model, rationale_score, token_windows
+from logomesh.scoring.rationale import code_text, embed, load_model, rationale_score, spread, token_windows
 from logomesh.tasks import TaskSpec, load_task
 
 
@@ -20,6 +22,19 @@ def test_windows_cover_every_token_overlap_and_respect_the_size() -> None:
     assert token_windows(list(range(5)), 200, 100) == [list(range(5))]
     with pytest.raises(ValueError, match="stride"):
         token_windows(ids, 100, 0)
+
+
+def test_spread_samples_evenly_with_both_ends() -> None:
+    assert spread(5, 32) == [0, 1, 2, 3, 4]
+    assert spread(100, 5) == [0, 25, 50, 74, 99]
+    assert spread(7, 1) == [0]
+
+
+def test_a_huge_source_is_sampled_not_truncated_and_says_so(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    config = dataclasses.replace(DEFAULT_CONFIG, max_windows=3)
+    blob = "x = " + " + ".join(f"value_{i}" for i in range(1500)) + "\n"
+    result = rationale_score(rate_limiter, blob, config)
+    assert result.windows > 3 and result.embedded == 3
 
 
 def test_the_model_is_loaded_once(model: MiniLM) -> None:
@@ -42,9 +57,9 @@ def test_numpy_encoder_matches_sentence_transformers(model: MiniLM) -> None:
 
 def test_long_code_is_embedded_in_windows_with_nothing_dropped(model: MiniLM) -> None:
     body = "".join(f"def helper_{i}(value):\n    return value * {i} + len(str(value))\n\n" for i in range(60))
-    vector, count = embed(body, DEFAULT_CONFIG)
-    assert count >= 3
-    tail_changed, _ = embed(body + "class Zebra:\n    stripes = 'black and white savanna'\n" * 3, DEFAULT_CONFIG)
+    vector, count, embedded = embed(body, DEFAULT_CONFIG)
+    assert count >= 3 and embedded == count
+    tail_changed, _, _ = embed(body + "class Zebra:\n    stripes = 'black and white savanna'\n" * 3, DEFAULT_CONFIG)
     assert float(np.dot(vector, tail_changed)) < 0.9999  # the end of a long text still moves the vector
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-9
 
