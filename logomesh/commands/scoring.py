@@ -99,6 +99,15 @@ def score(
           f"  T {result['testing_score']:.4f}  L {result['logic_score']:.4f})")
     print(f"red penalty {result['red_penalty_applied']:.4f}  intent penalty {result['intent_penalty']:.4f}"
           f"  hidden {result['tests']['hidden']['passed']}/{result['tests']['hidden']['total']}")
+    purple = result["tests"]["purple"]
+    caught = ""
+    if "flawed_total" in purple:
+        caught = f", flawed variants caught {purple['flawed_caught']}/{purple['flawed_total']}"
+    print(f"purple tests {purple['passed']}/{purple['total']}{caught}")
+    parts = "  ".join(f"{k} {v:.4f}" for k, v in result["components"]["logic"]["parts"].items())
+    print(f"L parts: {parts}")
+    for vuln in result["red_analysis"]["vulnerabilities"]:
+        print(f"finding: {vuln['severity']} {vuln['family']} ({vuln['cwe']}): {vuln['summary']}")
     for violation in result["components"]["architecture"]["violations"]:
         print(f"violation: line {violation['line']}: {violation['kind']} ({violation['constraint']}):"
               f" {violation['detail']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,17 @@ def test_bad_input_gives_one_line_and_no_traceback(args: list[str], message: str
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_no_docker_is_one_line_naming_the_problem(tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
+    run = subprocess.run([sys.executable, "-m", "logomesh", "score", "--task", "rate-limiter", "--submission",
+                          submission_file("rate-limiter", "good"), "--sandbox", "docker", "--no-red"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "docker" in lines[0].lower(), run.stderr
+    assert run.stdout == ""
 
 
 @pytest.fixture(scope="module")
