@@ -256,3 +256,12 @@ def test_a_battle_keeps_running_while_the_ledger_screen_is_shown(tmp_path: Path)
             assert len(screen.query_one(MctsTree).stats) == 30
             assert screen.query_one(ScorePanel).final == 0.4321
     run(scenario)
+
+
+def test_the_best_value_sparkline_is_on_an_absolute_scale() -> None:
+    from tui.widgets.battle.score_panel import sparkline
+
+    assert sparkline([0.0, 0.5, 1.0], 10) == "▁▅█"
+    assert sparkline([0.33] * 4, 10) == "▃▃▃▃"  # flat stays flat, not full bars
+    assert sparkline([0.1, 0.2, 0.9], 2) == "▂▇"
+    assert sparkline([-1.0, 2.0], 5) == "▁█"

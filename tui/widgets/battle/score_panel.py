@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Digits, Sparkline, Static
+from textual.widgets import Digits, Static
 
 COMPONENTS = (("rationale", "R"), ("architecture", "A"), ("testing", "T"), ("logic", "L"))
 BAR_WIDTH = 10
@@ -19,6 +19,16 @@ def bar(value: float, width: int = BAR_WIDTH) -> str:
     """A block bar for a value in [0, 1]."""
     filled = round(max(0.0, min(1.0, value)) * width)
     return "█" * filled + "░" * (width - filled)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int) -> str:
+    """The last ``width`` values as bars on an absolute 0..1 scale, so a flat search looks flat."""
+    shown = values[-width:] if width > 0 else []
+    top = len(SPARKS) - 1
+    return "".join(SPARKS[round(max(0.0, min(1.0, v)) * top)] for v in shown)
 
 
 def facts(details: Mapping[str, Any], limit: int = 3) -> str:
@@ -69,7 +79,7 @@ class ScorePanel(VerticalScroll):
         for name, letter in COMPONENTS:
             yield Static(f"{letter} {name:<12} ·", id=f"comp-{name}", classes="score-row pending")
         yield Static("", id="penalties", classes="pending")
-        yield Sparkline([], id="history", classes="empty")
+        yield Static("", id="history", classes="empty")
         with Horizontal(id="cis-row"):
             yield Static("CIS", id="cis-label")
             yield Digits("-.---", id="cis")
@@ -87,8 +97,9 @@ class ScorePanel(VerticalScroll):
             row.update(f"{letter} {name:<12} ·")
             row.add_class("pending")
         self.query_one("#penalties", Static).update("")
-        self.query_one("#history", Sparkline).data = []
-        self.query_one("#history", Sparkline).add_class("empty")
+        history = self.query_one("#history", Static)
+        history.update("")
+        history.add_class("empty")
         cis = self.query_one("#cis", Digits)
         cis.update("-.---")
         cis.remove_class("failed")
@@ -133,6 +144,9 @@ class ScorePanel(VerticalScroll):
     def push_best_value(self, value: float) -> None:
         self.history.append(value)
         del self.history[:-MAX_HISTORY]
-        history = self.query_one("#history", Sparkline)
-        history.data = list(self.history)
+        history = self.query_one("#history", Static)
+        width = max(0, self.scrollable_content_region.width - 12)
+        text = Text(f"best {value:.2f} ", style="bold", no_wrap=True)
+        text.append(sparkline(self.history, width), style="green")
+        history.update(text)
         history.remove_class("empty")
