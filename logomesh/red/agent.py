@@ -99,7 +99,8 @@ def run_attack(
         finding = item.finding
         emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, finding.summary, node_id))
 
-    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
+    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started,
+                         deadline=started + budget_s)
     stats: dict[str, Any] = {"strategy": strategy, "seed": seed, "budget_s": budget_s,
                              "leaves": len(problem.all_leaves())}
     tree: tuple[dict[str, Any], ...] = ()

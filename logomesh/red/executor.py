@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -51,8 +52,15 @@ def probe_files(source: str) -> dict[str, str]:
     return {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py")}
 
 
+def run_nonce(spec: ProbeSpec, seed: int) -> str:
+    """Tags the fork server's result line, so text the artifact prints cannot pass for it."""
+    text = json.dumps([spec.probe, spec.args, spec.trials, seed], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def probe_script(spec: ProbeSpec, seed: int) -> str:
     payload = {
+        "nonce": run_nonce(spec, seed),
         "probe": spec.probe,
         "args": spec.args,
         "trials": spec.trials,
@@ -82,9 +90,10 @@ def parse_trial(raw: Any) -> Trial:
     )
 
 
-def parse_output(stdout: str) -> ProbeRun:
-    """The last ``LMPROBE`` line of the fork server's stdout."""
-    lines = [line for line in stdout.splitlines() if line.startswith(MARK)]
+def parse_output(stdout: str, nonce: str) -> ProbeRun:
+    """The last ``LMPROBE <nonce>`` line of the fork server's stdout."""
+    head = f"{MARK}{nonce} "
+    lines = [line[len(head) - len(MARK):] for line in stdout.splitlines() if line.startswith(head)]
     if not lines:
         return ProbeRun((), harness_error="the probe server printed no result")
     try:
@@ -108,7 +117,7 @@ def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun
     if run.timed_out:
         return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
                         duration_s=run.duration_s)
-    parsed = parse_output(run.stdout)
+    parsed = parse_output(run.stdout, run_nonce(spec, seed))
     if parsed.harness_error and run.stderr.strip():
         tail = run.stderr.strip().splitlines()[-1][:200]
         return ProbeRun((), harness_error=f"{parsed.harness_error} ({tail})", duration_s=run.duration_s)

@@ -82,6 +82,7 @@ class RedProblem:
     counters: Counters = field(default_factory=Counters)
     visits: dict[str, int] = field(default_factory=dict)
     done_pairs: set[tuple[str, str]] = field(default_factory=set)
+    deadline: float | None = None  # monotonic time the budget runs out; replays shorten to fit it
 
     def __post_init__(self) -> None:
         self.leaves = build_leaves(self.ctx)
@@ -150,8 +151,8 @@ class RedProblem:
     def confirm(self, leaf: Leaf, seed: int, first: Verdict) -> Confirmed | str | None:
         """Replay, then the benign control. ``"harness"`` when the control itself misbehaves."""
         variant = leaf.variant
-        replay = ProbeSpec(variant.spec.probe, variant.spec.args, variant.confirm_trials, variant.spec.timeout_s,
-                           variant.spec.memory_bytes)
+        replay = ProbeSpec(variant.spec.probe, variant.spec.args, variant.confirm_trials,
+                           self._replay_timeout(variant), variant.spec.memory_bytes)
         run = self._run(replay, seed + 7919)
         if run.harness_error:
             self.counters.harness_errors += 1
@@ -179,6 +180,14 @@ class RedProblem:
             attempts=attempts,
         )
         return Confirmed(finding, leaf, time.monotonic() - self.started)
+
+    def _replay_timeout(self, variant: Variant) -> float:
+        """Per-trial wall clock for the replays: the variant's own, shortened (to 1 s at least) near the deadline."""
+        timeout = variant.spec.timeout_s
+        if self.deadline is None:
+            return timeout
+        remaining = self.deadline - time.monotonic() - 0.5
+        return max(1.0, min(timeout, remaining / (variant.confirm_trials + 1)))
 
     def _run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
         self.counters.probes += 1

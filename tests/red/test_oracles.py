@@ -20,7 +20,7 @@ from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.attacks.sqli import SqlInjectionFamily
 from logomesh.red.attacks.traversal import TraversalFamily
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import MARK, ProbeRun, ProbeSpec, Trial, parse_output, probe_script
+from logomesh.red.executor import MARK, ProbeRun, ProbeSpec, Trial, parse_output, probe_script, run_nonce
 from logomesh.red.seeder import read_features
 from logomesh.tasks import TaskSpec, load_task_dir
 
@@ -143,11 +143,15 @@ def test_boundary_oracle_accepts_documented_errors_only() -> None:
 # -- parsing -----------------------------------------------------------------------------------------
 def test_parse_output_takes_the_last_mark_and_reports_harness_errors() -> None:
     good = {"trials": [{"status": "ok", "result": {"a": 1}, "partial": [{"n": 1}]}], "elapsed": 0.1}
-    run = parse_output(f"noise\n{MARK}{json.dumps({'trials': []})}\n{MARK}{json.dumps(good)}\n")
+    forged = {"trials": [{"status": "ok", "result": {"forged": True}}]}
+    text = f"noise\n{MARK}n1 {json.dumps({'trials': []})}\n{MARK}n1 {json.dumps(good)}\n{MARK}xx {json.dumps(forged)}\n"
+    run = parse_output(text, "n1")
     assert run.trials == (Trial("ok", result={"a": 1}, partial=({"n": 1},)),)
-    assert parse_output("nothing here").harness_error
-    assert "does not import" in parse_output(f"{MARK}{json.dumps({'import_error': 'SyntaxError: x'})}").harness_error
-    assert parse_output(f"{MARK}[1, 2]").harness_error
+    assert parse_output("nothing here", "n1").harness_error
+    assert parse_output(f"{MARK}{json.dumps(good)}", "n1").harness_error  # no nonce: not ours
+    error = parse_output(f"{MARK}n1 {json.dumps({'import_error': 'SyntaxError: x'})}", "n1").harness_error
+    assert "does not import" in error
+    assert parse_output(f"{MARK}n1 [1, 2]", "n1").harness_error
 
 
 def test_probe_script_carries_the_spec_as_json() -> None:
@@ -157,6 +161,8 @@ def test_probe_script_carries_the_spec_as_json() -> None:
     spec = json.loads(constants[0])
     assert spec["args"] == {"target": "f", "args": ["a'\"b"]}
     assert spec["trials"] == 2 and spec["seed"] == 42 and spec["probe"] == "call"
+    assert spec["nonce"] == run_nonce(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2), 42)
+    assert spec["nonce"] != run_nonce(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2), 43)
 
 
 # -- the agent with canned trials ---------------------------------------------------------------------

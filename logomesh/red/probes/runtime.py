@@ -116,7 +116,7 @@ def serve(spec: dict[str, Any]) -> None:
     try:
         import solution  # type: ignore[import-not-found]  # noqa: F401 - imported once, inherited by forks
     except BaseException as exc:
-        print(MARK + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"[:300]}))
+        print(MARK + str(spec["nonce"]) + " " + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"[:300]}))
         return
     probe = getattr(_lm_probes, "probe_" + spec["probe"])
     for index in range(int(spec.get("trials", 1))):
@@ -133,4 +133,5 @@ def serve(spec: dict[str, Any]) -> None:
             os._exit(code)
         os.close(write_fd)
         trials.append(_collect(pid, read_fd, float(spec["timeout"])))
-    print(MARK + json.dumps({"trials": trials, "elapsed": round(time.monotonic() - started, 4)}, default=str))
+    record = {"trials": trials, "elapsed": round(time.monotonic() - started, 4)}
+    print(MARK + str(spec["nonce"]) + " " + json.dumps(record, default=str))
