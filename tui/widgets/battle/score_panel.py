@@ -56,15 +56,15 @@ class ScorePanel(VerticalScroll):
         max-height: 14;
         scrollbar-size-vertical: 1;
     }
-    ScorePanel .score-row { height: 1; }
+    ScorePanel .score-row { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     ScorePanel .pending { color: $text-disabled; }
-    ScorePanel #penalties { height: auto; }
+    ScorePanel #penalties { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
     ScorePanel #penalties.pending { display: none; }
     ScorePanel #cis-row { height: auto; }
     ScorePanel #cis { width: auto; color: $success; }
     ScorePanel #cis.failed { color: $error; }
     ScorePanel #cis-label { width: auto; padding: 1 1 0 0; }
-    ScorePanel #history { height: 1; margin: 0 0; }
+    ScorePanel #history { height: 1; margin: 0 0; text-wrap: nowrap; text-overflow: ellipsis; }
     ScorePanel #history.empty { display: none; }
     """
 
