@@ -119,14 +119,33 @@ def entry_members(entry: Mapping[str, Any], result_bytes: bytes) -> dict[str, by
     return {k: result_bytes if k == "result" else member_bytes(v) for k, v in entry.items() if k != SIGNATURE_FIELD}
 
 
-def statement_bytes(entry: Mapping[str, Any], entry_bytes: bytes) -> bytes:
+def statement_bytes(entry: Mapping[str, Any], entry_bytes: bytes, subject_bytes: bytes | None = None) -> bytes:
     """``canonicalize(statement(entry))``, composed from the entry's canonical bytes."""
     return canonical_object({
         "_type": member_bytes(STATEMENT_TYPE),
         "predicate": entry_bytes,
         "predicateType": member_bytes(PREDICATE_TYPE),
-        "subject": canonicalize(_subject(entry)),
+        "subject": subject_bytes if subject_bytes is not None else canonicalize(_subject(entry)),
     })
+
+
+def _signing_subject_bytes(battle_id: str, result_sha256: str) -> bytes:
+    """Canonical subject for values the signer has validated (a safe battle id, a hex digest): no escaping needed.
+
+    ``verify`` rebuilds the same bytes with the general canonicalizer, so any
+    divergence between the two shows up as a failed verification.
+    """
+    check_battle_id(battle_id)
+    if len(result_sha256) != 64 or not all(c in "0123456789abcdef" for c in result_sha256):
+        raise LedgerError("result_sha256 must be 64 lowercase hex digits")
+    return b'[{"digest":{"sha256":"%s"},"name":"battle:%s"}]' % (result_sha256.encode(), battle_id.encode())
+
+
+def _signed_envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
+    """Canonical bytes of an envelope :func:`sign_envelope` made (base64, hex and a fixed type: nothing to escape)."""
+    (signature,) = envelope["signatures"]
+    return b'{"payload":"%s","payloadType":"%s","signatures":[{"keyid":"%s","sig":"%s"}]}' % (
+        envelope["payload"].encode(), PAYLOAD_TYPE.encode(), signature["keyid"].encode(), signature["sig"].encode())
 
 
 def sign_envelope(payload: bytes, key: SignerKey) -> dict[str, Any]:
@@ -152,8 +171,9 @@ def sign_encoded(entry: Mapping[str, Any], key: SignerKey, result_bytes: bytes |
     if result_bytes is None:
         result_bytes = canonicalize(entry["result"])
     members = entry_members(entry, result_bytes)
-    envelope = sign_envelope(statement_bytes(entry, canonical_object(members)), key)
-    leaf_data = canonical_object({**members, SIGNATURE_FIELD: canonicalize(envelope)})
+    subject = _signing_subject_bytes(entry["battle_id"], entry["result_sha256"])
+    envelope = sign_envelope(statement_bytes(entry, canonical_object(members), subject), key)
+    leaf_data = canonical_object({**members, SIGNATURE_FIELD: _signed_envelope_bytes(envelope)})
     return SignedEntry({**entry, SIGNATURE_FIELD: envelope}, result_bytes, leaf_data)
 
 

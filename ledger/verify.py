@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from ledger import files
 from ledger.canonical import parse, sha256_hex
 from ledger.checkpoint import CheckpointError, open_checkpoint
-from ledger.dbom import check_dbom
+from ledger.dbom import check_dbom, dbom_file_name
 from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, leaf_hash, verify_consistency
@@ -193,7 +193,7 @@ def _check_entries(
         _check_columns(row, document, check.result_bytes, report)
         for info in (document.get("inputs") or {}).values():
             blob_users.setdefault(str(info.get("sha256")), []).append(sequence)
-        _check_dbom_file(home, str(row["dbom_path"]), data, sequence, report)
+        _check_dbom_file(home, str(row["dbom_path"]), document.get("battle_id"), data, sequence, report)
     return tree, blob_users
 
 
@@ -229,15 +229,21 @@ def _check_columns(row: Any, document: dict[str, Any], result_bytes: bytes | Non
             report.add("column-edited", f"{column} is {row[column]!r} but the signed entry says {value!r}", sequence)
 
 
-def _check_dbom_file(home: Path, rel: str, data: bytes, sequence: int, report: VerifyReport) -> None:
-    path = (home / rel).resolve()
-    dbom_dir = (home / files.DBOM_DIR).resolve()
-    if dbom_dir not in path.parents:
-        report.add("dbom-file", f"dbom_path {rel!r} points outside {files.DBOM_DIR}/", sequence)
+def _check_dbom_file(
+    home: Path, rel: str, battle_id: object, data: bytes, sequence: int, report: VerifyReport
+) -> None:
+    try:
+        expected = f"{files.DBOM_DIR}/{dbom_file_name(str(battle_id))}"
+    except LedgerError:
+        expected = None
+    if rel != expected:
+        report.add("dbom-file", f"dbom_path {rel!r} is not the file named for this battle", sequence)
         return
-    if not path.exists():
+    try:
+        with open(home / rel, "rb") as fh:
+            copy = fh.read()
+    except FileNotFoundError:
         return  # a copy for convenience; the row is authoritative
-    copy = path.read_bytes()
     if copy != data and not (len(copy) < len(data) and data.startswith(copy)):
         # A strict prefix is a write torn by a crash (rewritten on the next open), not an edit.
         report.add("dbom-file", f"{rel} differs from the signed entry in the database", sequence)

@@ -169,3 +169,22 @@ def test_securesystemslib_envelope_verifies_with_ours() -> None:
     envelope.sign(signer)
     assert verify_envelope(envelope.to_dict(), [JUDGE.verifier])
     assert not verify_envelope(envelope.to_dict(), [OTHER.verifier])
+
+
+def test_signed_leaf_is_exactly_rfc8785_for_awkward_values() -> None:
+    """The composed leaf bytes equal the reference canonicalizer's output, non-ASCII and odd numbers included."""
+    from ledger.canonical import parse, reference_canonicalize
+    from ledger.dbom import sign_encoded
+
+    result = make_result("odd-1", 0.1) | {"note": "é\u2028\U0001f600\x01\"\\", "tiny": 1e-7, "big": 1e21,
+                                          "\u20acuro": -0.0, "neg": -5, "flag": True}
+    entry = build_entry(sequence=2**40, battle_id="odd-1", timestamp="2026-01-02T03:04:05.000000Z", result=result,
+                        inputs={"ü": b"\xff\x00"}, attributes={"\U0001f600": "ø", "a": ""},
+                        intent_vector=[1e-9, 3.0, -2.5e-5, 1.5e-300])
+    signed = sign_encoded(entry, JUDGE)
+    assert signed.leaf_data == reference_canonicalize(parse(signed.leaf_data))
+    assert signed.leaf_data == reference_canonicalize(signed.document)
+    assert signed.result_bytes == reference_canonicalize(result)
+    payload = base64.b64decode(signed.document["sigma_judge"]["payload"])
+    assert payload == reference_canonicalize(statement(entry))
+    assert dbom_problems(signed.document, [JUDGE.verifier]) == []
