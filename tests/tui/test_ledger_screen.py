@@ -13,7 +13,7 @@ from typing import Any
 
 from scripted_engine import ScriptedEngine, make_task
 from textual.pilot import Pilot
-from textual.widgets import Input, ProgressBar
+from textual.widgets import Input, ProgressBar, Static
 
 from ledger import Ledger
 from ledger.bundle import verify_bundle
@@ -163,6 +163,8 @@ def test_marking_rows_chooses_what_export_sends(tmp_path: Path) -> None:
             table = app.screen.query_one(EntriesTable)
             await pilot.press("space", "down", "down", "space")
             assert table.marked == {0, 2}
+            await pilot.pause()
+            assert "2 marked" in str(app.screen.query_one("#summary", Static).render())
             await pilot.press("space")
             assert table.marked == {0}
     run(scenario)

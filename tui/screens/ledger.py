@@ -88,6 +88,10 @@ class LedgerScreen(Screen[None]):
     def _filter_done(self) -> None:
         self.table.focus()
 
+    @on(EntriesTable.MarksChanged)
+    def _marks_changed(self) -> None:
+        self._summary()
+
     @on(DataTable.RowSelected)
     def _open_entry(self, event: DataTable.RowSelected) -> None:
         self.open_entry(self.table.selected_sequence())

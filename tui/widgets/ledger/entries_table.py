@@ -9,6 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
+from textual.message import Message
 from textual.widgets import DataTable
 
 from tui.ledger_source import LedgerRow
@@ -33,6 +34,9 @@ class EntriesTable(DataTable[str | Text]):
         Binding("space", "toggle_mark", "Mark"),
         Binding("s", "cycle_sort", "Sort"),
     ]
+
+    class MarksChanged(Message):
+        """The set of rows marked for export changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -92,6 +96,7 @@ class EntriesTable(DataTable[str | Text]):
             return
         self.marked ^= {sequence}
         self.update_cell(str(sequence), "mark", self._mark_cell(sequence))
+        self.post_message(self.MarksChanged())
 
     def action_cycle_sort(self) -> None:
         self.sort_by(self.sort_index + 1 if self.sort_reverse else self.sort_index, not self.sort_reverse)
