@@ -178,3 +178,22 @@ def test_container_is_removed_on_close() -> None:
             client.containers.get(container_id)
     finally:
         client.close()
+
+
+def test_failed_class_set_up_fails_only_that_class(box: Sandbox) -> None:
+    tests = {
+        "test_setup.py": "import unittest\nfrom solution import add\n\n\n"
+        "class Broken(unittest.TestCase):\n"
+        "    @classmethod\n    def setUpClass(cls):\n        raise RuntimeError('no fixture')\n\n"
+        "    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\n"
+        "class Fine(unittest.TestCase):\n"
+        "    @classmethod\n    def setUpClass(cls):\n        cls.base = add(1, 1)\n\n"
+        "    def test_c(self):\n        self.assertEqual(self.base, 2)\n"
+    }
+    run = box.run_suite(GOOD_ADD, tests)
+    status = {o.name: (o.status, o.reason) for o in run.outcomes}
+    assert status == {
+        "test_setup.Broken.test_a": ("error", "set-up failed: RuntimeError: no fixture"),
+        "test_setup.Broken.test_b": ("error", "set-up failed: RuntimeError: no fixture"),
+        "test_setup.Fine.test_c": ("passed", ""),
+    }

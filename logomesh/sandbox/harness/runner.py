@@ -117,6 +117,8 @@ def _main():
                 self.first = self.first or err
             super().addSubTest(test, subtest, err)
 
+    guarded_dicts[Recorder] = snapshot_class(Recorder)
+
     def emit(record):
         if getpid() != runner_pid:  # a fork made by the code under test: only the runner reports
             exit_now(0)
@@ -244,18 +246,18 @@ def _main():
             return "error", f"{cls_name} is not a class"
         if not callable(getattr(cls, meth_name, None)):
             return "error", f"{cls_name}.{meth_name} not found"
-        try:
-            if module.__name__ not in done:
-                done.add(module.__name__)
-                set_up_module = getattr(module, "setUpModule", None)
-                if callable(set_up_module):
-                    set_up_module()
-            key = module.__name__ + "." + cls_name
+        # Module and class set-up run once per runner; a failure fails every test that needed it.
+        for key, set_up in ((module.__name__, getattr(module, "setUpModule", None)),
+                            (module.__name__ + "." + cls_name, cls.setUpClass)):
             if key not in done:
-                done.add(key)
-                cls.setUpClass()
-        except base_exc:
-            return "error", "class or module set-up failed: " + reason_of(format_exc())
+                done[key] = None
+                try:
+                    if callable(set_up):
+                        set_up()
+                except base_exc:
+                    done[key] = "set-up failed: " + exc_line(exc_info())
+            if done[key] is not None:
+                return "error", done[key]
         result = Recorder()
         try:
             orig_run(cls(meth_name), result)
@@ -273,7 +275,7 @@ def _main():
             return "error", "the test did not run"
         return "passed", ""
 
-    set_up = set()
+    set_ups = {}  # module or class -> None (done) or why its set-up failed
     pending = b""
     while True:
         while b"\n" not in pending:
@@ -296,7 +298,7 @@ def _main():
         elif mod_name not in modules:
             reason = f"test module {mod_name} missing"
         else:
-            status, reason = run_one(modules[mod_name], cls_name, meth_name, set_up)
+            status, reason = run_one(modules[mod_name], cls_name, meth_name, set_ups)
             if getpid() != runner_pid:
                 exit_now(0)
         tamper += [p for p in check_integrity() if p not in tamper]
