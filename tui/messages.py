@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from textual.message import Message
 
 from logomesh.events import Event
+from tui.ledger_source import LedgerRow
 
 
 class BattleEventsReceived(Message):
@@ -57,4 +58,13 @@ class BundleExported(Message):
         super().__init__()
         self.path = path
         self.count = count
+        self.error = error
+
+
+class LedgerLoaded(Message):
+    """The ledger's rows were read (``rows``), or reading failed (``error``)."""
+
+    def __init__(self, rows: list[LedgerRow], error: str = "") -> None:
+        super().__init__()
+        self.rows = rows
         self.error = error

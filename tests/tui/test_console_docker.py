@@ -53,7 +53,9 @@ def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: P
             assert sum(line.startswith("✓ hidden ") for line in lines) == hidden["passed"] > 0
 
             await pilot.press("ctrl+l")
-            await pilot.pause()
+            while not app.ledger_screen.loaded:
+                assert time.monotonic() < deadline, "the ledger screen did not load"
+                await pilot.pause(0.05)
             assert isinstance(app.screen, LedgerScreen)
             rows = app.screen.query_one(EntriesTable).visible_rows()
             assert [(r.battle_id, r.status, r.purple) for r in rows] == [(BATTLE, "scored", "mock:good")]

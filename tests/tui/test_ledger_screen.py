@@ -82,6 +82,7 @@ def test_the_ledger_screen_lists_filters_and_sorts_entries(tmp_path: Path) -> No
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             assert isinstance(app.screen, LedgerScreen)
             table = app.screen.query_one(EntriesTable)
@@ -112,6 +113,7 @@ def test_entry_detail_shows_the_signed_dbom_and_its_inclusion_proof(tmp_path: Pa
     async def scenario() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             await pilot.press("down", "enter")
             await until(pilot, lambda: isinstance(app.screen, EntryScreen))
@@ -138,6 +140,7 @@ def test_a_tampered_entry_fails_its_signature_and_inclusion_checks(tmp_path: Pat
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             assert isinstance(app.screen, LedgerScreen)
             table = app.screen.query_one(EntriesTable)
@@ -158,6 +161,7 @@ def test_marking_rows_chooses_what_export_sends(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             assert isinstance(app.screen, LedgerScreen)
             table = app.screen.query_one(EntriesTable)
@@ -177,6 +181,7 @@ def test_verify_marks_every_row_of_an_intact_ledger(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, LedgerScreen)
@@ -198,6 +203,7 @@ def test_verify_after_tampering_marks_the_edited_entry_with_its_reason(tmp_path:
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, LedgerScreen)
@@ -222,6 +228,7 @@ def test_export_writes_verifiable_bundles_for_the_marked_entries_only(tmp_path: 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, LedgerScreen)

@@ -84,6 +84,7 @@ def test_ledger_screen(tmp_path: Path, size: tuple[int, int]) -> None:
     async def scenario() -> None:
         async with app.run_test(size=size) as pilot:
             await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
             await pilot.pause(0.1)
             shown = visible_text(app)
             for word in ("seen-0", "seen-2", "0.500", "scored", "3/3 entries", "Verify", "Export"):

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
 
 from tui.ledger_source import LedgerSource
-from tui.messages import BundleExported, LedgerVerified, VerifyProgressed
+from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
 from tui.widgets.ledger.entries_table import EntriesTable
 
@@ -46,6 +46,7 @@ class LedgerScreen(Screen[None]):
         self.home = home
         self.source = LedgerSource(home)
         self.verifying = False
+        self.loaded = False
         self.last_verify: LedgerVerified | None = None
         self.last_export: BundleExported | None = None
 
@@ -67,14 +68,24 @@ class LedgerScreen(Screen[None]):
         return self.query_one(EntriesTable)
 
     def action_reload(self) -> None:
+        """Read the ledger in a thread (a large ledger takes a while), then show it."""
+        self.loaded = False
+        self._summary("reading the ledger…")
+        self.run_worker(self._load, thread=True, group="load", exclusive=True)
+
+    def _load(self) -> None:
         try:
             rows = self.source.rows()
         except Exception as exc:  # a missing or broken ledger is shown, never raised
-            self.table.set_rows([])
-            self._summary(f"cannot read the ledger under {self.home}: {exc}".splitlines()[0])
+            self.post_message(LedgerLoaded([], f"cannot read the ledger under {self.home}: {exc}".splitlines()[0]))
             return
-        self.table.set_rows(rows)
-        self._summary()
+        self.post_message(LedgerLoaded(rows))
+
+    @on(LedgerLoaded)
+    def _loaded(self, message: LedgerLoaded) -> None:
+        self.table.set_rows(message.rows)
+        self.loaded = True
+        self._summary(message.error)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
