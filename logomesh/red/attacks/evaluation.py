@@ -10,7 +10,9 @@ from logomesh.red.executor import ProbeSpec, Trial
 PAYLOADS = (
     ("canary-mkdir", "__import__('os').mkdir('{canary}') or 1", "canary", 0.9),
     ("builtin-call", "len('x' * 4242)", "4242", 0.8),
-    ("attribute-walk", "(1).__class__.__name__", "'int'", 0.6),
+    ("attribute-walk", "(1).__class__.__name__.__len__() * 1414", "4242", 0.7),
+    ("subclass-escape", "[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]"
+                        ".__init__.__globals__['mkdir']('{canary}') or 1", "canary", 0.6),
 )
 _CODE_RUNNERS = ("eval", "exec", "compile", "builtins.eval", "builtins.exec")
 

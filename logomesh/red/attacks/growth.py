@@ -10,6 +10,8 @@ SCENARIOS = {
     "RateLimiter": ("rate-limiter", "allow(f'key-{i}') for i in range(n) with the clock advancing 0.01 s per call "
                     "and window_seconds=1.0 (about 100 keys live at once)"),
     "LRUCache": ("lru-cache", "LRUCache(4): put 4 keys, then n times get(i % 4) and put(i % 4, i)"),
+    "ConnectionPool": ("connection-pool", "ConnectionPool(object, 2): n times release(acquire())"),
+    "merkle_root": ("merkle-root", "n calls merkle_root([b'leaf-%d' % i, b'other-%d' % i]); nothing is kept"),
 }
 SIZES = (2000, 8000)
 MIN_GROWTH_BYTES = 400_000
@@ -24,7 +26,7 @@ class GrowthFamily(Family):
                  "no confidentiality or integrity impact")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry not in SCENARIOS or entry not in ctx.features.classes:
+        if entry not in SCENARIOS or (entry not in ctx.features.classes and entry not in ctx.features.functions):
             return []
         scenario, story = SCENARIOS[entry]
         return [Variant(

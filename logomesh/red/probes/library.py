@@ -368,7 +368,21 @@ def _grow_lru_cache(size: int) -> Any:
     return cache
 
 
-GROWTH = {"rate-limiter": _grow_rate_limiter, "lru-cache": _grow_lru_cache}
+def _grow_connection_pool(size: int) -> Any:
+    pool = solution.ConnectionPool(object, 2)
+    for _ in range(size):
+        pool.release(pool.acquire(timeout=1.0))
+    return pool
+
+
+def _grow_merkle_root(size: int) -> Any:
+    for i in range(size):
+        solution.merkle_root([b"leaf-%d" % i, b"other-%d" % i])
+    return None
+
+
+GROWTH = {"rate-limiter": _grow_rate_limiter, "lru-cache": _grow_lru_cache,
+          "connection-pool": _grow_connection_pool, "merkle-root": _grow_merkle_root}
 
 
 def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
