@@ -20,9 +20,14 @@ from tui.widgets.ledger.entries_table import EntriesTable
 
 
 def bundle_path(home: Path, sequences: list[int]) -> Path:
-    """``<home>/exports/bundle-<first>-<last>-<unix time>/``: a folder as ``export dboms`` writes."""
+    """``<home>/exports/bundle-<first>-<last>-<unix time>[-n]/``, a new folder as ``export dboms`` writes."""
     span = f"{min(sequences)}-{max(sequences)}" if sequences else "empty"
-    return home / "exports" / f"bundle-{span}-{int(time.time())}"
+    base = home / "exports" / f"bundle-{span}-{int(time.time())}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
 
 class LedgerScreen(Screen[None]):
