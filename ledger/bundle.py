@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,8 @@ class BundleCheck:
 
 
 def make_bundle(document: Mapping[str, Any], proof: list[bytes], tree_size: int, note: str,
-                key: VerifierKey) -> dict[str, Any]:
+                key: VerifierKey, chain: Sequence[str] = ()) -> dict[str, Any]:
+    """``chain`` lists every judge key the log has had (older entries are signed by older keys)."""
     return {
         "format": BUNDLE_FORMAT,
         "battle_id": document["battle_id"],
@@ -62,11 +63,12 @@ def make_bundle(document: Mapping[str, Any], proof: list[bytes], tree_size: int,
         },
         "checkpoint": note,
         "public_key": key.encode(),
+        "public_keys": list(chain) or [key.encode()],
     }
 
 
-def verify_bundle(bundle: Mapping[str, Any], pubkey: VerifierKey | None = None) -> BundleCheck:
-    """Check a bundle; with ``pubkey`` None the bundle's own key is used (and flagged as such)."""
+def verify_bundle(bundle: Mapping[str, Any], pubkeys: Sequence[VerifierKey] = ()) -> BundleCheck:
+    """Check a bundle against the auditor's ``pubkeys``; without any, the bundle's own keys (flagged as such)."""
     if bundle.get("format") != BUNDLE_FORMAT:
         raise LedgerError(f"not a LogoMesh bundle (format {bundle.get('format')!r}, expected {BUNDLE_FORMAT!r})")
     try:
@@ -75,14 +77,15 @@ def verify_bundle(bundle: Mapping[str, Any], pubkey: VerifierKey | None = None) 
         index, size = int(proof_obj["leaf_index"]), int(proof_obj["tree_size"])
         hashes = [base64.b64decode(h, validate=True) for h in proof_obj["hashes"]]
         note = str(bundle["checkpoint"])
-        key = pubkey or parse_verifier_key(str(bundle["public_key"]))
+        keys = list(pubkeys) or [parse_verifier_key(str(k)) for k in bundle.get("public_keys") or
+                                 [bundle["public_key"]]]
     except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise LedgerError(f"malformed bundle: {exc}") from None
-    problems = list(dbom_problems(document, [key]))
+    problems = list(dbom_problems(document, keys))
     if index != document.get("sequence"):
         problems.append(("sequence-mismatch", f"proof is for leaf {index}, the entry says {document.get('sequence')}"))
     try:
-        checkpoint = open_checkpoint(note, [key])
+        checkpoint = open_checkpoint(note, keys)
     except CheckpointError as exc:
         problems.append(("checkpoint-signature", str(exc)))
     else:
@@ -92,5 +95,5 @@ def verify_bundle(bundle: Mapping[str, Any], pubkey: VerifierKey | None = None) 
             problems.append(("inclusion", "the inclusion proof does not lead to the checkpoint's root"))
     return BundleCheck(
         battle_id=str(document.get("battle_id")), sequence=index, result_sha256=str(document.get("result_sha256")),
-        tree_size=size, key=key.encode(), key_from_bundle=pubkey is None, problems=problems,
+        tree_size=size, key=", ".join(k.encode() for k in keys), key_from_bundle=not pubkeys, problems=problems,
     )

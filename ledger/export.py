@@ -40,6 +40,7 @@ def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
         size = latest.size if latest else 0
         note = latest.note if latest else ""
         index = []
+        chain = led.trusted_key_strings()
         with led.connect() as conn:
             nodes = led.nodes(conn, size)
             for row in led.entries(since=since):
@@ -48,7 +49,7 @@ def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
                 stored = led.get(row.battle_id)
                 assert stored is not None
                 proof = inclusion_proof(row.sequence, size, nodes)
-                bundle = make_bundle(stored.dbom, proof, size, note, led.verifier)
+                bundle = make_bundle(stored.dbom, proof, size, note, led.verifier, chain)
                 data = (json.dumps(bundle, indent=2, ensure_ascii=False) + "\n").encode()
                 name = f"{BUNDLE_DIR}/{dbom_file_name(row.battle_id)}"
                 (out / name).write_bytes(data)
@@ -59,7 +60,7 @@ def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
         origin = led.origin
     (out / "checkpoint.txt").write_text(note)
     (out / "judge.pub").write_text(key + "\n")
-    index_doc = {"format": BUNDLE_FORMAT, "origin": origin, "public_key": key, "tree_size": size,
+    index_doc = {"format": BUNDLE_FORMAT, "origin": origin, "public_key": key, "public_keys": chain, "tree_size": size,
                  "checkpoint": note, "since": since, "bundles": index}
     (out / INDEX_FILE).write_text(json.dumps(index_doc, indent=2, ensure_ascii=False) + "\n")
     return ExportSummary(out=out, count=len(index), tree_size=size, index=out / INDEX_FILE)

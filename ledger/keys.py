@@ -24,6 +24,8 @@ from ledger.errors import LedgerError
 ED25519_ALG = b"\x01"
 DEFAULT_KEY_NAME = "logomesh-judge"
 SIGNER_FILE = "judge.key"
+NEXT_SIGNER_FILE = "judge.next.key"
+RETIRED_DIR = "retired"
 VERIFIER_FILE = "judge.pub"
 _PRIVATE_PREFIX = "PRIVATE+KEY+"
 
@@ -204,3 +206,35 @@ def load_verifier(keys_dir: Path) -> VerifierKey:
     if not path.exists():
         raise LedgerError(f"no judge key in {keys_dir}: run 'logomesh keys init'")
     return parse_verifier_key(path.read_text())
+
+
+def stage_next_key(keys_dir: Path, name: str, seed: bytes | None = None) -> SignerKey:
+    """Write the key a rotation is about to adopt to ``judge.next.key`` (0600), replacing a stale one."""
+    (keys_dir / NEXT_SIGNER_FILE).unlink(missing_ok=True)
+    key = SignerKey(check_key_name(name), seed if seed is not None else os.urandom(32))
+    if not _publish_private(keys_dir / NEXT_SIGNER_FILE, key.encode()):
+        raise LedgerError(f"could not stage a new key in {keys_dir}")
+    return key
+
+
+def finish_rotation(keys_dir: Path, adopted: str | None) -> None:
+    """Move a staged key into place if the ledger adopted it (``adopted`` is its newest judge key), else drop it.
+
+    A staged key the ledger never recorded belongs to a rotation that did not
+    commit; it is discarded. The old private key is kept under ``retired/``.
+    """
+    staged = keys_dir / NEXT_SIGNER_FILE
+    if not staged.exists():
+        return
+    new = parse_signer_key(staged.read_text())
+    if new.verifier.encode() != adopted:
+        staged.unlink()
+        return
+    current_path = keys_dir / SIGNER_FILE
+    if current_path.exists():
+        old = parse_signer_key(current_path.read_text())
+        retired = keys_dir / RETIRED_DIR
+        retired.mkdir(mode=0o700, exist_ok=True)
+        os.replace(current_path, retired / f"judge-{old.verifier.key_id_hex}.key")
+    os.replace(staged, current_path)
+    (keys_dir / VERIFIER_FILE).write_text(new.verifier.encode() + "\n")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,14 +34,22 @@ from ledger.canonical import canonicalize, parse
 from ledger.checkpoint import Checkpoint, sign_checkpoint
 from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_encoded
 from ledger.errors import DuplicateBattleError, LedgerError
-from ledger.keys import DEFAULT_KEY_NAME, SignerKey, VerifierKey, load_or_create_key, parse_verifier_key
+from ledger.keys import (
+    DEFAULT_KEY_NAME,
+    SignerKey,
+    VerifierKey,
+    finish_rotation,
+    load_key,
+    load_or_create_key,
+    parse_verifier_key,
+    stage_next_key,
+)
 from ledger.merkle import EMPTY_ROOT, leaf_hash, node_hash
 from ledger.schema import (
     WRITE_OPTION,
     Battle,
     Blob,
     CheckpointRow,
-    Meta,
     create_schema,
     make_engine,
     missing_triggers,
@@ -50,6 +57,8 @@ from ledger.schema import (
 )
 
 DB_FILE = "battles.db"
+JUDGE_KEY_PREFIX = "judge_key:"
+ROTATION_STATUS = "key-rotation"
 LOCK_FILE = "battles.db.lock"
 KEYS_DIR = "keys"
 Clock = Callable[[], datetime]
@@ -209,10 +218,13 @@ class Ledger:
         home.mkdir(parents=True, exist_ok=True)
         (home / files.CHECKPOINT_DIR).mkdir(exist_ok=True)
         (home / files.DBOM_DIR).mkdir(exist_ok=True)
-        key = load_or_create_key(home / KEYS_DIR, key_name)
         engine = make_engine(home / DB_FILE)
         with _exclusive(home / LOCK_FILE):
             create_schema(engine)
+            with engine.connect() as conn:
+                chain = judge_key_chain(conn)
+            finish_rotation(home / KEYS_DIR, chain[-1] if chain else None)
+            key = load_or_create_key(home / KEYS_DIR, key_name)
             origin = _initialise_meta(engine, key)
             with engine.connect() as conn:
                 missing = missing_triggers(conn)
@@ -223,10 +235,11 @@ class Ledger:
                     "it was tampered with; run 'logomesh verify ledger' and restore from a verified copy"
                 )
             ledger = cls(home, engine, key, origin, clock or utc_now)
-            if key.verifier.encode() not in ledger.trusted_key_strings():
+            chain = ledger.trusted_key_strings()
+            if not chain or key.verifier.encode() != chain[-1]:
                 ledger.close()
                 raise LedgerError(
-                    f"the judge key in {home / KEYS_DIR} is not a key this ledger trusts: restore the original key"
+                    f"the judge key in {home / KEYS_DIR} is not this ledger's current judge key: restore it"
                 )
             ledger._sync_files()
         return ledger
@@ -249,9 +262,9 @@ class Ledger:
         return self._key.verifier
 
     def trusted_key_strings(self) -> list[str]:
-        with Session(self._engine) as session:
-            row = session.get(Meta, "judge_keys")
-        return list(json.loads(row.value)) if row else []
+        """Every judge key the log has had, oldest first; the last one signs new entries."""
+        with self._engine.connect() as conn:
+            return judge_key_chain(conn)
 
     def trusted_keys(self) -> list[VerifierKey]:
         return [parse_verifier_key(k) for k in self.trusted_key_strings()]
@@ -282,11 +295,14 @@ class Ledger:
             self._write_files(receipts, notes)
         return receipts
 
-    def _append_locked(self, requests: Sequence[AppendRequest]) -> tuple[list[AppendReceipt], list[tuple[int, str]]]:
+    def _append_locked(
+        self, requests: Sequence[AppendRequest], extra_meta: Sequence[dict[str, str]] = ()
+    ) -> tuple[list[AppendReceipt], list[tuple[int, str]]]:
         battles, blobs, nodes = table("battles"), table("blobs"), table("nodes")
         try:
             with self._engine.connect() as raw, raw.execution_options(**{WRITE_OPTION: True}).begin():
                 conn = raw
+                self._follow_rotation(conn)
                 size = _tree_size(conn)
                 self._load_frontier(conn, size)
                 self._refuse_duplicates(conn, requests)
@@ -334,6 +350,8 @@ class Ledger:
                 conn.execute(insert(table("checkpoints")),
                              [{"size": new_size, "root": root.hex(), "note": note,
                                "timestamp": battle_rows[-1]["timestamp"]}])
+                if extra_meta:
+                    conn.execute(insert(table("meta")), list(extra_meta))
         except IntegrityError as exc:
             self._frontier_size = -1
             raise LedgerError(f"ledger refused the append: {exc.orig}") from None
@@ -357,6 +375,41 @@ class Ledger:
         self._pending_dboms = {}
         files.append_history(self.checkpoint_dir, notes)
         files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
+
+    def _follow_rotation(self, conn: Connection) -> None:
+        """Sign with the log's current judge key, even if another process rotated it since we opened."""
+        current = judge_key_chain(conn)[-1]
+        if self._key.verifier.encode() != current:
+            self._key = load_key(self.home / KEYS_DIR)
+            if self._key.verifier.encode() != current:
+                raise LedgerError(f"the judge key in {self.home / KEYS_DIR} is not the ledger's current key")
+
+    def rotate_key(self, new_seed: bytes | None = None) -> AppendReceipt:
+        """Replace the judge key; the rotation is itself an entry, signed (with its checkpoint) by the old key.
+
+        The new key is written to ``keys/judge.next.key`` before the entry
+        commits and moved into place after, so a crash in between is finished
+        by the next :meth:`open`. The old private key is kept under
+        ``keys/retired/`` (mode 0600) for the operator to destroy.
+        """
+        keys_dir = self.home / KEYS_DIR
+        with _exclusive_fh(self._lock_fh):
+            with self._engine.connect() as conn:
+                self._follow_rotation(conn)
+                number = len(judge_key_chain(conn))
+            old = self._key
+            new = stage_next_key(keys_dir, old.name, new_seed)
+            battle_id = f"key-rotation-{number}-{new.verifier.key_id_hex}"
+            result = {"battle_id": battle_id, "status": ROTATION_STATUS, "kind": ROTATION_STATUS,
+                      "old_key": old.verifier.encode(), "new_key": new.verifier.encode()}
+            receipts, notes = self._append_locked(
+                [AppendRequest(battle_id, result, {}, {"kind": ROTATION_STATUS})],
+                extra_meta=[{"key": f"{JUDGE_KEY_PREFIX}{number:06d}", "value": new.verifier.encode()}],
+            )
+            self._write_files(receipts, notes)
+            finish_rotation(keys_dir, new.verifier.encode())
+            self._key = load_key(keys_dir)
+        return receipts[0]
 
     def _load_frontier(self, conn: Connection, size: int) -> None:
         if self._frontier_size != size:
@@ -461,6 +514,13 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def judge_key_chain(conn: Connection) -> list[str]:
+    """The judge's verifier keys in the order the log adopted them."""
+    meta = table("meta")
+    rows = conn.execute(select(meta.c.value).where(meta.c.key.like(f"{JUDGE_KEY_PREFIX}%")).order_by(meta.c.key))
+    return [str(r[0]) for r in rows]
+
+
 def _tree_size(conn: Connection) -> int:
     sequence = table("battles").c.sequence
     row = conn.execute(select(sequence).order_by(sequence.desc()).limit(1)).first()
@@ -482,7 +542,7 @@ def _initialise_meta(engine: Engine, key: SignerKey) -> str:
         origin = f"logomesh.local/ledger/{key.verifier.key_id_hex}"
         conn.execute(insert(meta), [
             {"key": "origin", "value": origin},
-            {"key": "judge_keys", "value": json.dumps([key.verifier.encode()])},
+            {"key": f"{JUDGE_KEY_PREFIX}{0:06d}", "value": key.verifier.encode()},
         ])
         return origin
 

@@ -10,7 +10,6 @@ Each problem names the sequence number (when there is one) and its kind.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, leaf_hash, verify_consistency
 from ledger.schema import make_engine, missing_triggers, table
-from ledger.store import DB_FILE, KEYS_DIR
+from ledger.store import DB_FILE, KEYS_DIR, ROTATION_STATUS, judge_key_chain
 
 # The kinds of tamper a report can name.
 KINDS = {
@@ -108,26 +107,43 @@ class _Seen:
             report.add("fork", f"checkpoints of size {size} disagree: {known[1]} vs {source}")
 
 
-def trusted_keys(home: Path, conn: Connection, given: Sequence[VerifierKey] | None, report: VerifyReport) -> list[
-    VerifierKey
-]:
-    """The auditor's keys if given (flagging any other key the ledger trusts), else the ledger's own."""
-    meta = table("meta")
-    row = conn.execute(select(meta.c.value).where(meta.c.key == "judge_keys")).first()
-    recorded = [parse_verifier_key(k) for k in json.loads(row[0])] if row else []
+@dataclass
+class _KeyChain:
+    """The judge keys in force while entries are replayed in order.
+
+    An entry verifies with the chain's current key or any key the auditor
+    gave. A key-rotation entry that verifies makes its new key current (the
+    old one no longer signs later entries). Checkpoints verify with any key
+    the chain has held.
+    """
+
+    given: list[VerifierKey]
+    current: VerifierKey | None
+    held: list[VerifierKey] = field(default_factory=list)
+
+    def signers(self) -> list[VerifierKey]:
+        return [k for k in [self.current, *self.given] if k is not None]
+
+    def adopt(self, key: VerifierKey) -> None:
+        self.current = key
+        if key not in self.held:
+            self.held.append(key)
+
+    def all_keys(self) -> list[VerifierKey]:
+        return list(dict.fromkeys([*self.given, *self.held]))
+
+
+def start_chain(home: Path, conn: Connection, given: Sequence[VerifierKey] | None) -> tuple[_KeyChain, list[str]]:
+    """The auditor's keys if given, else the ledger's first judge key; and the chain the ledger records."""
+    recorded = judge_key_chain(conn)
     if given:
-        for key in recorded:
-            if key not in given:
-                report.add("untrusted-key", f"the ledger trusts {key.encode()}, which was not given")
-        return list(given)
-    keys = list(recorded)
+        return _KeyChain(list(given), given[0], [given[0]]), recorded
+    first: VerifierKey | None = None
     try:
-        on_disk = load_verifier(home / KEYS_DIR)
-        if on_disk not in keys:
-            keys.append(on_disk)
+        first = parse_verifier_key(recorded[0]) if recorded else load_verifier(home / KEYS_DIR)
     except LedgerError:
-        pass
-    return keys
+        first = None
+    return _KeyChain([], first, [first] if first else []), recorded
 
 
 def verify_ledger(
@@ -144,11 +160,16 @@ def verify_ledger(
         with engine.connect() as conn:
             for name in missing_triggers(conn):
                 report.add("trigger-removed", f"trigger {name} is missing")
-            keys = trusted_keys(home, conn, pubkeys, report)
+            chain, recorded = start_chain(home, conn, pubkeys)
             meta = table("meta")
             row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()
             origin = str(row[0]) if row else None
-            tree, blob_users = _check_entries(home, conn, keys, report)
+            tree, blob_users = _check_entries(home, conn, chain, report)
+            keys = chain.all_keys()
+            for text in recorded:
+                if text not in {k.encode() for k in keys}:
+                    report.add("untrusted-key", f"the ledger trusts {text}, which neither the auditor nor a "
+                                                "signed key rotation vouches for")
             _check_blobs(conn, blob_users, report)
             _check_nodes(conn, tree, report)
             seen = _Seen()
@@ -165,7 +186,7 @@ def verify_ledger(
 
 
 def _check_entries(
-    home: Path, conn: Connection, keys: Sequence[VerifierKey], report: VerifyReport
+    home: Path, conn: Connection, chain: _KeyChain, report: VerifyReport
 ) -> tuple[MemoryTree, dict[str, list[int]]]:
     battles = table("battles")
     tree = MemoryTree()
@@ -187,14 +208,26 @@ def _check_entries(
             continue
         if document.get("sequence") != sequence:
             report.add("sequence-mismatch", f"entry signed as sequence {document.get('sequence')}", sequence)
-        check = check_dbom(document, keys, data)
+        check = check_dbom(document, chain.signers(), data)
         for kind, detail in check.problems:
             report.add(kind, detail, sequence)
+        if not check.problems:
+            _follow_rotation(document, chain, sequence, report)
         _check_columns(row, document, check.result_bytes, report)
         for info in (document.get("inputs") or {}).values():
             blob_users.setdefault(str(info.get("sha256")), []).append(sequence)
         _check_dbom_file(home, str(row["dbom_path"]), document.get("battle_id"), data, sequence, report)
     return tree, blob_users
+
+
+def _follow_rotation(document: dict[str, Any], chain: _KeyChain, sequence: int, report: VerifyReport) -> None:
+    result = document.get("result")
+    if not isinstance(result, dict) or result.get("kind") != ROTATION_STATUS:
+        return
+    try:
+        chain.adopt(parse_verifier_key(str(result.get("new_key"))))
+    except LedgerError as exc:
+        report.add("malformed", f"key rotation names no valid new key: {exc}", sequence)
 
 
 def _entry_document(data: bytes, sequence: int, report: VerifyReport) -> dict[str, Any] | None:

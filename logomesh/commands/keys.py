@@ -53,3 +53,26 @@ def show(home: HomeOption = None, as_json: JsonOption = False) -> None:
         fail(str(exc))
     encoded = key.encode()
     print(_key_json(encoded) if as_json else encoded)
+
+
+@app.command("rotate")
+def rotate(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """Replace the judge key; the rotation is a ledger entry signed by the old key."""
+    from ledger import Ledger, LedgerError
+    from ledger.store import DB_FILE
+
+    path = resolve_home(home)
+    if not (path / DB_FILE).exists():
+        fail(f"no ledger at {path / DB_FILE}: keys are rotated inside a ledger; check --home")
+    try:
+        with Ledger.open(path) as led:
+            receipt = led.rotate_key()
+            encoded = led.verifier.encode()
+    except LedgerError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps({"sequence": receipt.sequence, "verifier_key": encoded}, indent=2))
+    else:
+        print(encoded)
+    typer.echo(f"rotated the judge key at entry {receipt.sequence}; the old private key is in "
+               f"{path / 'keys' / 'retired'}: destroy it once you no longer need it", err=True)

@@ -17,18 +17,20 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Verify the ledger or an exported bundle.", no_args_is_help=True)
 
 PubkeyOption = Annotated[
-    str | None,
-    typer.Option("--pubkey", help="The judge's verifier key (name+keyid+base64), or a file holding it."),
+    list[str] | None,
+    typer.Option("--pubkey", help="A judge verifier key (name+keyid+base64) or a file holding one; repeatable."),
 ]
 
 
-def load_pubkey(value: str | None) -> VerifierKey | None:
+def load_pubkeys(values: list[str] | None) -> list[VerifierKey]:
+    return [load_pubkey(v) for v in values or []]
+
+
+def load_pubkey(value: str) -> VerifierKey:
     """A verifier key from the option's text or from the file it names; fails with one line."""
     from ledger import LedgerError
     from ledger.keys import parse_verifier_key
 
-    if value is None:
-        return None
     text = value
     if "+" not in value or Path(value).is_file():
         path = Path(value)
@@ -71,10 +73,10 @@ def ledger(
     from ledger import LedgerError
     from ledger.verify import verify_ledger
 
-    key = load_pubkey(pubkey)
+    keys = load_pubkeys(pubkey)
     saved = [read_saved_checkpoint(p) for p in checkpoint or []]
     try:
-        report = verify_ledger(resolve_home(home), pubkeys=[key] if key else None, saved_checkpoints=saved)
+        report = verify_ledger(resolve_home(home), pubkeys=keys or None, saved_checkpoints=saved)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
@@ -86,7 +88,7 @@ def ledger(
         status = "OK" if report.ok else f"FAILED ({len(report.problems)} problems)"
         print(f"ledger {status}: {report.size} entries, {report.checkpoints} checkpoints, {report.blobs} blobs, "
               f"root {report.root.hex()}, {len(saved)} saved checkpoints, {report.seconds:.2f}s ({rate:.0f} entries/s)"
-              + ("" if key else "; key taken from the ledger itself, pass --pubkey to pin it"))
+              + ("" if keys else "; key taken from the ledger itself, pass --pubkey to pin it"))
     if not report.ok:
         raise typer.Exit(EXIT_VERIFY_FAILED)
 
@@ -102,9 +104,9 @@ def bundle(
     from ledger.bundle import verify_bundle
     from ledger.export import read_bundle
 
-    key = load_pubkey(pubkey)
+    keys = load_pubkeys(pubkey)
     try:
-        check = verify_bundle(read_bundle(file), key)
+        check = verify_bundle(read_bundle(file), keys)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
