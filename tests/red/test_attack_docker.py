@@ -175,6 +175,14 @@ def test_race_needs_a_majority_and_a_lock_stops_it(box: Sandbox) -> None:
     assert serious(run(box, "lru-cache", LRU_LOCKED)) == []
 
 
+def test_model_divergence_on_a_fifo_cache(box: Sandbox) -> None:
+    fifo = LRU_LOCKED.replace("            self._data.move_to_end(key)\n            return", "            return")
+    report = run(box, "lru-cache", fifo)
+    found = [f for f in report.findings if f.family == "stateful-model"]
+    assert len(found) == 1 and found[0].cwe == "CWE-840" and found[0].confirmations == 3
+    assert "c.get(" in found[0].reproducer
+
+
 def test_redos_from_the_artifacts_own_regex(box: Sandbox) -> None:
     report = run(box, "email-validator", EMAIL_REDOS, budget=12.0)
     found = [f for f in report.findings if f.family == "complexity"]

@@ -237,3 +237,19 @@ def test_unparseable_code_gets_no_findings_and_no_probes() -> None:
     runner = Canned()
     report = run_attack(task("sql-select"), "def broken(:\n", runner, budget_s=5, seed=0)
     assert report.findings == () and runner.calls == []
+
+
+def test_stateful_oracle_replays_the_diverging_sequence() -> None:
+    from logomesh.red.attacks.stateful import StatefulFamily
+
+    family = StatefulFamily()
+    ctx = AttackContext.build(task("lru-cache"), "class LRUCache:\n    pass\n")
+    variant = family.variants(ctx, "LRUCache")[0]
+    diverged = ok(divergence=["c = LRUCache(1)", "c.put(0, 0)", "c.get(0)", "# returned None; an LRU cache returns 0"],
+                  seed=99)
+    verdict = family.judge(variant, diverged)
+    assert verdict.hit and verdict.observation == "returned None; an LRU cache returns 0"
+    assert not family.judge(variant, ok(divergence=[], seed=1)).hit
+    shrunk = family.shrink(variant, diverged)
+    assert shrunk.spec.args["fixed_seed"] == 99
+    assert shrunk.reproducer.startswith("c = LRUCache(1); c.put(0, 0); c.get(0)")

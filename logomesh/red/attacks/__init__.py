@@ -9,6 +9,7 @@ from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.attacks.sqli import SqlInjectionFamily
+from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.attacks.traversal import TraversalFamily
 
 FAMILIES: tuple[Family, ...] = (
@@ -18,6 +19,7 @@ FAMILIES: tuple[Family, ...] = (
     ComplexityFamily(),
     RaceFamily(),
     GrowthFamily(),
+    StatefulFamily(),
     BoundaryFamily(),
 )
 

@@ -402,3 +402,108 @@ def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
         points.append({"n": size, "bytes": current})
         emit(points[-1])
     return {"points": points}
+
+
+# -- stateful models -------------------------------------------------------------------------------
+def _model_lru_cache(rng: random.Random, steps: int) -> list[str]:
+    """Random put/get against an OrderedDict model; returns the call sequence up to the first divergence."""
+    from collections import OrderedDict
+
+    capacity = rng.randint(1, 3)
+    cache = solution.LRUCache(capacity)
+    model: OrderedDict[int, int] = OrderedDict()
+    calls = [f"c = LRUCache({capacity})"]
+    for step in range(steps):
+        key = rng.randrange(capacity + 2)
+        if rng.random() < 0.5:
+            calls.append(f"c.put({key}, {step})")
+            cache.put(key, step)
+            model[key] = step
+            model.move_to_end(key)
+            if len(model) > capacity:
+                model.popitem(last=False)
+        else:
+            calls.append(f"c.get({key})")
+            got = cache.get(key)
+            want = model.get(key)
+            if key in model:
+                model.move_to_end(key)
+            if got != want:
+                return [*calls, f"# returned {got!r}; an LRU cache returns {want!r}"]
+    return []
+
+
+def _model_rate_limiter(rng: random.Random, steps: int) -> list[str]:
+    """Integer clock readings against an exact sliding-window model."""
+    limit = rng.randint(1, 3)
+    window = rng.randint(2, 4)
+    now = [0]
+    limiter = solution.RateLimiter(limit, float(window), clock=lambda: float(now[0]))
+    grants: dict[str, list[int]] = {}
+    calls = [f"t = 0; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
+    for _ in range(steps):
+        if rng.random() < 0.4:
+            now[0] += rng.randint(1, 2)
+            calls.append(f"t = {now[0]}")
+        key = rng.choice("ab")
+        calls.append(f"r.allow({key!r})")
+        got = limiter.allow(key)
+        live = [g for g in grants.get(key, []) if g > now[0] - window]
+        want = len(live) < limit
+        if want:
+            live.append(now[0])
+        grants[key] = live
+        if bool(got) != want:
+            return [*calls, f"# returned {got!r}; the sliding window allows {want!r}"]
+    return []
+
+
+def _model_bank_ledger(rng: random.Random, steps: int) -> list[str]:
+    """Deposits, withdrawals and transfers against a dict of Decimals; refusals must change nothing."""
+    bank = solution.Bank()
+    model = {"a": Decimal(50), "b": Decimal(50)}
+    calls = []
+    for name, amount in model.items():
+        bank.open_account(name, amount)
+        calls.append(f"bank.open_account({name!r}, Decimal('{amount}'))")
+    for _ in range(steps):
+        op = rng.choice(["deposit", "withdraw", "transfer"])
+        amount = Decimal(rng.randint(1, 40)) / (10 if rng.random() < 0.3 else 1)
+        src, dst = rng.sample(["a", "b"], 2)
+        args = (src, dst, amount) if op == "transfer" else (src, amount)
+        calls.append(f"bank.{op}({', '.join(repr(a) for a in args[:-1])}, Decimal('{amount}'))")
+        refused = False
+        try:
+            getattr(bank, op)(*args)
+        except ValueError:
+            refused = True
+        allowed = op == "deposit" or model[src] >= amount
+        if refused and allowed:
+            return [*calls, "# refused a valid operation"]
+        if not refused and not allowed:
+            return [*calls, "# allowed an overdraft"]
+        if allowed:
+            if op == "deposit":
+                model[src] += amount
+            else:
+                model[src] -= amount
+                if op == "transfer":
+                    model[dst] += amount
+        for name in model:
+            if bank.balance(name) != model[name]:
+                return [*calls, f"# balance({name!r}) is {bank.balance(name)}; the ledger says {model[name]}"]
+    return []
+
+
+MODELS = {"lru-cache": _model_lru_cache, "rate-limiter": _model_rate_limiter, "bank-ledger": _model_bank_ledger}
+
+
+def probe_model(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
+    """The first divergence from the model; ``fixed_seed`` replays a known sequence exactly."""
+    seed = int(args.get("fixed_seed", seed))
+    rng = random.Random(seed)
+    for _ in range(int(args.get("sequences", 20))):
+        calls = MODELS[str(args["scenario"])](rng, int(args.get("steps", 30)))
+        if calls:
+            return {"divergence": calls[-40:], "seed": seed}
+    return {"divergence": [], "seed": seed}
