@@ -43,7 +43,10 @@ class RedReport:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.red_analysis(), "nodes": self.nodes, "stats": self.stats}
+        from logomesh.red.attacks import FAMILIES
+
+        rationale = {f.name: f.rationale for f in FAMILIES if any(x.family == f.name for x in self.findings)}
+        return {**self.red_analysis(), "severity_rationale": rationale, "nodes": self.nodes, "stats": self.stats}
 
 
 class _EventObserver:

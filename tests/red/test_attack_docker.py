@@ -212,3 +212,4 @@ def test_cli_attack_json(box: Sandbox, tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["attack_successful"] is True and data["max_severity"] == "critical"
     assert data["vulnerabilities"][0]["cwe"] == "CWE-89"
+    assert "critical" in data["severity_rationale"]["sql-injection"]
