@@ -103,6 +103,8 @@ def test_export_and_verify_bundles(filled: Path, tmp_path: Path) -> None:
     assert code == 0 and "taken from the bundle" in text
     code, _, _ = _run("verify", "ledger", "--home", str(filled), "--checkpoint", str(out / "index.json"))
     assert code == 0
+    secret = (filled / "keys" / "judge.key").read_text().strip().rsplit("+", 1)[1]
+    assert not any(secret in p.read_text() for p in out.rglob("*") if p.is_file())  # the key never leaves
 
 
 def test_tampered_bundle_fails(filled: Path, tmp_path: Path) -> None:
