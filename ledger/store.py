@@ -16,7 +16,6 @@ kept from them is rewritten from the database the next time the ledger opens.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -130,6 +129,33 @@ class CheckpointRecord:
     root: bytes
     note: str
     timestamp: str
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One entry, built and signed, waiting for its transaction."""
+
+    battle_row: dict[str, Any]
+    node_rows: list[dict[str, Any]]
+    blob_rows: list[dict[str, Any]]
+    leaf_data: bytes
+
+    def receipt(self, tree_size: int, root: bytes, note: str, db_path: Path, home: Path) -> AppendReceipt:
+        row = self.battle_row
+        return AppendReceipt(
+            sequence=row["sequence"], battle_id=row["battle_id"], timestamp=row["timestamp"],
+            result_sha256=row["result_sha256"], leaf_hash=row["leaf_hash"], tree_size=tree_size, root=root.hex(),
+            checkpoint=note, db_path=db_path, dbom_path=home / row["dbom_path"],
+        )
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """A committed append: its receipts and the outside copies still to write."""
+
+    receipts: list[AppendReceipt]
+    dbom_files: list[tuple[Path, bytes]]
+    notes: list[tuple[int, str]]
 
 
 class DbNodes:
@@ -291,14 +317,12 @@ class Ledger:
         if len({r.battle_id for r in requests}) != len(requests):
             raise DuplicateBattleError("the same battle id appears twice in one batch")
         with _exclusive_fh(self._lock_fh):
-            receipts, notes = self._append_locked(requests)
-            self._write_files(receipts, notes)
-        return receipts
+            batch = self._commit(requests)
+            self._write_files(batch)
+        return batch.receipts
 
-    def _append_locked(
-        self, requests: Sequence[AppendRequest], extra_meta: Sequence[dict[str, str]] = ()
-    ) -> tuple[list[AppendReceipt], list[tuple[int, str]]]:
-        battles, blobs, nodes = table("battles"), table("blobs"), table("nodes")
+    def _commit(self, requests: Sequence[AppendRequest], extra_meta: Sequence[dict[str, str]] = ()) -> _Batch:
+        """Build, sign and durably commit the entries, their nodes, blobs and the new checkpoint (lock held)."""
         try:
             with self._engine.connect() as raw, raw.execution_options(**{WRITE_OPTION: True}).begin():
                 conn = raw
@@ -306,50 +330,16 @@ class Ledger:
                 size = _tree_size(conn)
                 self._load_frontier(conn, size)
                 self._refuse_duplicates(conn, requests)
-                battle_rows, node_rows, blob_rows, receipts_partial = [], [], {}, []
-                for offset, req in enumerate(requests):
-                    sequence = size + offset
-                    stamp = rfc3339(self._clock())
-                    result_bytes = canonicalize(dict(req.result))
-                    entry = build_entry(
-                        sequence=sequence, battle_id=req.battle_id, timestamp=stamp, result=req.result,
-                        inputs=req.inputs, attributes=req.attributes, intent_vector=req.intent_vector,
-                        result_bytes=result_bytes,
-                    )
-                    signed = sign_encoded(entry, self._key, result_bytes)
-                    leaf_data = signed.leaf_data
-                    leaf = leaf_hash(leaf_data)
-                    node_rows.extend(push_leaf(self._frontier, sequence, leaf))
-                    for data in req.inputs.values():
-                        digest = _sha256(bytes(data))
-                        blob_rows[digest] = {"sha256": digest, "size": len(data), "data": bytes(data)}
-                    result_obj = entry["result"]
-                    score = result_obj.get("cis_score")
-                    battle_rows.append({
-                        "sequence": sequence, "battle_id": req.battle_id, "timestamp": stamp,
-                        "task_id": entry["task_id"], "status": entry["status"],
-                        "cis_score": float(score) if isinstance(score, int | float) else None,
-                        "result_sha256": entry["result_sha256"],
-                        "raw_result": result_bytes.decode(),
-                        "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
-                        "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
-                    })
-                    receipts_partial.append((sequence, req.battle_id, stamp, entry["result_sha256"], leaf.hex(),
-                                             leaf_data))
+                prepared = [self._prepare(req, size + offset) for offset, req in enumerate(requests)]
                 new_size = size + len(requests)
                 self._frontier_size = new_size
                 root = frontier_root(self._frontier)
                 note = sign_checkpoint(Checkpoint(self.origin, new_size, root), self._key)
-                if blob_rows:
-                    existing = _existing_blobs(conn, list(blob_rows))
-                    fresh = [row for digest, row in blob_rows.items() if digest not in existing]
-                    if fresh:
-                        conn.execute(insert(blobs), fresh)
-                conn.execute(insert(battles), battle_rows)
-                conn.execute(insert(nodes), node_rows)
-                conn.execute(insert(table("checkpoints")),
-                             [{"size": new_size, "root": root.hex(), "note": note,
-                               "timestamp": battle_rows[-1]["timestamp"]}])
+                _insert_blobs(conn, {row["sha256"]: row for p in prepared for row in p.blob_rows})
+                conn.execute(insert(table("battles")), [p.battle_row for p in prepared])
+                conn.execute(insert(table("nodes")), [row for p in prepared for row in p.node_rows])
+                conn.execute(insert(table("checkpoints")), [{"size": new_size, "root": root.hex(), "note": note,
+                                                             "timestamp": prepared[-1].battle_row["timestamp"]}])
                 if extra_meta:
                     conn.execute(insert(table("meta")), list(extra_meta))
         except IntegrityError as exc:
@@ -358,23 +348,40 @@ class Ledger:
         except BaseException:
             self._frontier_size = -1
             raise
-        receipts = [
-            AppendReceipt(
-                sequence=seq, battle_id=bid, timestamp=stamp, result_sha256=rsha, leaf_hash=leaf_hex,
-                tree_size=new_size, root=root.hex(), checkpoint=note, db_path=self.db_path,
-                dbom_path=self.dbom_dir / dbom_file_name(bid),
-            )
-            for seq, bid, stamp, rsha, leaf_hex, _ in receipts_partial
-        ]
-        self._pending_dboms = {r.dbom_path: p[5] for r, p in zip(receipts, receipts_partial, strict=True)}
-        return receipts, [(new_size, note)]
+        receipts = [p.receipt(new_size, root, note, self.db_path, self.home) for p in prepared]
+        return _Batch(receipts, [(r.dbom_path, p.leaf_data) for r, p in zip(receipts, prepared, strict=True)],
+                      [(new_size, note)])
 
-    def _write_files(self, receipts: Sequence[AppendReceipt], notes: list[tuple[int, str]]) -> None:
-        for path, data in self._pending_dboms.items():
+    def _prepare(self, req: AppendRequest, sequence: int) -> _Prepared:
+        """One entry: canonical result, signed DBOM, leaf, the Merkle nodes it completes, its rows."""
+        stamp = rfc3339(self._clock())
+        result_bytes = canonicalize(dict(req.result))
+        entry = build_entry(
+            sequence=sequence, battle_id=req.battle_id, timestamp=stamp, result=req.result, inputs=req.inputs,
+            attributes=req.attributes, intent_vector=req.intent_vector, result_bytes=result_bytes,
+        )
+        leaf_data = sign_encoded(entry, self._key, result_bytes).leaf_data
+        leaf = leaf_hash(leaf_data)
+        node_rows = push_leaf(self._frontier, sequence, leaf)
+        blob_rows = [{"sha256": entry["inputs"][name]["sha256"], "size": len(data), "data": bytes(data)}
+                     for name, data in req.inputs.items()]
+        score = entry["result"].get("cis_score")
+        battle_row = {
+            "sequence": sequence, "battle_id": req.battle_id, "timestamp": stamp,
+            "task_id": entry["task_id"], "status": entry["status"],
+            "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+            "result_sha256": entry["result_sha256"], "raw_result": result_bytes.decode(),
+            "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
+            "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
+        }
+        return _Prepared(battle_row, node_rows, blob_rows, leaf_data)
+
+    def _write_files(self, batch: _Batch) -> None:
+        """The copies outside the database, in log order (lock held)."""
+        for path, data in batch.dbom_files:
             files.write_new(path, _dbom_file(data))
-        self._pending_dboms = {}
-        files.append_history(self.checkpoint_dir, notes)
-        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
+        files.append_history(self.checkpoint_dir, batch.notes)
+        files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, batch.notes[-1][1].encode())
 
     def _follow_rotation(self, conn: Connection) -> None:
         """Sign with the log's current judge key, even if another process rotated it since we opened."""
@@ -402,14 +409,14 @@ class Ledger:
             battle_id = f"key-rotation-{number}-{new.verifier.key_id_hex}"
             result = {"battle_id": battle_id, "status": ROTATION_STATUS, "kind": ROTATION_STATUS,
                       "old_key": old.verifier.encode(), "new_key": new.verifier.encode()}
-            receipts, notes = self._append_locked(
+            batch = self._commit(
                 [AppendRequest(battle_id, result, {}, {"kind": ROTATION_STATUS})],
                 extra_meta=[{"key": f"{JUDGE_KEY_PREFIX}{number:06d}", "value": new.verifier.encode()}],
             )
-            self._write_files(receipts, notes)
+            self._write_files(batch)
             finish_rotation(keys_dir, new.verifier.encode())
             self._key = load_key(keys_dir)
-        return receipts[0]
+        return batch.receipts[0]
 
     def _load_frontier(self, conn: Connection, size: int) -> None:
         if self._frontier_size != size:
@@ -510,10 +517,6 @@ def _dbom_file(canonical: bytes) -> bytes:
     return canonical
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def judge_key_chain(conn: Connection) -> list[str]:
     """The judge's verifier keys in the order the log adopted them."""
     meta = table("meta")
@@ -527,9 +530,15 @@ def _tree_size(conn: Connection) -> int:
     return 0 if row is None else int(row[0]) + 1
 
 
-def _existing_blobs(conn: Connection, digests: list[str]) -> set[str]:
+def _insert_blobs(conn: Connection, rows: dict[str, dict[str, Any]]) -> None:
+    """Store the blobs not stored yet (content-addressed: the same bytes are kept once)."""
+    if not rows:
+        return
     column = table("blobs").c.sha256
-    return {str(r[0]) for r in conn.execute(select(column).where(column.in_(digests)))}
+    existing = {str(r[0]) for r in conn.execute(select(column).where(column.in_(list(rows))))}
+    fresh = [row for digest, row in rows.items() if digest not in existing]
+    if fresh:
+        conn.execute(insert(table("blobs")), fresh)
 
 
 def _initialise_meta(engine: Engine, key: SignerKey) -> str:
