@@ -265,3 +265,54 @@ def test_the_best_value_sparkline_is_on_an_absolute_scale() -> None:
     assert sparkline([0.33] * 4, 10) == "▃▃▃▃"  # flat stays flat, not full bars
     assert sparkline([0.1, 0.2, 0.9], 2) == "▂▇"
     assert sparkline([-1.0, 2.0], 5) == "▁█"
+
+
+def test_the_tree_follows_the_newest_node_until_the_user_moves_in_it(tmp_path: Path) -> None:
+    chain: list[Event] = [MctsNodeAdded(BATTLE, n, n - 1 if n else None, f"step-{n}") for n in range(120)]
+    engine = ScriptedEngine(chain, hold_after=60)
+    app = make_app(tmp_path, engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: len(screen.query_one(MctsTree).stats) == 60)
+            await pilot.pause(0.1)
+            tree = screen.query_one(MctsTree)
+            assert tree.follow and tree.scroll_y > 0, "the newest node is out of view"
+            await pilot.press("ctrl+t", "home")
+            await pilot.pause(0.1)
+            assert not tree.follow
+            engine.release.set()
+            await until(pilot, lambda: screen.last_ending is not None)
+            await pilot.pause(0.1)
+            assert len(tree.stats) == 120
+            assert tree.scroll_y == 0, "the tree scrolled away from where the user put it"
+            await pilot.press("f")
+            await pilot.pause(0.1)
+            assert tree.follow and tree.scroll_y > 0
+    run(scenario)
+
+
+def test_labels_drawn_and_measured_agree_with_the_figures(tmp_path: Path) -> None:
+    events: list[Event] = [
+        MctsNodeAdded(BATTLE, 0, None, "root"),
+        MctsNodeAdded(BATTLE, 1, 0, "family:race"),
+        MctsNodeUpdated(BATTLE, 1, 4, 0.25),
+        MctsNodeUpdated(BATTLE, 0, 4, 0.125),
+    ]
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            await pilot.pause(0.1)
+            tree = screen.query_one(MctsTree)
+            lines = [tree.render_line(y).text.rstrip() for y in range(2)]
+            assert lines[0].endswith("root  n=4 v=0.12") and "▼" in lines[0]
+            assert lines[1].endswith("family:race  n=4 v=0.25") and "▼" not in lines[1]
+            assert tree.virtual_size.width == max(len(line.rstrip()) for line in lines)
+            assert tree.best_path == (0, 1)
+    run(scenario)

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual import events, on
 from textual.binding import BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+TOGGLE_STYLE = Style.from_meta({"toggle": True})  # clicking the icon toggles the node, as in Tree
 SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
 
 
@@ -52,6 +55,8 @@ class MctsTree(Tree[int]):
         self._rescan = False
         self._settled: tuple[int | None, float | None] = (None, None)
         self._pending_findings: dict[int, str] = {}
+        self._dirty: set[int] = set()
+        self._added = False
 
     def on_mount(self) -> None:
         self.border_title = "Red agent search"
@@ -71,6 +76,8 @@ class MctsTree(Tree[int]):
         self._rescan = False
         self._settled = (None, None)
         self._pending_findings.clear()
+        self._dirty.clear()
+        self._added = False
 
     def add_node(self, node_id: int, parent_id: int | None, action: str) -> None:
         if node_id in self._by_id:
@@ -79,14 +86,14 @@ class MctsTree(Tree[int]):
         self.stats[node_id] = NodeStats(action, parent_id if parent is not None else None)
         holder = parent or self.root
         if parent is not None and not parent.allow_expand:
-            parent.allow_expand = True
-            parent.expand()
+            parent.allow_expand = True  # already expanded (below): no NodeExpanded message per new parent
         pending = self._pending_findings.pop(node_id, None)
         if pending is not None:
             self.stats[node_id].severity = pending
-        node = holder.add_leaf(self._label(node_id), data=node_id)
+        node = holder.add(action, data=node_id, expand=True, allow_expand=False)
         self._by_id[node_id] = node
         self._newest = node
+        self._added = True
 
     def update_node(self, node_id: int, visits: int, mean_value: float) -> None:
         """Update a node's figures; call ``settle`` after a batch to move the best path."""
@@ -104,10 +111,30 @@ class MctsTree(Tree[int]):
             self._best_id, self.best_value = node_id, mean_value
 
     def settle(self) -> bool:
-        """Finish a batch: the best node is the visited node with the highest mean (lowest id on ties).
+        """Finish a batch: move the best path, then repaint the labels that changed.
 
-        Returns True when the best node or its value changed since the last call.
+        The best node is the visited node with the highest mean (lowest id on ties). Returns True
+        when the best node or its value changed since the last call.
         """
+        changed = self._settle_best()
+        self._flush_labels()
+        return changed
+
+    def _flush_labels(self) -> None:
+        """Labels are drawn from ``stats`` (``render_label``); here the tree learns which to redraw.
+
+        A batch that added nodes has already invalidated every line; otherwise only the changed
+        nodes are touched, through the public ``set_label``.
+        """
+        if not self._added:
+            for node_id in self._dirty:
+                node = self._by_id.get(node_id)
+                if node is not None:
+                    node.set_label(node.label)
+        self._dirty.clear()
+        self._added = False
+
+    def _settle_best(self) -> bool:
         if self._rescan:
             self._rescan = False
             self._best_id, self.best_value = None, None
@@ -142,6 +169,11 @@ class MctsTree(Tree[int]):
     def follow_newest(self) -> None:
         """Scroll the newest node into view unless the user has taken over the scrolling."""
         if self.follow and self._newest is not None:
+            # after the refresh: the new lines only count toward the scroll range once laid out
+            self.call_after_refresh(self._scroll_to_newest)
+
+    def _scroll_to_newest(self) -> None:
+        if self.follow and self._newest is not None:
             self.scroll_to_node(self._newest, animate=False)
 
     def action_follow(self) -> None:
@@ -169,13 +201,34 @@ class MctsTree(Tree[int]):
         return tuple(reversed(path))
 
     def label_of(self, node_id: int) -> str:
-        label = self._by_id[node_id].label
-        return label.plain if isinstance(label, Text) else str(label)
+        """The label as drawn (without the expand icon), without styles."""
+        return self._label(node_id).plain
+
+    def _plain_label(self, node_id: int) -> str:
+        stats = self.stats[node_id]
+        flag = f"⚑ {stats.severity} " if stats.severity is not None else ""
+        return f"{flag}{stats.action}  n={stats.visits} v={stats.mean_value:.2f}"
 
     def _relabel(self, node_id: int) -> None:
-        node = self._by_id.get(node_id)
-        if node is not None:
-            node.set_label(self._label(node_id))
+        self._dirty.add(node_id)
+
+    def render_label(self, node: TreeNode[int], base_style: Style, style: Style) -> Text:
+        """The label from the node's current figures, so updates never rebuild label objects."""
+        if node.data is None or node.data not in self.stats:
+            return super().render_label(node, base_style, style)
+        label = self._label(node.data)
+        label.stylize(style)
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+            return Text.assemble((icon, base_style + TOGGLE_STYLE), label)
+        return label
+
+    def get_label_width(self, node: TreeNode[int]) -> int:
+        """Measured from the plain label: the tree asks for every line's width on each rebuild."""
+        if node.data is None or node.data not in self.stats:
+            return super().get_label_width(node)
+        icon = len(self.ICON_NODE) if node.allow_expand else 0
+        return icon + cell_len(self._plain_label(node.data))
 
     def _label(self, node_id: int) -> Text:
         stats = self.stats[node_id]
