@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from logomesh.tasks import TaskSpec, all_tasks, default_tasks_dir, load_task
+from logomesh.tasks import Constraints, TaskSpec, all_tasks, default_tasks_dir, load_task
 
 TASKS_DIR = default_tasks_dir()
 TASK_IDS = sorted(p.name for p in TASKS_DIR.iterdir() if (p / "task.toml").is_file())
@@ -52,6 +52,20 @@ ALLOWED_LABELS = {
 ALWAYS_DEFECT = {"wrong-behaviour", "off-intent"}
 MIN_HIDDEN_TESTS = 12
 MIN_SUBMISSIONS = 4
+
+# Defect families each task must carry (besides good and off-intent), per the issue.
+EXPECTED_FLAWS: dict[str, set[str]] = {
+    "rate-limiter": {"wrong-behaviour", "race", "unbounded-growth"},
+    "lru-cache": {"wrong-behaviour", "race", "unbounded-growth"},
+    "bank-ledger": {"wrong-behaviour", "race"},
+    "safe-path": {"traversal"},
+    "sql-select": {"injection", "wrong-behaviour"},
+    "email-validator": {"redos", "wrong-behaviour"},
+    "fib-recursive": {"wrong-behaviour"},
+    "safe-calculator": {"injection", "wrong-behaviour"},
+    "merkle-root": {"wrong-behaviour", "unbounded-growth"},
+    "connection-pool": {"wrong-behaviour", "race", "unbounded-growth"},
+}
 
 # The public shape of each contract: entry point -> (constructor/function parameters, required methods).
 CONTRACTS: dict[str, tuple[str, list[str], list[str]]] = {
@@ -158,28 +172,55 @@ def test_reference_implements_the_contract(task_id: str) -> None:
         assert callable(getattr(target, method, None)), f"{entry} lacks {method}()"
 
 
-@pytest.mark.parametrize("task_id", TASK_IDS)
-def test_reference_respects_its_own_constraints(task_id: str) -> None:
-    task = _task(task_id)
-    source = (task.root / "reference" / "solution.py").read_text(encoding="utf-8")
+def _constraint_violations(source: str, constraints: Constraints) -> list[str]:
+    """A small static reading of ``[constraints]``, enough to keep the library self-consistent."""
     tree = ast.parse(source)
-    banned = set(task.constraints.banned_imports)
-    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names} | {
-        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-    }
-    assert not {m for m in imported if m in banned or m.split(".")[0] in banned}
+    problems = []
+    banned = set(constraints.banned_imports)
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    problems += [f"imports {m}" for m in sorted(imported) if m in banned or m.split(".")[0] in banned]
     called = {ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    assert not called & set(task.constraints.banned_calls)
-    if "lock" in task.constraints.required:
-        assert "Lock" in source or "Condition" in source or "Semaphore" in source
-    if "recursion" in task.constraints.required:
+    problems += [f"calls {c}" for c in sorted(called & set(constraints.banned_calls))]
+    if "lock" in constraints.required and not any(w in source for w in ("Lock", "Condition", "Semaphore")):
+        problems.append("takes no lock")
+    if "recursion" in constraints.required:
         defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-        assert any(isinstance(n, ast.Call) and ast.unparse(n.func) in defined for n in ast.walk(tree)), (
-            "a required-recursion reference must call one of its own functions"
-        )
-    if task.constraints.forbid_loops:
+        if not any(isinstance(n, ast.Call) and ast.unparse(n.func) in defined for n in ast.walk(tree)):
+            problems.append("never calls one of its own functions")
+    if constraints.forbid_loops:
         loops = (ast.For, ast.While, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-        assert not [n for n in ast.walk(tree) if isinstance(n, loops)]
+        problems += [f"loop at line {n.lineno}" for n in ast.walk(tree) if isinstance(n, loops)]
+    return problems
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_reference_and_good_respect_the_constraints(task_id: str) -> None:
+    task = _task(task_id)
+    reference = (task.root / "reference" / "solution.py").read_text(encoding="utf-8")
+    assert _constraint_violations(reference, task.constraints) == []
+    assert _constraint_violations(_submissions(task_id)["good"]["sourceCode"], task.constraints) == []
+
+
+def test_constraint_reading_catches_the_flawed_variants_it_should() -> None:
+    """The eval-based calculator and the looping Fibonacci break their task's constraints."""
+    calculator = _task("safe-calculator").constraints
+    assert "calls eval" in _constraint_violations(
+        _submissions("safe-calculator")["eval-based"]["sourceCode"], calculator
+    )
+    fib = _task("fib-recursive").constraints
+    looping = _constraint_violations(_submissions("fib-recursive")["iterative-loop"]["sourceCode"], fib)
+    assert "never calls one of its own functions" in looping
+    assert any(p.startswith("loop at line") for p in looping)
+    limiter = _task("rate-limiter").constraints
+    assert _constraint_violations(_submissions("rate-limiter")["no-lock"]["sourceCode"], limiter) == ["takes no lock"]
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_flaws_fit_the_task(task_id: str) -> None:
+    """Each task carries the defect families the red agent is expected to find in it."""
+    labels = {s["label"] for s in _submissions(task_id).values()}
+    assert EXPECTED_FLAWS[task_id] | {"good", "off-intent"} <= labels
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
