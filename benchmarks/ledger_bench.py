@@ -13,6 +13,8 @@ Figures:
   append_batched  Ledger.append_many with --batch battles per transaction and one checkpoint
   *_per_cpu_s     the same rate over this process's CPU time: what the code costs when the
                   machine is shared (wall-clock rates fall with the load average, CPU rates do not)
+  file_create     plain file creations per second in the same folder tree: the ledger writes one DBOM
+                  file per battle, so this bounds append_batched on a slow filesystem
   ratio_*         ledger rate / floor rate for the same transaction size
   verify          verify_ledger over the batched ledger: entries per second, everything recomputed;
                   also over the one-per-transaction ledger, which has a signed checkpoint per entry
@@ -95,6 +97,17 @@ def floor(path: Path, n: int, batch: int) -> float:
     elapsed = time.perf_counter() - started
     db.close()
     return n / elapsed
+
+
+def file_floor(folder: Path, n: int, size: int = 3800) -> float:
+    """Files per second this machine creates: the ledger writes one DBOM file per battle."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = b"x" * size
+    started = time.perf_counter()
+    for i in range(n):
+        with open(folder / f"f{i}.json", "wb") as fh:
+            fh.write(data)
+    return n / (time.perf_counter() - started)
 
 
 def ledger_rate(home: Path, n: int, batch: int) -> tuple[float, float]:
@@ -195,6 +208,7 @@ def main() -> None:
     figures["append_single_per_s"], figures["append_single_per_cpu_s"] = round(wall), round(cpu)
     figures["ratio_single"] = round(figures["append_single_per_s"] / figures["floor_single_per_s"], 3)
     figures["floor_batched_per_s"] = round(best("floorb", floor_run(args.entries, args.batch))[0])
+    figures["file_create_per_s"] = round(best("files", lambda path: (file_floor(path, args.entries), 0.0))[0])
     wall, cpu = best("batched", lambda path: ledger_rate(path, args.entries, args.batch))
     figures["append_batched_per_s"], figures["append_batched_per_cpu_s"] = round(wall), round(cpu)
     figures["ratio_batched"] = round(figures["append_batched_per_s"] / figures["floor_batched_per_s"], 3)

@@ -20,6 +20,7 @@ import rfc8785
 from ledger.errors import LedgerError
 
 _SAFE_INT = 2**53 - 1
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _FAST_FLOAT_MIN = 1e-4
 _FAST_FLOAT_MAX = 1e16
 
@@ -70,8 +71,7 @@ def canonicalize(value: Any) -> bytes:
     """
     try:
         fast = _fast_form(value)
-        return json.dumps(fast, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False).encode("utf-8")
+        return _ENCODER.encode(fast).encode("utf-8")
     except (_NeedsReference, UnicodeEncodeError, ValueError):
         pass
     return reference_canonicalize(value)
