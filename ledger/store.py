@@ -35,6 +35,7 @@ from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_encod
 from ledger.errors import DuplicateBattleError, LedgerError
 from ledger.keys import (
     DEFAULT_KEY_NAME,
+    SIGNER_FILE,
     SignerKey,
     VerifierKey,
     finish_rotation,
@@ -250,7 +251,12 @@ class Ledger:
             with engine.connect() as conn:
                 chain = judge_key_chain(conn)
             finish_rotation(home / KEYS_DIR, chain[-1] if chain else None)
-            key = load_or_create_key(home / KEYS_DIR, key_name)
+            # A ledger that already has entries never gets a fresh key: that would fork its signer.
+            if chain and not (home / KEYS_DIR / SIGNER_FILE).exists():
+                engine.dispose()
+                raise LedgerError(f"the judge key of {home / DB_FILE} is missing from {home / KEYS_DIR}: restore "
+                                  "judge.key from a backup (a new key cannot continue an existing ledger)")
+            key = load_key(home / KEYS_DIR) if chain else load_or_create_key(home / KEYS_DIR, key_name)
             origin = _initialise_meta(engine, key)
             with engine.connect() as conn:
                 missing = missing_triggers(conn)

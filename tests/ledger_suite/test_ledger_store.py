@@ -156,3 +156,14 @@ def test_reopen_continues_the_same_tree(home: Path) -> None:
         from ledger.merkle import consistency_proof
 
         assert verify_consistency(3, 5, first.root, led.checkpoints()[-1].root, consistency_proof(3, 5, tree))
+
+
+def test_lost_key_is_not_silently_replaced(home: Path) -> None:
+    import shutil
+
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 1)
+    shutil.rmtree(home / "keys")
+    with pytest.raises(LedgerError, match=r"is missing from .*restore"):
+        Ledger.open(home)
+    assert not (home / "keys" / "judge.key").exists()
