@@ -16,6 +16,7 @@ kept from them is rewritten from the database the next time the ledger opens.
 from __future__ import annotations
 
 import fcntl
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -235,6 +236,7 @@ class Ledger:
         self._lock_fh = open(home / LOCK_FILE, "a+b")  # noqa: SIM115 - held for the ledger's lifetime
         self._frontier: list[tuple[int, bytes]] = []
         self._frontier_size = -1
+        self._thread_lock = threading.Lock()  # flock excludes processes, not threads sharing this object
 
     # -- opening -------------------------------------------------------------------------------------------------
 
@@ -322,7 +324,7 @@ class Ledger:
             check_battle_id(req.battle_id)
         if len({r.battle_id for r in requests}) != len(requests):
             raise DuplicateBattleError("the same battle id appears twice in one batch")
-        with _exclusive_fh(self._lock_fh):
+        with self._thread_lock, _exclusive_fh(self._lock_fh):
             batch = self._commit(requests)
             self._write_files(batch)
         return batch.receipts
@@ -406,7 +408,7 @@ class Ledger:
         ``keys/retired/`` (mode 0600) for the operator to destroy.
         """
         keys_dir = self.home / KEYS_DIR
-        with _exclusive_fh(self._lock_fh):
+        with self._thread_lock, _exclusive_fh(self._lock_fh):
             with self._engine.connect() as conn:
                 self._follow_rotation(conn)
                 number = len(judge_key_chain(conn))

@@ -167,3 +167,18 @@ def test_lost_key_is_not_silently_replaced(home: Path) -> None:
     with pytest.raises(LedgerError, match=r"is missing from .*restore"):
         Ledger.open(home)
     assert not (home / "keys" / "judge.key").exists()
+
+
+def test_threads_sharing_one_ledger_get_one_order(ledger: Ledger) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(t: int) -> list[int]:
+        return [ledger.append(f"t{t}-{i}", {"battle_id": f"t{t}-{i}", "status": "scored"}, {}, {}).sequence
+                for i in range(15)]
+
+    with ThreadPoolExecutor(4) as pool:
+        sequences = sorted(s for seqs in pool.map(work, range(4)) for s in seqs)
+    assert sequences == list(range(60))
+    from ledger.verify import verify_ledger
+
+    assert verify_ledger(ledger.home).ok
