@@ -43,13 +43,11 @@ def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
         chain = led.trusted_key_strings()
         with led.connect() as conn:
             nodes = led.nodes(conn, size)
-            for row in led.entries(since=since):
+            for row, dbom in led.documents(since=since):
                 if row.sequence >= size:
                     break
-                stored = led.get(row.battle_id)
-                assert stored is not None
                 proof = inclusion_proof(row.sequence, size, nodes)
-                bundle = make_bundle(stored.dbom, proof, size, note, led.verifier, chain)
+                bundle = make_bundle(dbom, proof, size, note, led.verifier, chain)
                 data = (json.dumps(bundle, indent=2, ensure_ascii=False) + "\n").encode()
                 name = f"{BUNDLE_DIR}/{dbom_file_name(row.battle_id)}"
                 (out / name).write_bytes(data)

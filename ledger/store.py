@@ -479,6 +479,15 @@ class Ledger:
                 yield EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
                                    row.status, row.result_sha256)
 
+    def documents(self, since: int = 0) -> Iterator[tuple[EntrySummary, dict[str, Any]]]:
+        """Entries from ``since`` with their signed DBOMs, without loading the input blobs."""
+        with Session(self._engine) as session:
+            stmt = select(Battle).where(col(Battle.sequence) >= since).order_by(col(Battle.sequence))
+            for row in session.scalars(stmt):
+                summary = EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
+                                       row.status, row.result_sha256)
+                yield summary, dict(parse(row.dbom))
+
     def get(self, battle_id: str) -> StoredBattle | None:
         """The signed DBOM and raw inputs of one battle, or None."""
         with Session(self._engine) as session:
