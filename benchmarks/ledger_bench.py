@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT))
 from ledger import AppendRequest, Ledger  # noqa: E402
 from ledger.keys import SignerKey, create_key  # noqa: E402
 from ledger.merkle import MemoryTree, leaf_hash, verify_consistency, verify_inclusion  # noqa: E402
+from ledger.nodes import DbNodes, frontier_of, frontier_root  # noqa: E402
 from ledger.schema import create_schema, make_engine  # noqa: E402
-from ledger.store import DbNodes, frontier_of, frontier_root  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
 
 SEED = 20260101

@@ -45,7 +45,8 @@ from ledger.keys import (
     parse_verifier_key,
     stage_next_key,
 )
-from ledger.merkle import EMPTY_ROOT, leaf_hash, node_hash
+from ledger.merkle import leaf_hash
+from ledger.nodes import DbNodes, frontier_of, frontier_root, push_leaf
 from ledger.schema import (
     WRITE_OPTION,
     Battle,
@@ -158,67 +159,6 @@ class _Batch:
     receipts: list[AppendReceipt]
     dbom_files: list[tuple[Path, bytes]]
     notes: list[tuple[int, str]]
-
-
-class DbNodes:
-    """A :class:`ledger.merkle.NodeSource` over the ``nodes`` table, with a small read cache."""
-
-    def __init__(self, conn: Connection, size: int) -> None:
-        self._conn = conn
-        self._size = size
-        self._cache: dict[tuple[int, int], bytes] = {}
-
-    def size(self) -> int:
-        return self._size
-
-    def perfect(self, level: int, index: int) -> bytes:
-        key = (level, index)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        row = self._conn.execute(
-            select(table("nodes").c.hash).where(table("nodes").c.level == level, table("nodes").c.idx == index)
-        ).first()
-        if row is None:
-            raise LedgerError(f"ledger is missing Merkle node ({level}, {index}): run 'logomesh verify ledger'")
-        value = bytes(row[0])
-        self._cache[key] = value
-        return value
-
-
-def frontier_of(nodes: DbNodes, size: int) -> list[tuple[int, bytes]]:
-    """The perfect subtrees that make up a tree of ``size`` leaves, largest first."""
-    out: list[tuple[int, bytes]] = []
-    start = 0
-    for level in range(size.bit_length() - 1, -1, -1):
-        if size & (1 << level):
-            out.append((level, nodes.perfect(level, start >> level)))
-            start += 1 << level
-    return out
-
-
-def frontier_root(frontier: Sequence[tuple[int, bytes]]) -> bytes:
-    if not frontier:
-        return EMPTY_ROOT
-    current = frontier[-1][1]
-    for _, h in reversed(frontier[:-1]):
-        current = node_hash(h, current)
-    return current
-
-
-def push_leaf(frontier: list[tuple[int, bytes]], size: int, leaf: bytes) -> list[dict[str, Any]]:
-    """Add leaf number ``size``; returns the node rows it creates (the leaf and every completed parent)."""
-    rows = [{"level": 0, "idx": size, "hash": leaf}]
-    frontier.append((0, leaf))
-    index = size
-    while len(frontier) > 1 and frontier[-1][0] == frontier[-2][0]:
-        level, right = frontier.pop()
-        _, left = frontier.pop()
-        index >>= 1
-        parent = node_hash(left, right)
-        frontier.append((level + 1, parent))
-        rows.append({"level": level + 1, "idx": index, "hash": parent})
-    return rows
 
 
 class Ledger:
