@@ -182,3 +182,14 @@ def test_threads_sharing_one_ledger_get_one_order(ledger: Ledger) -> None:
     from ledger.verify import verify_ledger
 
     assert verify_ledger(ledger.home).ok
+
+
+def test_ledger_imports_nothing_of_logomesh_or_ui() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, ledger, ledger.verify, ledger.export, ledger.bundle, ledger.keys; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('logomesh', 'tui', 'textual', 'rich')))")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
