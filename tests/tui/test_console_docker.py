@@ -78,7 +78,7 @@ def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: P
             await pilot.press("ctrl+r")
             deadline = time.monotonic() + 120
             tree = screen.query_one(MctsTree)
-            while len(tree.stats) < 3:
+            while not tree.stats:  # the first search node: the red agent has started
                 assert screen.last_ending is None, "the battle ended before the search started"
                 assert time.monotonic() < deadline, "the red agent did not start in time"
                 await pilot.pause(0.05)
