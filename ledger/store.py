@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col
 
 from ledger import files
@@ -183,7 +183,13 @@ class Ledger:
     @classmethod
     def open(cls, home: Path, *, clock: Clock | None = None, key_name: str = DEFAULT_KEY_NAME) -> Ledger:
         """Open or create the ledger in ``home`` (its key, folders and database included)."""
-        home = Path(home)
+        try:
+            return cls._open(Path(home), clock, key_name)
+        except SQLAlchemyError as exc:
+            raise LedgerError(f"{Path(home) / DB_FILE} cannot be opened as a ledger ({_reason(exc)})") from None
+
+    @classmethod
+    def _open(cls, home: Path, clock: Clock | None, key_name: str) -> Ledger:
         home.mkdir(parents=True, exist_ok=True)
         (home / files.CHECKPOINT_DIR).mkdir(exist_ok=True)
         (home / files.DBOM_DIR).mkdir(exist_ok=True)
@@ -293,6 +299,9 @@ class Ledger:
         except IntegrityError as exc:
             self._frontier_size = -1
             raise LedgerError(f"ledger refused the append: {exc.orig}") from None
+        except SQLAlchemyError as exc:
+            self._frontier_size = -1
+            raise LedgerError(f"ledger write failed, nothing was recorded: {_reason(exc)}") from None
         except BaseException:
             self._frontier_size = -1
             raise
@@ -472,6 +481,10 @@ class Ledger:
 def _dbom_file(canonical: bytes) -> bytes:
     """The DBOM file holds the leaf bytes themselves, so ``sha256(0x00 ‖ file)`` is its leaf hash."""
     return canonical
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    return str(getattr(exc, "orig", None) or exc).splitlines()[0]
 
 
 def judge_key_chain(conn: Connection) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
 
 from ledger import files
 from ledger.canonical import parse, sha256_hex
@@ -26,12 +27,13 @@ from ledger.dbom import check_dbom, dbom_file_name
 from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, leaf_hash, verify_consistency
-from ledger.schema import make_engine, missing_triggers, table
+from ledger.schema import APPEND_ONLY, make_engine, missing_triggers, table
 from ledger.store import DB_FILE, KEYS_DIR, ROTATION_STATUS, judge_key_chain
 
 # The kinds of tamper a report can name.
 KINDS = {
     "trigger-removed": "an append-only trigger was dropped",
+    "table-missing": "a ledger table was dropped",
     "entry-deleted": "a sequence number is missing",
     "sequence-mismatch": "an entry is stored under another sequence number (reordered or inserted)",
     "result-edited": "a result no longer hashes to its recorded H(Δ)",
@@ -159,6 +161,9 @@ def verify_ledger(
     engine = make_engine(db_path)
     try:
         with engine.connect() as conn:
+            if not _tables_present(conn, report):
+                report.seconds = time.perf_counter() - started
+                return report
             for name in missing_triggers(conn):
                 report.add("trigger-removed", f"trigger {name} is missing")
             chain, recorded = start_chain(home, conn, pubkeys)
@@ -175,6 +180,8 @@ def verify_ledger(
             _check_nodes(conn, tree, report)
             seen = _Seen()
             _check_db_checkpoints(conn, tree, keys, origin, seen, report)
+    except SQLAlchemyError as exc:
+        raise LedgerError(f"{db_path} cannot be read as a LogoMesh ledger ({_reason(exc)}): check --home") from None
     finally:
         engine.dispose()
     _check_file_checkpoints(home, tree, keys, origin, seen, report)
@@ -184,6 +191,21 @@ def verify_ledger(
     report.root = tree.root()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    return str(getattr(exc, "orig", None) or exc).splitlines()[0]
+
+
+def _tables_present(conn: Connection, report: VerifyReport) -> bool:
+    """All ledger tables exist; none at all is not a ledger (an error), some missing is tampering."""
+    present = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [name for name in APPEND_ONLY if name not in present]
+    if len(missing) == len(APPEND_ONLY):
+        raise LedgerError("the database holds no ledger tables: it is not a LogoMesh ledger; check --home")
+    for name in missing:
+        report.add("table-missing", f"table {name} was dropped")
+    return not missing
 
 
 def _check_entries(

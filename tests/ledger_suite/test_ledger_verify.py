@@ -229,3 +229,22 @@ def test_forged_checkpoint_signature(filled: Path) -> None:
     latest = filled / "checkpoints" / "latest"
     latest.write_text(latest.read_text().replace(f"\n{SIZE}\n", f"\n{SIZE + 1}\n"))
     assert ("checkpoint-signature", None) in _problems(filled)
+
+
+def test_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "battles.db").write_text("garbage")
+    with pytest.raises(LedgerError, match="cannot be read as a LogoMesh ledger"):
+        verify_ledger(tmp_path)
+    with pytest.raises(LedgerError, match="cannot be opened as a ledger"):
+        Ledger.open(tmp_path)
+
+
+def test_foreign_database_is_not_a_ledger(tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "battles.db").execute("CREATE TABLE other (a)")
+    with pytest.raises(LedgerError, match="not a LogoMesh ledger"):
+        verify_ledger(tmp_path)
+
+
+def test_dropped_table(filled: Path) -> None:
+    _tamper(filled, "DROP TABLE checkpoints")
+    assert ("table-missing", None) in _problems(filled)
