@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from logomesh.events import EventSink, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated, discard
@@ -113,8 +113,7 @@ def run_attack(
         nodes = 0
     elif strategy == "mcts":
         base = config or MctsConfig()
-        cfg = MctsConfig(base.max_steps, budget_s, base.mcts_branches, base.exploration_weight, base.prior_visits,
-                         base.widening_alpha, base.max_iterations)
+        cfg = replace(base, max_time_seconds=budget_s)
         observer = _EventObserver(battle_id, emit)
 
         class _Indexing(_EventObserver):

@@ -88,6 +88,12 @@ class BenchResult:
                 "first_finding_p90_s": _round(_percentile(times, 0.9)) if times else None,
                 "total_s": _round(sum(o.elapsed_s for o in mine)),
             }
+        out["cases"] = [
+            {"case": f"{o.case.task}:{o.case.name}", "label": o.case.label, "strategy": o.strategy,
+             "families": sorted({f.family for f in o.findings}), "first_finding_s": o.first_finding_s,
+             "elapsed_s": _round(o.elapsed_s)}
+            for o in self.outcomes
+        ]
         if self.deterministic:
             out["determinism"] = {"cases": len(self.deterministic),
                                   "identical": sum(self.deterministic.values()),

@@ -69,6 +69,7 @@ class MctsConfig:
     prior_visits: float = 2.0  # how many visits a prior is worth
     widening_alpha: float = 0.5  # allowed children = branches * visits ** alpha
     max_iterations: int | None = None
+    rollout_sharpness: float = 4.0  # rollouts pick an action with probability ~ prior ** sharpness
 
 
 @dataclass
@@ -269,7 +270,7 @@ class Mcts:
                 return node  # everything below is exhausted: evaluate as a dead end
             candidates.sort(key=lambda pair: pair[1].id)
             rng = random.Random(path_seed(self.seed, node.path, node.visits))
-            weights = [0.02 + pair[1].prior ** 2 for pair in candidates]
+            weights = [0.001 + pair[1].prior ** self.config.rollout_sharpness for pair in candidates]
             chosen, action = rng.choices(candidates, weights=weights, k=1)[0]
             if chosen is None:
                 untried.remove(action)

@@ -43,7 +43,7 @@ class RaceFamily(Family):
             args = {"scenario": scenario, **base, "chance": chance}
             out.append(Variant(
                 id=f"perturb-p{int(chance * 100):02d}",
-                spec=ProbeSpec("race", args, trials=2, timeout_s=6.0),
+                spec=ProbeSpec("race", args, trials=4, timeout_s=6.0),
                 reproducer=f"{base.get('threads', 6)} {story}, yielding at random opcodes inside solution.py "
                            f"with p={chance}",
                 control=control,
