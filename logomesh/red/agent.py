@@ -50,11 +50,15 @@ class RedReport:
 
 
 class _EventObserver:
-    def __init__(self, battle_id: str, emit: EventSink) -> None:
+    """Turns tree growth into events, and remembers which node id each path got."""
+
+    def __init__(self, battle_id: str, emit: EventSink, index: dict[tuple[str, ...], int]) -> None:
         self.battle_id = battle_id
         self.emit = emit
+        self.index = index
 
     def node_added(self, node: Node) -> None:
+        self.index[tuple(a.id for a in node.path)] = node.id
         parent = node.parent.id if node.parent is not None else None
         label = node.action.id if node.action is not None else "root"
         self.emit(MctsNodeAdded(self.battle_id, node.id, parent, label))
@@ -114,14 +118,7 @@ def run_attack(
     elif strategy == "mcts":
         base = config or MctsConfig()
         cfg = replace(base, max_time_seconds=budget_s)
-        observer = _EventObserver(battle_id, emit)
-
-        class _Indexing(_EventObserver):
-            def node_added(self, node: Node) -> None:
-                node_of_path[tuple(a.id for a in node.path)] = node.id
-                observer.node_added(node)
-
-        search = Mcts(problem, cfg, seed=seed, observer=_Indexing(battle_id, emit))
+        search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path))
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
         stats.update(iterations=result.iterations, stopped_because=result.stopped_because)
