@@ -203,7 +203,8 @@ def _candidates(reply: Reply) -> list[Any]:
     return found
 
 
-def _texts_to_try(text: str) -> list[str]:
+def texts_to_try(text: str) -> list[str]:
+    """The text itself, then each ```json fenced block in it, then its outermost {...} span."""
     tries = [text]
     tries.extend(m.group("body") for m in _FENCED.finditer(text))
     start, end = text.find("{"), text.rfind("}")
@@ -221,7 +222,7 @@ def _from_part(part: Any, raw: bytes) -> Submission:
     if text is None:
         raise SubmissionError("part is neither text nor data")
     first: SubmissionError | None = None
-    for attempt in _texts_to_try(text):
+    for attempt in texts_to_try(text):
         try:
             return Submission.from_text(attempt, raw)
         except SubmissionError as exc:
