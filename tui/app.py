@@ -12,6 +12,7 @@ from textual.screen import Screen
 
 from logomesh.tasks import TaskSpec
 from tui.engine import Engine, default_engine
+from tui.memory import settle_garbage
 from tui.screens.battle import BattleScreen
 from tui.screens.help import HelpScreen, binding_rows
 from tui.screens.ledger import LedgerScreen
@@ -42,6 +43,7 @@ class ConsoleApp(App[None]):
         self.engine = engine
 
     def on_mount(self) -> None:
+        settle_garbage()
         self.install_screen(BattleScreen(self.home, self.tasks, self.engine), "battle")
         self.install_screen(LedgerScreen(self.home), "ledger")
         self.push_screen("battle")

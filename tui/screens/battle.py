@@ -33,6 +33,7 @@ from logomesh.events import (
 from logomesh.tasks import TaskSpec
 from tui.engine import BattleRunner, Engine
 from tui.ledger_source import LedgerSource
+from tui.memory import settle_garbage
 from tui.messages import BattleEnded, BattleEventsReceived
 from tui.recent import load_recent_urls, remember_url
 from tui.widgets.battle.mcts_tree import MctsTree
@@ -190,6 +191,7 @@ class BattleScreen(Screen[None]):
                 self.notify(f"battle {message.status}: {message.reason}", severity="warning", timeout=6)
         self.query_one(StatusLine).end(message.status)
         self.refresh_bindings()
+        self.call_after_refresh(settle_garbage)
 
     # the live panels
 
