@@ -213,7 +213,7 @@ class MctsTree(Tree[int]):
         self._dirty.add(node_id)
 
     def render_label(self, node: TreeNode[int], base_style: Style, style: Style) -> Text:
-        """The label from the node's current figures, so updates never rebuild label objects."""
+        """Drawn from the node's current figures: an update only marks the node for redrawing."""
         if node.data is None or node.data not in self.stats:
             return super().render_label(node, base_style, style)
         label = self._label(node.data)
