@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -120,6 +121,9 @@ def calibrate(
     no_red: NoRedOption = False,
     seed: SeedOption = 0,
     task: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids (repeatable).")] = None,
+    intent_threshold: Annotated[
+        float | None, typer.Option("--intent-threshold", help="Try another intent threshold (default: the config's).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """CIS over every task's labelled submissions; exit 1 if the ordering the labels demand fails."""
@@ -130,6 +134,13 @@ def calibrate(
     from logomesh.tasks import TaskError, all_tasks, load_task
 
     _check_common(sandbox, red_budget)
+    from logomesh.scoring import DEFAULT_CONFIG
+
+    config = DEFAULT_CONFIG
+    if intent_threshold is not None:
+        if not 0.0 < intent_threshold <= 1.0:
+            fail("--intent-threshold must be in (0, 1]", 2)
+        config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=intent_threshold)
     try:
         library = all_tasks()
         specs = [load_task(t) for t in task] if task else library
@@ -139,7 +150,7 @@ def calibrate(
         fail("the task library is empty (set LOGOMESH_TASKS to a folder of tasks)")
     try:
         with open_sandbox(sandbox) as box:
-            scorer = sandbox_scorer(box, red=not no_red, red_budget_s=red_budget, seed=seed)
+            scorer = sandbox_scorer(box, red=not no_red, red_budget_s=red_budget, seed=seed, config=config)
             report = run_calibration(specs, scorer, lambda t: print(f"calibrating {t}", file=sys.stderr), library)
     except (SandboxUnavailable, RedUnavailable) as exc:
         fail(str(exc))
