@@ -1,0 +1,118 @@
+"""The AgentBeats assessment request the green agent accepts, parsed and validated.
+
+``{"participants": {"purple": URL}, "config": {"task_id": ..., "seed": ...}}``
+arrives as a data part or as JSON text (a ```json fence is fine). Optional
+config keys: ``battle_id``, ``red`` (bool), ``red_budget_s``, ``sandbox``,
+``protocol``. Every problem is an ``AssessmentError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from logomesh.purple.a2a_parse import texts_to_try
+from logomesh.tasks import TaskError, load_task
+
+SANDBOXES = ("auto", "docker", "bwrap")
+PROTOCOLS = ("0.3", "1.0")
+_CONFIG_KEYS = {"task_id", "seed", "battle_id", "red", "red_budget_s", "sandbox", "protocol"}
+
+
+class AssessmentError(ValueError):
+    """The assessment request is malformed; the message names the field and the fix."""
+
+
+@dataclass(frozen=True)
+class Assessment:
+    purple_url: str
+    task_id: str
+    seed: int = 0
+    battle_id: str | None = None
+    red: bool = True
+    red_budget_s: float = 10.0
+    sandbox: str = "auto"
+    protocol: str | None = None
+
+
+def _request_object(texts: Sequence[str], datas: Sequence[Any]) -> dict[str, Any]:
+    for data in datas:
+        if isinstance(data, dict):
+            return data
+    for text in texts:
+        for attempt in texts_to_try(text):
+            try:
+                value = json.loads(attempt)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(value, dict):
+                return value
+    raise AssessmentError('send {"participants": {"purple": URL}, "config": {"task_id": ...}} as JSON text or data')
+
+
+def _purple_url(request: dict[str, Any]) -> str:
+    participants = request.get("participants")
+    if not isinstance(participants, dict):
+        raise AssessmentError("'participants' must be an object mapping roles to agent URLs")
+    url = participants.get("purple")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise AssessmentError("'participants.purple' must be the http(s) URL of the purple agent")
+    return url
+
+
+def _integer(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or float(value) != int(value):
+        raise AssessmentError(f"'config.{name}' must be an integer")
+    return int(value)
+
+
+def _choice(config: dict[str, Any], name: str, allowed: Sequence[str], default: str | None) -> str | None:
+    value = config.get(name, default)
+    if value is not None and value not in allowed:
+        raise AssessmentError(f"'config.{name}' must be one of {', '.join(allowed)}")
+    return value if value is None else str(value)
+
+
+def _budget(config: dict[str, Any]) -> float:
+    value = config.get("red_budget_s", 10.0)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
+        raise AssessmentError("'config.red_budget_s' must be a number of seconds in (0, 3600]")
+    return float(value)
+
+
+def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path | None = None) -> Assessment:
+    """The assessment in a message's text and data parts; the task must exist."""
+    request = _request_object(texts, datas)
+    purple_url = _purple_url(request)
+    config = request.get("config", {})
+    if not isinstance(config, dict):
+        raise AssessmentError("'config' must be an object")
+    unknown = sorted(set(config) - _CONFIG_KEYS)
+    if unknown:
+        raise AssessmentError(f"unknown config key(s) {', '.join(unknown)} (known: {', '.join(sorted(_CONFIG_KEYS))})")
+    task_id = config.get("task_id")
+    if not isinstance(task_id, str):
+        raise AssessmentError("'config.task_id' must name a task (see 'logomesh tasks list')")
+    try:
+        load_task(task_id, tasks_dir)
+    except TaskError as exc:
+        raise AssessmentError(str(exc)) from None
+    battle_id = config.get("battle_id")
+    if battle_id is not None and (not isinstance(battle_id, str) or not battle_id.strip() or len(battle_id) > 200):
+        raise AssessmentError("'config.battle_id' must be a non-empty string of at most 200 characters")
+    red = config.get("red", True)
+    if not isinstance(red, bool):
+        raise AssessmentError("'config.red' must be true or false")
+    return Assessment(
+        purple_url=purple_url,
+        task_id=task_id,
+        seed=_integer(config.get("seed", 0), "seed"),
+        battle_id=battle_id,
+        red=red,
+        red_budget_s=_budget(config),
+        sandbox=_choice(config, "sandbox", SANDBOXES, "auto") or "auto",
+        protocol=_choice(config, "protocol", PROTOCOLS, None),
+    )
