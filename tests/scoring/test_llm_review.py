@@ -15,6 +15,10 @@ from hypothesis import strategies as st
 from logomesh.scoring import llm_review
 from logomesh.scoring.cis import combine
 from logomesh.scoring.config import DEFAULT_CONFIG, LlmConfig
+from logomesh.scoring.minilm import MiniLM
+from logomesh.tasks import TaskSpec
+
+from .runs import suite
 
 ANCHORS = {"rationale": 0.6, "architecture": 0.8, "logic": 0.95}
 
@@ -127,3 +131,29 @@ def test_the_llm_can_move_cis_by_at_most_0_075(r: float, a: float, t: float, l_:
     assert abs(after - before) <= 0.25 * 3 * 0.10 + 1e-12
     penalised = abs(after * (1 - red) * intent - before * (1 - red) * intent)  # penalties only shrink the swing
     assert penalised <= abs(after - before) + 1e-12
+
+
+def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r_for_intent(
+    endpoint: str, model: MiniLM, rate_limiter: TaskSpec
+) -> None:
+    import dataclasses
+
+    from logomesh.scoring import score_submission
+
+    _ChatHandler.reply = {"status": 200, "content": '{"rationale": 0.5, "architecture": 0.05, "logic": -0.07}'}
+    config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=0.99).with_llm(
+        LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0))
+    good = rate_limiter.labelled_submission("good").submission
+    card = score_submission(rate_limiter, good, suite(8, 8), None, [], config=config)
+    plain = score_submission(rate_limiter, good, suite(8, 8), None, [])
+    assert card.anchors == plain.anchors
+    assert card.final["rationale"] == pytest.approx(min(1.0, card.anchors["rationale"] + 0.10))
+    assert card.final["architecture"] == pytest.approx(card.anchors["architecture"] + 0.05)
+    assert card.final["logic"] == pytest.approx(card.anchors["logic"] - 0.07)
+    assert card.final["testing"] == plain.final["testing"]
+    assert card.intent_penalty == pytest.approx(0.30 + 0.70 * card.rationale.score / 0.99)
+    assert abs(card.cis_raw - plain.cis_raw) <= 0.075 + 1e-12
+    fields = card.result_fields()
+    assert fields["llm_adjustments"]["status"] == "ok" and fields["llm_adjustments"]["model"] == "stand-in"
+    assert set(config.model_ids()) == {"embedding", "llm"}
+    assert config.sha256() != DEFAULT_CONFIG.sha256()
