@@ -20,6 +20,7 @@ import httpx
 from logomesh.purple.a2a_errors import (
     PurpleHTTPError,
     PurpleMalformed,
+    PurpleRPCError,
     PurpleTaskFailed,
     PurpleTimeout,
     PurpleTooLarge,
@@ -36,6 +37,7 @@ __all__ = [
     "PurpleError",
     "PurpleHTTPError",
     "PurpleMalformed",
+    "PurpleRPCError",
     "PurpleTaskFailed",
     "PurpleTimeout",
     "PurpleTooLarge",
