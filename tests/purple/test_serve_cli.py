@@ -1,0 +1,48 @@
+"""``logomesh purple serve`` as a user runs it: argument checks, and a real server process."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from logomesh.cli import app
+from logomesh.purple.client import request_submission
+from logomesh.tasks import TaskSpec
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--mock", "--llm"], "exactly one of --mock or --llm"),
+     ([], "exactly one of --mock or --llm"),
+     (["--llm", "--model", "m"], "--llm needs --base-url"),
+     (["--llm", "--base-url", "ftp://x", "--model", "m"], "must start with http"),
+     (["--mock", "--responses", "/no/such/folder"], "is not a folder"),
+     (["--mock", "--port", "70000"], "--port must be between")],
+)
+def test_bad_arguments_are_one_line_usage_errors(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["purple", "serve", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_mock_server_process_serves_a_battle(task_lib: Path, adder: TaskSpec) -> None:
+    env = {**os.environ, "LOGOMESH_TASKS": str(task_lib)}
+    proc = subprocess.Popen([sys.executable, "-m", "logomesh", "purple", "serve", "--mock", "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
+        assert found, line
+        exchange = request_submission(found.group(1), adder, "adder:good:cli", total_timeout_s=30)
+        assert exchange.submission.source == adder.labelled_submission("good").submission.source
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
