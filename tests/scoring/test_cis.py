@@ -88,7 +88,7 @@ from logomesh.tasks import all_tasks
 from ledger.canonical import canonical_sha256
 out = {}
 for task in all_tasks():
-    for name in task.submission_names():
+    for name in [n for n in task.submission_names() if n in ("good", "off-intent")]:
         sub = task.labelled_submission(name).submission
         names = enumerate(task.hidden_tests)
         hidden = SuiteRun(tuple(TestOutcome(n, "passed" if i % 3 else "failed") for i, n in names))
@@ -99,10 +99,12 @@ sys.stdout.write(json.dumps(out, sort_keys=True))
 """
 
 
-def test_two_processes_give_byte_identical_results_for_every_task_submission() -> None:
+def test_two_processes_give_byte_identical_results_for_every_task() -> None:
     root = Path(__file__).resolve().parents[2]
     runs = [subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, cwd=root, timeout=120, check=True)
             for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout
     data = json.loads(runs[0].stdout)
-    assert {key.split("/")[0] for key in data} >= {"rate-limiter", "lru-cache"}
+    from logomesh.tasks import all_tasks
+
+    assert {key.split("/")[0] for key in data} == {task.id for task in all_tasks()}
