@@ -35,7 +35,7 @@ def red_findings(
     task: TaskSpec, source: str, box: Sandbox, budget_s: float, seed: int, battle_id: str, emit: EventSink
 ) -> tuple[Finding, ...]:
     try:
-        from logomesh.red import attack  # type: ignore[attr-defined,unused-ignore]
+        from logomesh.red import attack
     except ImportError:
         raise RedUnavailable("the red agent is not available in this checkout; pass --no-red") from None
     report = attack(task, source, box, budget_s=budget_s, seed=seed, battle_id=battle_id, emit=emit)
