@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.types import Message, Part, Role, SendMessageRequest, StreamResponse
-from google.protobuf.struct_pb2 import Struct
+from google.protobuf.struct_pb2 import Struct  # type: ignore[import-untyped]
 
 
 async def _send(url: str, protocol: str, parts: list[Part], metadata: dict[str, Any], streaming: bool,

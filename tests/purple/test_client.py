@@ -174,3 +174,26 @@ def test_card_on_another_origin_is_ignored_and_no_card_means_0_3(adder: TaskSpec
     assert exchange.protocol == "a2a-0.3"
     assert seen[-1].startswith(b"POST / ")
     assert b'"method":"message/send"' in seen[-1]
+
+
+def test_a_task_answered_unfinished_is_polled_until_done(adder: TaskSpec) -> None:
+    methods: list[str] = []
+    working = _jsonrpc({"task": {"id": "t9", "status": {"state": "TASK_STATE_WORKING"}}})
+    done = _jsonrpc({"task": {"id": "t9", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [
+        {"artifactId": "a", "parts": [{"text": json.dumps(SUBMISSION)}]}]}})
+    card = json.dumps({"name": "slow", "supportedInterfaces": [
+        {"url": "http://elsewhere:1/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}).encode()
+
+    def behave(conn: socket.socket, request: bytes) -> None:
+        if request.startswith(b"GET"):
+            respond(200, card)(conn, b"POST")
+            return
+        method = json.loads(request.partition(b"\r\n\r\n")[2])["method"]
+        methods.append(method)
+        respond(200, done if len(methods) >= 3 else working)(conn, request)
+
+    with hostile_server(behave) as url:
+        exchange = request_submission(url, adder, "b")
+    assert methods == ["SendMessage", "GetTask", "GetTask"]
+    assert exchange.protocol == "a2a-1.0" and exchange.agent == "slow"
+    assert exchange.submission.rationale == "sum"
