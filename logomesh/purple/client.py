@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -121,9 +121,13 @@ def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_by
 
 
 def _read_card(http: httpx.Client, base_url: str, deadline: Deadline, max_bytes: int) -> dict[str, Any] | None:
-    """The agent card, or ``None`` when the agent publishes none (or an unreadable one)."""
+    """The agent card, or ``None`` when the agent publishes none (or an unreadable one).
+
+    Like the a2a-sdk resolver, the well-known path goes under the URL given,
+    so an agent served below a path prefix is found too.
+    """
     for path in CARD_PATHS:
-        fetched = _fetch(http, "GET", urljoin(base_url, path), deadline, max_bytes)
+        fetched = _fetch(http, "GET", base_url.rstrip("/") + path, deadline, max_bytes)
         if fetched.status != 200:
             continue
         try:
