@@ -87,15 +87,30 @@ class Endpoint:
     name: str
 
 
+def _stream_finished(body: bytes) -> bool:
+    """Whether the complete SSE events in ``body`` already end the exchange (a final state or an error)."""
+    complete = body[: body.rfind(b"\n\n") + 2]
+    try:
+        return not parse_reply(complete, sse=True).pending
+    except PurpleError:
+        return True
+
+
 def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_bytes: int,
            call: RpcCall | None = None) -> Fetched:
-    """One HTTP exchange, read in chunks under the size cap and the deadline."""
+    """One HTTP exchange, read in chunks under the size cap and the deadline.
+
+    An event stream is cut as soon as it has said its last word, so an agent
+    that keeps the stream open after the final event costs no time.
+    """
     try:
         with http.stream(method, url, content=call.body if call else None, headers=call.headers if call else None,
                          timeout=deadline.timeout()) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
                 raise PurpleTooLarge(f"response of {int(declared)} bytes exceeds the {max_bytes}-byte cap")
+            content_type = response.headers.get("content-type", "")
+            sse = response.status_code < 400 and _is_sse_type(content_type)
             chunks: list[bytes] = []
             size = 0
             for chunk in response.iter_bytes():
@@ -104,8 +119,9 @@ def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_by
                     raise PurpleTooLarge(f"response exceeds the {max_bytes}-byte cap")
                 chunks.append(chunk)
                 deadline.remaining()
-            return Fetched(response.status_code, response.reason_phrase, response.headers.get("content-type", ""),
-                           b"".join(chunks))
+                if sse and b"\n\n" in chunk and _stream_finished(b"".join(chunks)):
+                    break
+            return Fetched(response.status_code, response.reason_phrase, content_type, b"".join(chunks))
     except httpx.ConnectTimeout:
         raise PurpleTimeout(f"no connection to {url} within {deadline.connect_s:g} s") from None
     except httpx.TimeoutException:
@@ -188,8 +204,12 @@ def _rpc(http: httpx.Client, endpoint: Endpoint, call: RpcCall, deadline: Deadli
     return fetched
 
 
+def _is_sse_type(content_type: str) -> bool:
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+
+
 def _is_sse(fetched: Fetched) -> bool:
-    return fetched.content_type.split(";")[0].strip().lower() == "text/event-stream"
+    return _is_sse_type(fetched.content_type)
 
 
 def _poll(http: httpx.Client, endpoint: Endpoint, reply: Reply, battle_id: str, deadline: Deadline,

@@ -197,3 +197,24 @@ def test_a_task_answered_unfinished_is_polled_until_done(adder: TaskSpec) -> Non
     assert methods == ["SendMessage", "GetTask", "GetTask"]
     assert exchange.protocol == "a2a-1.0" and exchange.agent == "slow"
     assert exchange.submission.rationale == "sum"
+
+
+def test_stream_left_open_after_the_final_event_returns_at_once(adder: TaskSpec) -> None:
+    final = _jsonrpc({"kind": "task", "id": "t", "status": {"state": "completed"}, "artifacts": [
+        {"artifactId": "a", "parts": [{"kind": "text", "text": json.dumps(SUBMISSION)}]}]})
+
+    def behave(conn: socket.socket, request: bytes) -> None:
+        if request.startswith(b"GET"):
+            respond(404, b"")(conn, request)
+            return
+        event = b"data: " + final + b"\n\n"
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        conn.sendall(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+        time.sleep(20)
+
+    with hostile_server(behave) as url:
+        started = time.monotonic()
+        exchange = request_submission(url, adder, "b", stream=True, total_timeout_s=15)
+    assert time.monotonic() - started < 5
+    assert exchange.submission.rationale == "sum"
+    assert exchange.response_bytes == b"data: " + final + b"\n\n"
