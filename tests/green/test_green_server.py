@@ -144,3 +144,13 @@ def test_failed_battle_still_completes_with_its_recorded_reason(green: tuple[Run
     with Ledger.open(home) as led:
         stored = led.get("rate-limiter:no-such-variant")
     assert stored is not None and stored.result["status"] == "failed"
+
+
+def test_a_battle_id_already_recorded_is_rejected(green: tuple[RunningServer, Path], purple: RunningServer) -> None:
+    server, _ = green
+    request = _assessment(purple.url, "rate-limiter:missing:twice", red=False)
+    first = sdk_send(server.url, "0.3", [new_data_part(request)], timeout_s=120)
+    assert _final_state(first) == TaskState.TASK_STATE_COMPLETED
+    again = sdk_send(server.url, "0.3", [new_data_part(request)], timeout_s=120)
+    assert _final_state(again) == TaskState.TASK_STATE_REJECTED
+    assert "already in the ledger" in " ".join(_status_texts(again))
