@@ -9,6 +9,7 @@ config keys: ``battle_id``, ``red`` (bool), ``red_budget_s``, ``sandbox``,
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,8 +65,11 @@ def _purple_url(request: dict[str, Any]) -> str:
 
 
 def _integer(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or float(value) != int(value):
+    """A whole number; data parts carry every number as a float, so 42.0 counts."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise AssessmentError(f"'config.{name}' must be an integer")
+    if not math.isfinite(value) or abs(value) >= 2**63 or value != int(value):
+        raise AssessmentError(f"'config.{name}' must be an integer of magnitude below 2**63")
     return int(value)
 
 
@@ -78,7 +82,7 @@ def _choice(config: dict[str, Any], name: str, allowed: Sequence[str], default: 
 
 def _budget(config: dict[str, Any]) -> float:
     value = config.get("red_budget_s", 10.0)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < float(value) <= 3600:
         raise AssessmentError("'config.red_budget_s' must be a number of seconds in (0, 3600]")
     return float(value)
 

@@ -44,7 +44,10 @@ class MockResponses:
         if self.responses_dir is not None:
             path = self.responses_dir / f"{battle_id}.json"
             if path.is_file():
-                return path.read_text(encoding="utf-8")
+                try:
+                    return path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise UnknownBattle(f"response file {path.name} is unreadable: {exc}") from None
         task_id, _, rest = battle_id.partition(":")
         variant = rest.split(":", 1)[0]
         if not variant:
