@@ -35,8 +35,8 @@ def _expression_variants(entry: str) -> list[Variant]:
         shape = {"kind": "str", "prefix": prefix, "pump": pump, "suffix": suffix}
         out.append(Variant(
             id=ident,
-            spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": sizes, "cap_s": 0.6},
-                           timeout_s=1.5),
+            spec=ProbeSpec("timing", {"target": entry, "input": shape, "sizes": sizes, "cap_s": 0.4},
+                           timeout_s=1.0),
             reproducer=f"{entry}({prefix!r} + {pump!r} * n + {suffix!r}) for n in {sizes}",
             control=ProbeSpec("timing", {"target": entry, "input": {"kind": "str", "pump": "1+", "suffix": "1"},
                                          "sizes": [3], "cap_s": 1.0}),

@@ -6,7 +6,7 @@ from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
-# (id, payload, what proves evaluation, prior)
+# (id, payload, what proves evaluation, prior). The last two need no builtins at all.
 PAYLOADS = (
     ("canary-mkdir", "__import__('os').mkdir('{canary}') or 1", "canary", 0.9),
     ("builtin-call", "len('x' * 4242)", "4242", 0.8),
@@ -30,15 +30,17 @@ class EvalInjectionFamily(Family):
         if entry != "evaluate" and not runs_code:
             return []
         prior_lift = 0.05 if runs_code else -0.5
+        # eval(..., {"__builtins__": {}}) blocks names, not attribute walks: lead with those
+        restricted = "__builtins__" in ctx.source
         return [
             Variant(
                 id=ident,
                 spec=ProbeSpec("eval", {"target": entry, "payload": payload}),
                 reproducer=f"{entry}({payload!r})",
                 control=ProbeSpec("eval", {"target": entry, "payload": "1 + 2"}),
-                prior=max(0.05, min(0.95, prior + prior_lift)),
+                prior=max(0.05, min(0.97, prior + prior_lift + (0.3 if restricted and index >= 2 else 0.0))),
             )
-            for ident, payload, _, prior in PAYLOADS
+            for index, (ident, payload, _, prior) in enumerate(PAYLOADS)
         ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:

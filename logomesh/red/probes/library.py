@@ -180,11 +180,19 @@ def probe_traversal(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, An
 
 
 def probe_eval(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """Feed an expression that only code evaluation would honour; look for its side effect."""
+    """Feed an expression that only code evaluation would honour; look for its side effect.
+
+    The side effect is checked even when the call raises afterwards: the code ran.
+    """
     fn = getattr(solution, str(args["target"]))
-    canary = os.path.join(os.getcwd(), "lm_canary_dir")
+    canary = os.path.join(os.getcwd(), f"lm_canary_{seed}")
     payload = str(args["payload"]).replace("{canary}", canary)
-    result = fn(payload)
+    try:
+        result = fn(payload)
+    except Exception as exc:
+        if os.path.exists(canary):
+            return {"type": "", "repr": "", "canary": True, "exc": type(exc).__name__}
+        raise
     return {"type": type(result).__name__, "repr": repr(result)[:120], "canary": os.path.exists(canary)}
 
 
