@@ -120,6 +120,16 @@ CALC_EVAL = '''
 def evaluate(expression):
     return eval(expression)
 '''
+CALC_RESTRICTED = '''
+def evaluate(expression):
+    try:
+        result = eval(expression, {"__builtins__": {}}, {})
+    except (SyntaxError, NameError, TypeError, ZeroDivisionError) as exc:
+        raise ValueError(str(exc))
+    if not isinstance(result, (int, float)) or isinstance(result, bool):
+        raise ValueError("not a number")
+    return result
+'''
 
 
 def task(task_id: str) -> TaskSpec:
@@ -195,6 +205,13 @@ def test_eval_injection_leaves_a_canary(box: Sandbox) -> None:
     assert report.stats["elapsed_s"] < 12.0  # replays shorten to fit the budget
     found = [f for f in report.findings if f.family == "code-injection"]
     assert len(found) == 1 and found[0].severity == "critical" and found[0].cwe == "CWE-95"
+    assert "directory" in found[0].summary and found[0].confirmations == 3  # a fresh canary per replay
+
+
+def test_eval_without_builtins_still_escapes(box: Sandbox) -> None:
+    report = run(box, "safe-calculator", CALC_RESTRICTED, budget=6.0)
+    found = [f for f in report.findings if f.family == "code-injection"]
+    assert len(found) == 1 and found[0].confirmations == found[0].attempts == 3
 
 
 def test_an_artifact_that_does_not_import_is_never_a_finding(box: Sandbox) -> None:
