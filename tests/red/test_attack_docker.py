@@ -205,7 +205,21 @@ def test_eval_injection_leaves_a_canary(box: Sandbox) -> None:
     assert report.stats["elapsed_s"] < 12.0  # replays shorten to fit the budget
     found = [f for f in report.findings if f.family == "code-injection"]
     assert len(found) == 1 and found[0].severity == "critical" and found[0].cwe == "CWE-95"
-    assert "directory" in found[0].summary and found[0].confirmations == 3  # a fresh canary per replay
+    assert found[0].confirmations == found[0].attempts == 3
+
+
+def test_a_side_effect_proves_evaluation_even_when_the_call_raises(box: Sandbox) -> None:
+    late_check = (  # validates the text only after evaluating it
+        "def evaluate(expression):\n"
+        "    result = eval(expression)\n"
+        "    if not set(expression) <= set('0123456789+-*/(). '):\n"
+        "        raise ValueError('bad characters')\n"
+        "    return result\n"
+    )
+    report = run(box, "safe-calculator", late_check, budget=6.0)
+    found = [f for f in report.findings if f.family == "code-injection"]
+    assert len(found) == 1 and "directory" in found[0].summary
+    assert found[0].confirmations == 3  # a fresh canary per replay
 
 
 def test_eval_without_builtins_still_escapes(box: Sandbox) -> None:
