@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -60,6 +61,12 @@ def test_four_processes_appending_500_each_make_one_tree(tmp_path: Path) -> None
     assert len(list((home / "keys").iterdir())) == 2
 
 
+def _acknowledged_ids(text: str, prefix: str) -> set[str]:
+    """Ids from whole receipt lines only: a line cut short by the kill is not a receipt we can read."""
+    pattern = re.compile(rf"^({re.escape(prefix)}-\d+) \d+\n$")
+    return {m.group(1) for line in text.splitlines(keepends=True) if (m := pattern.match(line))}
+
+
 def _kill_midstream(home: Path, prefix: str, batch: int, rng: random.Random) -> set[str]:
     """Start a writer, let it acknowledge a few appends, SIGKILL it at a random moment; the acknowledged ids."""
     proc = _spawn(home, prefix, 10_000, batch)
@@ -69,11 +76,11 @@ def _kill_midstream(home: Path, prefix: str, batch: int, rng: random.Random) -> 
     while len(acknowledged) < target:
         line = proc.stdout.readline()
         assert line, proc.stderr.read() if proc.stderr else "writer died"
-        acknowledged.add(line.split()[0])
+        acknowledged.update(_acknowledged_ids(line, prefix))
     time.sleep(rng.uniform(0, 0.02))
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate(timeout=60)
-    acknowledged.update(line.split()[0] for line in out.splitlines() if line.strip())
+    acknowledged.update(_acknowledged_ids(out, prefix))
     assert proc.returncode == -signal.SIGKILL
     return acknowledged
 
