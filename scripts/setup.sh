@@ -10,5 +10,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -e ".[dev,ray]"
 echo "setup: LogoMesh installed in $(pwd)/.venv ($(du -sh .venv | cut -f1)); activate with: source .venv/bin/activate" >&2
