@@ -9,6 +9,7 @@ battle with its stage and reason, and ``run_battle`` returns normally.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -33,10 +34,13 @@ from logomesh.submission import Submission
 from logomesh.tasks import TaskError, TaskSpec, load_task
 
 if TYPE_CHECKING:
+    from ledger import Ledger
     from logomesh.findings import Finding
     from logomesh.sandbox import Sandbox, SuiteRun
 
 PURPLE_TEST_FILE = "test_submission.py"
+SEED_LIMIT = 2**53
+"""Seeds are recorded in JSON results; beyond this magnitude no JSON reader keeps them exact."""
 
 
 class BattleSetupError(ValueError):
@@ -65,6 +69,7 @@ class BattleRequest:
     red_budget_s: float = 10.0
     red: bool = True
     campaign_id: str | None = None
+    purple_timeout_s: float = 120.0
 
     @property
     def purple_label(self) -> str:
@@ -105,6 +110,8 @@ def _validate(request: BattleRequest) -> TaskSpec:
 
     if (request.purple_url is None) == (request.mock_variant is None):
         raise BattleSetupError("name exactly one purple agent: --purple URL or --mock VARIANT")
+    if not -SEED_LIMIT < request.seed < SEED_LIMIT:
+        raise BattleSetupError(f"seed {request.seed} is too large: use a seed of magnitude below 2**53")
     try:
         task = load_task(request.task_id)
         if request.mock_variant is not None:
@@ -127,7 +134,8 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
 
     assert request.purple_url is not None
     try:
-        return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol)
+        return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol,
+                                  total_timeout_s=request.purple_timeout_s)
     except PurpleError as exc:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
@@ -266,17 +274,31 @@ def judge(
     return result
 
 
-def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutcome:
-    """Run one battle and append its result, scored or failed, to the ledger under ``request.home``."""
-    task = _validate(request)
+@dataclass(frozen=True)
+class PlayedBattle:
+    """A battle played but not yet recorded: its result and what the ledger entangles with it."""
+
+    result: dict[str, Any]
+    inputs: dict[str, bytes]
+    attributes: dict[str, str]
+    intent_vector: list[float] | None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.result.get("status") != "scored")
+
+
+def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discard) -> PlayedBattle:
+    """Every stage but the ledger; a failure in any stage becomes a failed result, never an exception.
+
+    Campaign workers call this and hand the outcome to the one ledger writer.
+    """
     emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
     facts: dict[str, Any] = {
         "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes},
-        "attributes": {"purple_agent": request.purple_label, "seed": str(request.seed)},
+        "attributes": _attributes(request),
         "intent_vector": None,
     }
-    if request.campaign_id:
-        facts["attributes"]["campaign_id"] = request.campaign_id
     try:
         result = _play(request, task, emit, facts)
     except StageFailed as exc:
@@ -286,18 +308,41 @@ def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutco
         reason = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
         emit(BattleFailed(request.battle_id, "engine", reason))
         result = _failed_result(request, "engine", reason)
-    return _record(request, result, facts, emit)
+    return PlayedBattle(result, facts["inputs"], facts["attributes"], facts["intent_vector"])
 
 
-def _record(request: BattleRequest, result: dict[str, Any], facts: dict[str, Any], emit: EventSink) -> BattleOutcome:
+def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBattle:
+    """A battle that failed before any stage could run (for callers that play battles elsewhere)."""
+    return PlayedBattle(_failed_result(request, stage, reason), {}, _attributes(request), None)
+
+
+def _attributes(request: BattleRequest) -> dict[str, str]:
+    """The attributes every entry carries, scored or failed."""
+    attributes = {"purple_agent": request.purple_label, "seed": str(request.seed)}
+    if request.campaign_id:
+        attributes["campaign_id"] = request.campaign_id
+    return attributes
+
+
+def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutcome:
+    """Run one battle and append its result, scored or failed, to the ledger under ``request.home``."""
+    task = _validate(request)
+    return record_battle(request.home, request.battle_id, play_battle(request, task, emit), emit)
+
+
+def record_battle(
+    home: Path, battle_id: str, played: PlayedBattle, emit: EventSink = discard, ledger: Ledger | None = None
+) -> BattleOutcome:
+    """Append ``played`` to the ledger (``ledger`` if the caller holds one open, else the one under ``home``)."""
     from ledger import Ledger
 
-    emit(StageStarted(request.battle_id, "ledger"))
-    with Ledger.open(request.home) as led:
-        receipt = led.append(request.battle_id, result, facts["inputs"], facts["attributes"], facts["intent_vector"])
-    emit(LedgerAppended(request.battle_id, receipt.sequence, receipt.result_sha256, str(receipt.db_path)))
-    emit(BattleFinished(request.battle_id, float(result["cis_score"]), str(result["status"])))
-    return BattleOutcome(result=result, sequence=receipt.sequence, db_path=receipt.db_path)
+    emit(StageStarted(battle_id, "ledger"))
+    with contextlib.ExitStack() as stack:
+        led = ledger if ledger is not None else stack.enter_context(Ledger.open(home))
+        receipt = led.append(battle_id, played.result, played.inputs, played.attributes, played.intent_vector)
+    emit(LedgerAppended(battle_id, receipt.sequence, receipt.result_sha256, str(receipt.db_path)))
+    emit(BattleFinished(battle_id, float(played.result["cis_score"]), str(played.result["status"])))
+    return BattleOutcome(result=played.result, sequence=receipt.sequence, db_path=receipt.db_path)
 
 
 def result_json(result: Mapping[str, Any]) -> str:

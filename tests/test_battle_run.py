@@ -28,6 +28,8 @@ def test_setup_errors_raise_before_anything_is_recorded(tmp_path: Path) -> None:
         run_battle(_request(tmp_path, mock_variant=None))
     with pytest.raises(BattleSetupError, match="unknown task"):
         run_battle(_request(tmp_path, task_id="nope"))
+    with pytest.raises(BattleSetupError, match="below 2\\*\\*53"):  # JSON cannot hold it exactly: refuse up front
+        run_battle(_request(tmp_path, seed=2**53))
     assert not (tmp_path / "battles.db").exists()
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from logomesh.battle import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
 from logomesh.tasks import TaskError, load_task
 
@@ -68,8 +69,8 @@ def _integer(value: Any, name: str) -> int:
     """A whole number; data parts carry every number as a float, so 42.0 counts."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise AssessmentError(f"'config.{name}' must be an integer")
-    if not math.isfinite(value) or abs(value) >= 2**63 or value != int(value):
-        raise AssessmentError(f"'config.{name}' must be an integer of magnitude below 2**63")
+    if not math.isfinite(value) or abs(value) >= SEED_LIMIT or value != int(value):
+        raise AssessmentError(f"'config.{name}' must be an integer of magnitude below 2**53")
     return int(value)
 
 
