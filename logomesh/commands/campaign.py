@@ -1,21 +1,213 @@
-"""``logomesh campaign run|report``: many battles and a leaderboard."""
+"""``logomesh campaign run|report|list``: many battles and a leaderboard."""
 
 from __future__ import annotations
 
+import json
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
-from logomesh.commands.common import not_implemented
+from logomesh.commands.battle import SANDBOX_KINDS
+from logomesh.commands.common import EXIT_ERROR, HomeOption, JsonOption, fail
+
+if TYPE_CHECKING:
+    from logomesh.campaign.executor import Executor
+    from logomesh.campaign.plan import CampaignPlan
 
 app = typer.Typer(help="Run many battles in parallel and rank agents.", no_args_is_help=True)
 
+EXIT_INTERRUPTED = 130
+EXECUTORS = ("local", "ray")
+FORMATS = ("table", "json", "html")
+
+
+def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: str, repeat: int, seed: int,
+                       campaign_id: str | None, sandbox: str, red_budget: float, no_red: bool,
+                       purple_timeout: float, protocol: str | None) -> CampaignPlan:
+    from logomesh.campaign.plan import Settings, new_plan, parse_agents, plan_path, resolve_tasks, save_plan
+
+    settings = Settings(sandbox=sandbox, red=not no_red, red_budget_s=red_budget if not no_red else 0.0,
+                        purple_timeout_s=purple_timeout, protocol=protocol)
+    plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
+    if plan_path(home, plan.campaign_id).exists():
+        fail(f"campaign {plan.campaign_id} already exists under {home}: add --resume {plan.campaign_id} to run "
+             "what it is missing, or name a new one with --campaign-id")
+    save_plan(home, plan)
+    return plan
+
+
+def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_address: str | None) -> Executor:
+    if kind == "ray":
+        from logomesh.campaign.ray_executor import RayExecutor
+
+        return RayExecutor(workers, plan.settings, home, address=ray_address)
+    from logomesh.campaign.local import LocalExecutor
+
+    return LocalExecutor(workers, plan.settings, home)
+
+
+def _check_options(sandbox: str, red_budget: float, purple_timeout: float, protocol: str | None, executor: str,
+                   workers: int | None, ray_address: str | None) -> None:
+    if sandbox not in SANDBOX_KINDS:
+        fail(f"--sandbox must be one of {', '.join(SANDBOX_KINDS)}, not {sandbox!r}", 2)
+    if red_budget <= 0:
+        fail("--red-budget must be a positive number of seconds (or use --no-red)", 2)
+    if purple_timeout <= 0:
+        fail("--purple-timeout must be a positive number of seconds", 2)
+    if protocol not in (None, "0.3", "1.0"):
+        fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
+    if executor not in EXECUTORS:
+        fail(f"--executor must be local or ray, not {executor!r}", 2)
+    if workers is not None and workers < 1:
+        fail("--workers must be at least 1", 2)
+    if ray_address and executor != "ray":
+        fail("--ray-address needs --executor ray", 2)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
 
 @app.command("run")
-def run() -> None:
-    """Run every (agent, task, repeat) battle."""
-    not_implemented("campaign run")
+def run(
+    purple: Annotated[
+        list[str] | None, typer.Option("--purple", help="NAME=URL of an A2A purple agent (repeatable).")
+    ] = None,
+    mock: Annotated[
+        list[str] | None, typer.Option("--mock", help="A canned mock VARIANT as an agent (repeatable).")
+    ] = None,
+    tasks: Annotated[str, typer.Option("--tasks", help="'all' or task ids separated by commas.")] = "all",
+    repeat: Annotated[int, typer.Option("--repeat", help="Battles per agent and task.")] = 1,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Battles at once (default: what cores and memory allow).")
+    ] = None,
+    executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Join this Ray cluster.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Campaign seed; each battle's seed derives from it.")] = 0,
+    campaign_id: Annotated[
+        str | None, typer.Option("--campaign-id", help="Name the campaign (default: a hash of its plan).")
+    ] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Run only what campaign ID is missing.")] = None,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent per battle.")] = 10.0,
+    no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
+    purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
+    protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run every (agent, task, repeat) battle; every battle lands in the ledger tagged with the campaign id."""
+    from ledger import LedgerError
+    from logomesh.campaign.executor import default_workers
+    from logomesh.campaign.plan import PlanError, load_plan
+    from logomesh.campaign.ray_executor import RayUnavailable
+    from logomesh.campaign.runner import run_campaign
+    from logomesh.commands.campaign_progress import CampaignProgressBar
+    from logomesh.home import resolve_home
+
+    _check_options(sandbox, red_budget, purple_timeout, protocol, executor, workers, ray_address)
+    state = resolve_home(home)
+    signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
+    plan: CampaignPlan | None = None
+    try:
+        if resume is not None:
+            if purple or mock or campaign_id:
+                fail("--resume runs the plan saved with the campaign: drop --purple, --mock and --campaign-id", 2)
+            plan = load_plan(state, resume)
+        else:
+            plan = _plan_from_options(state, purple or [], mock or [], tasks, repeat, seed, campaign_id, sandbox,
+                                      red_budget, no_red, purple_timeout, protocol)
+        pool = _executor(executor, workers or default_workers(), plan, state, ray_address)
+        print(f"campaign {plan.campaign_id}: {len(plan.agents)} agents x {len(plan.task_ids)} tasks x "
+              f"{plan.repeat} repeats on {pool.workers} {pool.name} workers", file=sys.stderr)
+        with CampaignProgressBar() as bar:
+            progress = run_campaign(plan, state, pool, bar)
+    except KeyboardInterrupt:
+        rest = f"; run the rest with 'logomesh campaign run --resume {plan.campaign_id}'" if plan else ""
+        print(f"logomesh: interrupted: the battles recorded so far are kept{rest}", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (PlanError, LedgerError, RayUnavailable) as exc:
+        fail(str(exc))
+    _print_summary(plan, state, as_json)
+    if progress.recorded < progress.total:
+        fail(f"{progress.total - progress.recorded} battles were not recorded: "
+             f"'logomesh campaign run --resume {plan.campaign_id}'", EXIT_ERROR)
+
+
+def _print_summary(plan: CampaignPlan, home: Path, as_json: bool) -> None:
+    from logomesh.campaign.report import build_report, render_table, report_json, rows_from_ledger
+    from logomesh.campaign.runner import campaign_battles
+
+    report = build_report(plan, rows_from_ledger(plan, campaign_battles(home, plan.campaign_id)))
+    if as_json:
+        print(json.dumps(report_json(report), indent=2, sort_keys=True))
+    else:
+        print(render_table(report))
 
 
 @app.command("report")
-def report() -> None:
-    """Per-agent, per-task statistics and a leaderboard."""
-    not_implemented("campaign report")
+def report(
+    campaign_id: Annotated[str, typer.Argument(help="The campaign id printed by 'campaign run'.")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or html.")] = "table",
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report to FILE instead of stdout.")] = None,
+    home: HomeOption = None,
+) -> None:
+    """Per agent and task: mean CIS with a 95% interval, pass rate, findings, failures; and a leaderboard."""
+    from ledger import LedgerError
+    from logomesh.campaign.html_report import render_html
+    from logomesh.campaign.plan import PlanError, load_plan
+    from logomesh.campaign.report import build_report, render_table, report_json, rows_from_ledger
+    from logomesh.campaign.runner import campaign_battles
+    from logomesh.home import resolve_home
+
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}", 2)
+    state = resolve_home(home)
+    try:
+        plan = load_plan(state, campaign_id)
+        built = build_report(plan, rows_from_ledger(plan, campaign_battles(state, campaign_id)))
+    except (PlanError, LedgerError) as exc:
+        fail(str(exc))
+    if fmt == "json":
+        text = json.dumps(report_json(built), indent=2, sort_keys=True) + "\n"
+    elif fmt == "html":
+        text = render_html(built)
+    else:
+        text = render_table(built) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    print(f"report written to {out}", file=sys.stderr)
+
+
+@app.command("list")
+def list_campaigns(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """The campaigns under --home, with how many of their battles are recorded."""
+    from ledger import LedgerError
+    from logomesh.campaign.plan import PlanError, list_plans
+    from logomesh.campaign.runner import recorded_battle_ids
+    from logomesh.home import resolve_home
+
+    state = resolve_home(home)
+    try:
+        plans = list_plans(state)
+        recorded = recorded_battle_ids(state)
+    except (PlanError, LedgerError) as exc:
+        fail(str(exc))
+    rows = [{"campaign_id": p.campaign_id, "agents": [a.name for a in p.agents], "tasks": list(p.task_ids),
+             "repeat": p.repeat, "planned": len(p.jobs()),
+             "recorded": sum(1 for j in p.jobs() if j.battle_id in recorded)} for p in plans]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    for p, row in zip(plans, rows, strict=True):
+        print(f"{p.campaign_id}  {row['recorded']}/{row['planned']} recorded  "
+              f"agents {', '.join(a.name for a in p.agents)}  tasks {len(p.task_ids)}  repeat {p.repeat}")

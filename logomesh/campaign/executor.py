@@ -1,0 +1,80 @@
+"""What every campaign executor yields, and the sizing of the local pool.
+
+An executor's ``run(jobs)`` is a generator of ``ExecutorEvent``s. It hands a
+worker a new job only when the driver asks for the next event, so a driver
+that appends each finished battle to the ledger before it reads on gets
+back-pressure for free: a slow ledger slows the campaign, it never drops a
+result. Closing the generator stops every worker and removes their sandboxes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from logomesh.battle import failed_played
+from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.work import JobDone, request_for
+
+SANDBOX_MEMORY_BYTES = 128 * 1024 * 1024
+WORKER_MEMORY_BYTES = 640 * 1024 * 1024  # a worker process: Python, torch and the embedding model, measured ~600 MB
+SANDBOX_CPUS = 0.5
+MAX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class JobStarted:
+    job: BattleJob
+
+
+@dataclass(frozen=True)
+class JobLost:
+    """The worker running ``job`` died; the job runs again as attempt ``job.attempt + 1``."""
+
+    job: BattleJob
+    reason: str
+
+
+@dataclass(frozen=True)
+class JobFinished:
+    done: JobDone
+
+
+ExecutorEvent = JobStarted | JobLost | JobFinished
+
+
+class Executor(Protocol):
+    name: str
+    workers: int
+
+    def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]: ...
+
+
+def given_up(job: BattleJob, settings: Settings, home: Path, reason: str) -> JobFinished:
+    """A job whose workers were lost ``MAX_ATTEMPTS`` times: recorded as failed, with the reason."""
+    request = request_for(job, settings, home)
+    return JobFinished(JobDone(job, failed_played(request, "engine", f"{reason} ({job.attempt} attempts)")))
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo, else total physical memory."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def default_workers(cpus: int | None = None, memory: int | None = None) -> int:
+    """As many battles as the cores (half a CPU per sandbox) and memory (a sandbox plus a worker) allow."""
+    cpus = cpus if cpus is not None else (len(os.sched_getaffinity(0)) or 1)
+    memory = memory if memory is not None else available_memory()
+    by_cpu = int(cpus / SANDBOX_CPUS)
+    by_memory = memory // (SANDBOX_MEMORY_BYTES + WORKER_MEMORY_BYTES)
+    return max(1, min(by_cpu, by_memory))

@@ -1,0 +1,148 @@
+"""The local executor: a bounded pool of worker processes, one job each at a time.
+
+Each worker is a spawned process holding its own embedding model and opening
+one sandbox per battle. The driver sends a worker one job, waits for its
+result on the worker's pipe or for its death on the process sentinel, and
+only then sends the next; so it always knows which job a dead worker held and
+runs that job again (up to ``MAX_ATTEMPTS``), recording the retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+from collections import deque
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from types import FrameType
+
+from logomesh.battle import failed_played
+from logomesh.campaign.executor import MAX_ATTEMPTS, ExecutorEvent, JobFinished, JobLost, JobStarted, given_up
+from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.work import JobDone, PlayFn, play_job, request_for
+
+STOP_GRACE_S = 20.0
+
+
+def _exit_on_term(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds the battle, so its sandbox is closed and removed
+
+
+def serve(conn: Connection, play: PlayFn, settings: Settings, home: Path) -> None:
+    """A worker's loop: a job in, a ``JobDone`` out, until the driver sends None or terminates it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    signal.signal(signal.SIGTERM, _exit_on_term)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            done = play(job, settings, home)
+        except Exception as exc:  # play_job records failures itself; another play function may not
+            reason = f"worker error: {type(exc).__name__}: {exc}".splitlines()[0]
+            done = JobDone(job, failed_played(request_for(job, settings, home), "engine", reason))
+        conn.send(done)
+
+
+@dataclass
+class _Slot:
+    process: BaseProcess
+    conn: Connection
+    job: BattleJob | None = None
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, workers: int, settings: Settings, home: Path, play: PlayFn = play_job,
+                 max_attempts: int = MAX_ATTEMPTS) -> None:
+        if workers < 1:
+            raise ValueError("a campaign needs at least one worker")
+        self.workers = workers
+        self.settings = settings
+        self.home = home
+        self.play = play
+        self.max_attempts = max_attempts
+        self._ctx = mp.get_context("spawn")  # no fork of a process that holds threads and a model
+        self._slots: list[_Slot] = []
+
+    def worker_pids(self) -> list[int]:
+        return [s.process.pid for s in self._slots if s.process.pid is not None]
+
+    def _spawn(self) -> _Slot:
+        here, there = self._ctx.Pipe()
+        process = self._ctx.Process(target=serve, args=(there, self.play, self.settings, self.home),
+                                    name="logomesh-campaign-worker", daemon=True)
+        process.start()
+        there.close()
+        return _Slot(process, here)
+
+    def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
+        queue = deque(jobs)
+        self._slots = [self._spawn() for _ in range(min(self.workers, len(queue)))]
+        try:
+            while True:
+                for slot in self._slots:
+                    if slot.job is None and queue:
+                        slot.job = queue.popleft()
+                        slot.conn.send(slot.job)
+                        yield JobStarted(slot.job)
+                busy = [s for s in self._slots if s.job is not None]
+                if not busy:
+                    return
+                ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in busy]))
+                for slot in busy:
+                    if slot.conn in ready or slot.process.sentinel in ready:
+                        yield from self._collect(slot, queue)
+        finally:
+            self._stop_all()
+
+    def _collect(self, slot: _Slot, queue: deque[BattleJob]) -> Iterator[ExecutorEvent]:
+        job = slot.job
+        assert job is not None
+        try:
+            if slot.conn.poll():
+                done = slot.conn.recv()
+                slot.job = None
+                yield JobFinished(done)
+                return
+        except (EOFError, OSError, ValueError):
+            pass  # a worker killed while it wrote its answer: the job is lost, like any other
+        if slot.process.is_alive():
+            return
+        reason = f"worker process {slot.process.pid} died (exit code {slot.process.exitcode})"
+        self._replace(slot)
+        if job.attempt >= self.max_attempts:
+            yield given_up(job, self.settings, self.home, reason)
+        else:
+            yield JobLost(job, reason)
+            queue.appendleft(replace(job, attempt=job.attempt + 1))
+
+    def _replace(self, slot: _Slot) -> None:
+        slot.conn.close()
+        slot.process.join(timeout=1.0)
+        fresh = self._spawn()
+        slot.process, slot.conn, slot.job = fresh.process, fresh.conn, None
+
+    def _stop_all(self) -> None:
+        """Idle workers are told to leave; busy ones are terminated so their sandboxes are removed."""
+        for slot in self._slots:
+            with contextlib.suppress(OSError, ValueError):
+                if slot.job is None:
+                    slot.conn.send(None)
+                else:
+                    slot.process.terminate()
+        for slot in self._slots:
+            slot.process.join(timeout=STOP_GRACE_S)
+            if slot.process.is_alive():
+                slot.process.kill()
+                slot.process.join(timeout=5.0)
+            slot.conn.close()
+        self._slots = []

@@ -1,0 +1,53 @@
+"""Play functions for executor tests: fast stand-ins for a battle, and ones that kill their worker.
+
+They run in real worker processes (spawned, or Ray workers), so they are
+module-level and importable; state shared with the test goes through files.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from logomesh.battle import PlayedBattle, failed_played
+from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.work import JobDone, request_for
+
+MARKERS_ENV = "LOGOMESH_TEST_MARKERS"
+
+
+def fake_cis(job: BattleJob) -> float:
+    """A score that depends only on the job, so a test knows what every battle must record."""
+    return round(0.5 + 0.01 * (job.index % 40), 4)
+
+
+def quick_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """A scored battle without a sandbox; records the worker pid so tests can see who ran what."""
+    base = failed_played(request_for(job, settings, home), "none", "")
+    result = {key: value for key, value in base.result.items() if key not in ("failed_stage", "reason")}
+    result.update({"status": "scored", "cis_score": fake_cis(job)})
+    attributes = {**base.attributes, "worker_pid": str(os.getpid())}
+    time.sleep(0.05)
+    return JobDone(job, PlayedBattle(result, {"task_spec": job.task_id.encode()}, attributes, None), {"sandbox": 0.05})
+
+
+def slow_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """``quick_play`` that takes a second, so a test can kill a worker while it is busy."""
+    time.sleep(1.0)
+    return quick_play(job, settings, home)
+
+
+def crash_first_attempt(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """Kills its own worker process on a job's first attempt when the job index is even."""
+    if job.index % 2 == 0 and job.attempt == 1:
+        os._exit(17)
+    return quick_play(job, settings, home)
+
+
+def always_crash(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    os._exit(17)
+
+
+def raise_error(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    raise RuntimeError(f"play broke on {job.battle_id}")

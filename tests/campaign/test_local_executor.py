@@ -1,0 +1,141 @@
+"""The local executor with real worker processes, driven by ``run_campaign`` into a real ledger."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import campaign_fakes
+import pytest
+
+from ledger import Ledger
+from ledger.verify import verify_ledger
+from logomesh.campaign.executor import JobFinished, JobStarted
+from logomesh.campaign.local import LocalExecutor
+from logomesh.campaign.plan import CampaignPlan, Settings, new_plan, parse_agents
+from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
+from logomesh.campaign.work import JobDone, PlayFn
+
+
+def _plan(repeat: int = 3) -> CampaignPlan:
+    return new_plan(parse_agents([], ["good"]), ("rate-limiter", "lru-cache"), repeat, 3, Settings(red=False),
+                    campaign_id="exec-test")
+
+
+def _attributes(home: Path, plan: CampaignPlan) -> dict[str, dict[str, str]]:
+    return {str(row["battle_id"]): dict(row["attributes"]) for row in campaign_battles(home, plan.campaign_id)}  # type: ignore[call-overload]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def _run(plan: CampaignPlan, home: Path, play: PlayFn, workers: int = 2) -> CampaignProgress:
+    return run_campaign(plan, home, LocalExecutor(workers, plan.settings, home, play=play))
+
+
+def test_every_job_is_recorded_once_tagged_and_spread_over_the_workers(tmp_path: Path) -> None:
+    plan = _plan()
+    progress = _run(plan, tmp_path, campaign_fakes.quick_play)
+    assert (progress.done, progress.failed, progress.retried, progress.running) == (6, 0, 0, 0)
+    attributes = _attributes(tmp_path, plan)
+    assert sorted(attributes) == sorted(j.battle_id for j in plan.jobs())
+    assert all(a["campaign_id"] == "exec-test" for a in attributes.values())
+    assert len({a["worker_pid"] for a in attributes.values()}) == 2
+    assert os.getpid() not in {int(a["worker_pid"]) for a in attributes.values()}
+    with Ledger.open(tmp_path) as led:
+        scores = {e.battle_id: e.cis_score for e in led.entries()}
+    assert scores == {j.battle_id: campaign_fakes.fake_cis(j) for j in plan.jobs()}
+    assert verify_ledger(tmp_path).ok
+
+
+def test_a_worker_lost_mid_battle_is_replaced_and_the_battle_runs_again_with_the_retry_recorded(
+    tmp_path: Path,
+) -> None:
+    plan = _plan()
+    progress = _run(plan, tmp_path, campaign_fakes.crash_first_attempt)
+    even = {j.battle_id for j in plan.jobs() if j.index % 2 == 0}
+    assert progress.retried == len(even) and progress.done == 6 and progress.failed == 0
+    attributes = _attributes(tmp_path, plan)
+    assert {b for b, a in attributes.items() if a.get("attempts") == "2"} == even
+    assert verify_ledger(tmp_path).ok
+
+
+def test_a_battle_whose_worker_always_dies_is_recorded_failed_after_three_attempts(tmp_path: Path) -> None:
+    plan = new_plan(parse_agents([], ["good"]), ("rate-limiter",), 1, 3, Settings(red=False), campaign_id="doomed")
+    progress = _run(plan, tmp_path, campaign_fakes.always_crash, workers=1)
+    assert (progress.done, progress.failed, progress.retried) == (1, 1, 2)
+    [row] = campaign_battles(tmp_path, "doomed")
+    result = row["result"]
+    assert isinstance(result, dict)
+    assert result["status"] == "failed" and result["failed_stage"] == "engine"
+    assert "died (exit code 17)" in result["reason"] and "(3 attempts)" in result["reason"]
+
+
+def test_a_play_function_that_raises_is_a_recorded_failure_not_a_crash(tmp_path: Path) -> None:
+    plan = _plan(repeat=1)
+    progress = _run(plan, tmp_path, campaign_fakes.raise_error)
+    assert (progress.done, progress.failed) == (2, 2)
+    reasons = {row["result"]["reason"] for row in campaign_battles(tmp_path, plan.campaign_id)}  # type: ignore[index]
+    assert reasons == {f"worker error: RuntimeError: play broke on {j.battle_id}" for j in plan.jobs()}
+
+
+def test_no_job_is_handed_out_until_the_driver_asks_for_more(tmp_path: Path) -> None:
+    """Back-pressure: a driver busy writing the ledger holds the pool; finished work waits, it is not lost."""
+    plan = _plan()
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.quick_play)
+    events = executor.run(plan.jobs())
+    first = [next(events), next(events)]
+    assert all(isinstance(e, JobStarted) for e in first)
+    time.sleep(1.5)  # both workers have long finished; nothing more may have been dispatched
+    third = next(events)
+    assert isinstance(third, JobFinished)
+    seen = [third, *events]
+    finished = [e.done for e in [*first, *seen] if isinstance(e, JobFinished)]
+    started = [e.job for e in [*first, *seen] if isinstance(e, JobStarted)]
+    assert sorted(d.job.index for d in finished) == list(range(6))
+    assert sorted(j.index for j in started) == list(range(6))
+    assert all(isinstance(d, JobDone) for d in finished)
+
+
+def test_closing_the_run_stops_every_worker(tmp_path: Path) -> None:
+    plan = _plan()
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.slow_play)
+    events = executor.run(plan.jobs())
+    next(events)
+    pids = executor.worker_pids()
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    events.close()
+    assert not any(_alive(p) for p in pids)
+
+
+def test_a_worker_killed_from_outside_loses_nothing(tmp_path: Path) -> None:
+    plan = _plan()
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.slow_play)
+    killed: list[int] = []
+
+    def kill_one_busy_worker(progress: CampaignProgress, recorded: JobDone | None) -> None:
+        if not killed and progress.running == 2:
+            victim = executor.worker_pids()[0]
+            killed.append(victim)
+            threading.Timer(0.3, os.kill, (victim, signal.SIGKILL)).start()
+
+    progress = run_campaign(plan, tmp_path, executor, kill_one_busy_worker)
+    assert killed and progress.done == 6 and progress.retried == 1 and progress.failed == 0
+    attributes = _attributes(tmp_path, plan)
+    assert sorted(attributes) == sorted(j.battle_id for j in plan.jobs())
+    assert [a.get("attempts") for a in attributes.values()].count("2") == 1
+    assert str(killed[0]) not in {a["worker_pid"] for a in attributes.values()}
+    assert verify_ledger(tmp_path).ok
+
+
+def test_an_executor_needs_a_worker(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least one worker"):
+        LocalExecutor(0, Settings(), tmp_path)

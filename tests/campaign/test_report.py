@@ -1,0 +1,324 @@
+"""Campaign reports: t quantiles, intervals, the scoring policy, and the three renderings."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from logomesh.campaign.html_report import render_html
+from logomesh.campaign.plan import Agent, CampaignPlan
+from logomesh.campaign.report import (
+    BattleRow,
+    CampaignReport,
+    build_report,
+    render_table,
+    report_json,
+    rows_from_ledger,
+)
+from logomesh.campaign.stats import mean_ci95, t_quantile
+
+TASKS = ("t-alpha", "t-beta")
+
+
+def _plan(agents: tuple[str, ...] = ("good", "flawed"), repeat: int = 3) -> CampaignPlan:
+    return CampaignPlan(
+        campaign_id="c-test",
+        agents=tuple(Agent(name=name, mock_variant=name) for name in agents),
+        task_ids=TASKS,
+        repeat=repeat,
+        seed=7,
+    )
+
+
+def _vuln(family: str, severity: str) -> dict[str, Any]:
+    return {"family": family, "severity": severity, "cwe": "CWE-20", "summary": "s", "reproducer": "r",
+            "confirmations": 1, "attempts": 1}
+
+
+def _scored(cis: float, passed: int = 4, total: int = 4, vulns: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    found = vulns or []
+    return {
+        "rationale_score": cis, "architecture_score": cis, "testing_score": cis, "logic_score": cis,
+        "cis_score": cis, "red_penalty_applied": 0.0, "intent_penalty": 1.0,
+        "red_analysis": {"attack_successful": bool(found), "vulnerability_count": len(found),
+                         "max_severity": "low", "vulnerabilities": found},
+        "tests": {"hidden": {"passed": passed, "failed": total - passed, "total": total},
+                  "purple": {"passed": 0, "failed": 0, "total": 0}},
+        "status": "scored",
+    }
+
+
+def _failed(stage: str, reason: str) -> dict[str, Any]:
+    body = _scored(0.0, 0, 0)
+    body.update(status="failed", failed_stage=stage, reason=reason)
+    return body
+
+
+def _rows(plan: CampaignPlan, results: dict[tuple[str, str, int], dict[str, Any]],
+          attempts: dict[tuple[str, str, int], int] | None = None) -> list[BattleRow]:
+    """BattleRows for the jobs named in ``results`` (keyed by agent, task, repeat)."""
+    rows = []
+    for job in plan.jobs():
+        key = (job.agent.name, job.task_id, job.repeat)
+        if key in results:
+            result = dict(results[key], battle_id=job.battle_id, task_id=job.task_id)
+            rows.append(BattleRow(job.battle_id, job.agent.name, job.task_id, job.repeat, result,
+                                  (attempts or {}).get(key, 1)))
+    return rows
+
+
+def _full(plan: CampaignPlan, cis: dict[str, list[float]]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Every battle of the plan scored: agent -> CIS per repeat, the same on every task."""
+    return {(a.name, t, r): _scored(cis[a.name][r - 1]) for a in plan.agents for t in plan.task_ids
+            for r in range(1, plan.repeat + 1)}
+
+
+def _cell(report: CampaignReport, agent: str, task: str) -> Any:
+    return next(c for c in report.cells if c.agent == agent and c.task_id == task)
+
+
+# ---------------------------------------------------------------- stats
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    [(1, 12.7062), (2, 4.3027), (4, 2.7764), (10, 2.2281), (30, 2.0423), (100, 1.9840), (1000, 1.9623)],
+)
+def test_t_quantile_matches_tables(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
+
+
+@pytest.mark.parametrize("p", [0.6, 0.9, 0.95, 0.99, 0.999])
+def test_t_quantile_matches_closed_forms_for_one_and_two_df(p: float) -> None:
+    assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
+    assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
+    assert t_quantile(1 - p, 5) == pytest.approx(-t_quantile(p, 5), rel=1e-12)
+
+
+def test_t_quantile_approaches_the_normal_quantile_and_rejects_bad_input() -> None:
+    assert t_quantile(0.975, 10**6) == pytest.approx(1.959966, abs=1e-5)
+    assert t_quantile(0.5, 3) == 0.0
+    for p, df in [(0.0, 3), (1.0, 3), (0.975, 0)]:
+        with pytest.raises(ValueError):
+            t_quantile(p, df)
+
+
+def test_mean_ci95_by_hand() -> None:
+    # mean 0.4, sample sd 0.2, se 0.2/sqrt(3), t(0.975, 2) = 4.302653 -> half width 0.496793
+    mean, low, high = mean_ci95([0.2, 0.4, 0.6])
+    half = 4.302653 * 0.2 / math.sqrt(3)
+    assert mean == pytest.approx(0.4)
+    assert low == pytest.approx(0.4 - half, abs=1e-5)
+    assert high == pytest.approx(0.4 + half, abs=1e-5)
+    assert mean_ci95([0.7]) == (0.7, 0.7, 0.7)
+    assert mean_ci95([0.5, 0.5, 0.5]) == (0.5, 0.5, 0.5)
+    with pytest.raises(ValueError):
+        mean_ci95([])
+
+
+# ---------------------------------------------------------------- reading the ledger
+
+
+def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> None:
+    plan = _plan()
+    jobs = plan.jobs()
+    raw = [
+        {"sequence": 9, "battle_id": jobs[3].battle_id, "result": _scored(0.5), "attributes": {"attempts": "2"}},
+        {"sequence": 3, "battle_id": "other:agent:c-else:r1", "result": _scored(0.9), "attributes": {}},
+        {"sequence": 4, "battle_id": jobs[0].battle_id, "result": _scored(0.1), "attributes": {"attempts": "junk"}},
+    ]
+    rows = rows_from_ledger(plan, raw)
+    assert [r.battle_id for r in rows] == [jobs[0].battle_id, jobs[3].battle_id]
+    assert [(r.agent, r.task_id, r.repeat) for r in rows] == [
+        (jobs[0].agent.name, jobs[0].task_id, jobs[0].repeat),
+        (jobs[3].agent.name, jobs[3].task_id, jobs[3].repeat),
+    ]
+    assert [r.attempts for r in rows] == [1, 2]
+    assert rows[1].result["cis_score"] == 0.5
+
+
+# ---------------------------------------------------------------- policy and aggregation
+
+
+def test_leaderboard_ranks_by_mean_and_breaks_ties_by_name() -> None:
+    plan = _plan(agents=("zed", "bob", "amy"))
+    report = build_report(plan, _rows(plan, _full(plan, {
+        "zed": [0.4, 0.5, 0.6], "bob": [0.9, 0.8, 0.7], "amy": [0.6, 0.5, 0.4],
+    })))
+    assert [(r.rank, r.agent) for r in report.leaderboard] == [(1, "bob"), (2, "amy"), (3, "zed")]
+    top = report.leaderboard[0]
+    assert top.mean_cis == pytest.approx(0.8)
+    assert (top.battles, top.scored, top.failed) == (6, 6, 0)
+    expected = mean_ci95([0.9, 0.8, 0.7] * 2)
+    assert (top.ci_low, top.ci_high) == pytest.approx(expected[1:])
+
+
+def test_purple_failure_counts_as_zero_and_infrastructure_failure_is_excluded() -> None:
+    plan = _plan()
+    results = _full(plan, {"good": [0.9, 0.6, 0.6], "flawed": [0.9, 0.6, 0.6]})
+    results[("good", "t-alpha", 3)] = _failed("purple", "purple agent http://x: timed out")
+    results[("flawed", "t-alpha", 3)] = _failed("sandbox", "the sandbox broke: OOM")
+    report = build_report(plan, _rows(plan, results))
+
+    purple_cell = _cell(report, "good", "t-alpha")
+    assert (purple_cell.counted, purple_cell.agent_failed, purple_cell.infra_failed) == (3, 1, 0)
+    assert purple_cell.mean_cis == pytest.approx(0.5)
+    infra_cell = _cell(report, "flawed", "t-alpha")
+    assert (infra_cell.counted, infra_cell.agent_failed, infra_cell.infra_failed) == (2, 0, 1)
+    assert infra_cell.mean_cis == pytest.approx(0.75)
+
+    board = {r.agent: r for r in report.leaderboard}
+    assert board["good"].mean_cis == pytest.approx((0.9 + 0.6 + 0.0 + 0.9 + 0.6 + 0.6) / 6)
+    assert board["flawed"].mean_cis == pytest.approx((0.9 + 0.6 + 0.9 + 0.6 + 0.6) / 5)
+    assert (board["flawed"].battles, board["flawed"].scored, board["flawed"].failed) == (6, 5, 1)
+    assert [r.agent for r in report.leaderboard] == ["flawed", "good"]
+    assert (report.agent_failures, report.infra_failures) == (1, 1)
+
+
+def test_result_without_numeric_cis_is_an_infrastructure_failure() -> None:
+    plan = _plan()
+    broken = _scored(0.5)
+    broken["cis_score"] = "NaN"
+    report = build_report(plan, _rows(plan, {("good", "t-alpha", 1): broken, ("good", "t-alpha", 2): _scored(0.3)}))
+    cell = _cell(report, "good", "t-alpha")
+    assert (cell.counted, cell.infra_failed, cell.mean_cis) == (1, 1, 0.3)
+    assert report.failures[0].stage == "report"
+
+
+def test_agent_with_only_infrastructure_failures_is_unranked() -> None:
+    plan = _plan()
+    results = {("good", "t-alpha", 1): _scored(0.5), ("flawed", "t-alpha", 1): _failed("engine", "worker lost")}
+    report = build_report(plan, _rows(plan, results))
+    assert [r.agent for r in report.leaderboard] == ["good"]
+    assert report.unranked == ["flawed"]
+    assert _cell(report, "flawed", "t-alpha").mean_cis is None
+
+
+def test_pass_rate_sums_hidden_tests_over_scored_battles() -> None:
+    plan = _plan()
+    results = {
+        ("good", "t-beta", 1): _scored(0.8, passed=3, total=4),
+        ("good", "t-beta", 2): _scored(0.8, passed=5, total=6),
+        ("good", "t-beta", 3): _failed("purple", "no answer"),
+    }
+    cell = _cell(build_report(plan, _rows(plan, results)), "good", "t-beta")
+    assert (cell.hidden_passed, cell.hidden_total) == (8, 10)
+    assert cell.pass_rate == pytest.approx(0.8)
+    assert cell.scored_share == pytest.approx(2 / 3)
+    assert _cell(build_report(plan, _rows(plan, results)), "flawed", "t-beta").pass_rate is None
+
+
+def test_findings_are_counted_by_family_and_severity() -> None:
+    plan = _plan()
+    results = {
+        ("good", "t-alpha", 1): _scored(0.7, vulns=[_vuln("injection", "high"), _vuln("injection", "critical")]),
+        ("flawed", "t-alpha", 1): _scored(0.2, vulns=[_vuln("injection", "high"), _vuln("dos", "low")]),
+        ("flawed", "t-beta", 1): _scored(0.2, vulns=[_vuln("path", "medium")]),
+    }
+    report = build_report(plan, _rows(plan, results))
+    assert report.findings_total == 5
+    assert report.findings_by_severity == {"critical": 1, "high": 2, "medium": 1, "low": 1}
+    assert [(f.family, f.total, f.by_severity) for f in report.findings_by_family] == [
+        ("injection", 3, {"critical": 1, "high": 2}),
+        ("dos", 1, {"low": 1}),
+        ("path", 1, {"medium": 1}),
+    ]
+    assert _cell(report, "flawed", "t-alpha").findings == 2
+
+
+def test_failure_reasons_are_grouped_by_stage_and_reason() -> None:
+    plan = _plan()
+    results = {
+        ("good", "t-alpha", 1): _failed("sandbox", "image missing"),
+        ("good", "t-alpha", 2): _failed("sandbox", "image missing"),
+        ("flawed", "t-alpha", 1): _failed("engine", "image missing"),
+        ("flawed", "t-beta", 1): _failed("purple", "refused"),
+    }
+    report = build_report(plan, _rows(plan, results))
+    assert [(g.kind, g.stage, g.reason, g.count) for g in report.failures] == [
+        ("agent", "purple", "refused", 1),
+        ("infrastructure", "sandbox", "image missing", 2),
+        ("infrastructure", "engine", "image missing", 1),
+    ]
+    assert len(report.failures[1].battle_ids) == 2
+
+
+def test_missing_battles_and_retries_are_reported() -> None:
+    plan = _plan()
+    results = _full(plan, {"good": [0.5] * 3, "flawed": [0.5] * 3})
+    del results[("good", "t-beta", 3)]
+    del results[("flawed", "t-alpha", 2)]
+    report = build_report(plan, _rows(plan, results, attempts={("good", "t-alpha", 1): 3}))
+    jobs = {(j.agent.name, j.task_id, j.repeat): j.battle_id for j in plan.jobs()}
+    assert (report.planned, report.recorded) == (12, 10)
+    assert sorted(report.missing) == sorted([jobs[("good", "t-beta", 3)], jobs[("flawed", "t-alpha", 2)]])
+    assert [(r.battle_id, r.attempts) for r in report.retries] == [(jobs[("good", "t-alpha", 1)], 3)]
+    text = render_table(report)
+    assert "Missing: 2 of 12" in text
+    assert jobs[("good", "t-beta", 3)] in text
+    assert "Retried: 1" in text
+
+
+# ---------------------------------------------------------------- renderings
+
+
+def _mixed_report(reason: str = "purple agent: <script>alert(1)</script> & \x1b[31mred") -> CampaignReport:
+    plan = _plan()
+    results = _full(plan, {"good": [0.9, 0.8, 0.85], "flawed": [0.3, 0.1, 0.2]})
+    results[("flawed", "t-beta", 2)] = _failed("purple", reason)
+    results[("good", "t-beta", 1)] = _scored(0.7, vulns=[_vuln("<b>family</b>", "high")])
+    return build_report(plan, _rows(plan, results))
+
+
+def test_report_json_is_deterministic_rounded_and_json_safe() -> None:
+    plan = _plan()
+    results = _full(plan, {"good": [1 / 3, 2 / 3, 0.5], "flawed": [0.1, 0.2, 0.3]})
+    rows = _rows(plan, results)
+    first = json.dumps(report_json(build_report(plan, rows)), allow_nan=False)
+    second = json.dumps(report_json(build_report(plan, list(reversed(rows)))), allow_nan=False)
+    assert first == second
+    body = json.loads(first)
+    assert body["leaderboard"][0]["agent"] == "good"
+    assert body["leaderboard"][0]["mean_cis"] == 0.5
+    assert body["battles"][0]["cis"] == 0.3333
+    assert body["cells"][0]["pass_rate"] == 1.0
+    assert body["missing"] == {"count": 0, "battle_ids": []}
+
+
+def test_render_table_is_plain_readable_and_neutralises_control_characters() -> None:
+    text = render_table(_mixed_report())
+    assert "\x1b" not in text
+    assert "\\x1b[31mred" in text
+    assert "Leaderboard" in text and "good" in text and "flawed" in text
+    body = [line for line in text.splitlines() if "purple agent:" not in line]
+    assert max(len(line) for line in body) <= 80
+
+
+def test_html_escapes_untrusted_text_and_draws_svg() -> None:
+    page = render_html(_mixed_report())
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in page
+    assert "<b>family</b>" not in page and "&lt;b&gt;family&lt;/b&gt;" in page
+    svgs = re.findall(r"<svg.*?</svg>", page, re.S)
+    assert len(svgs) == 2
+    for svg in svgs:  # well-formed: every data string inside was escaped
+        ET.fromstring(svg)
+    assert not re.search(r"(src|href)\s*=", page)
+    # one dot per counted battle: 12 battles, all counted (one purple failure drawn at 0)
+    assert page.count("<circle") == 12
+    assert page == render_html(_mixed_report())
+
+
+def test_a_campaign_with_nothing_recorded_still_renders() -> None:
+    plan = _plan()
+    report = build_report(plan, [])
+    assert (report.recorded, len(report.missing), report.leaderboard) == (0, 12, [])
+    assert report.unranked == ["good", "flawed"]
+    assert "no agent has a counted battle" in render_table(report)
+    assert report_json(report)["cells"][0]["mean_cis"] is None
+    assert "<svg" in render_html(report)
