@@ -1,4 +1,4 @@
-"""``ConsoleApp``: the battle screen and the ledger screen, switched with ctrl+b / ctrl+l."""
+"""``ConsoleApp``: the battle, ledger and campaign screens, switched with ctrl+b / ctrl+l / ctrl+g."""
 
 from __future__ import annotations
 
@@ -11,12 +11,16 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from logomesh.tasks import TaskSpec
+from tui.campaign_runner import ExecutorFactory, local_executor
 from tui.engine import Engine, default_engine
 from tui.memory import settle_garbage
 from tui.screens.battle import BattleScreen
+from tui.screens.campaign import CampaignScreen
 from tui.screens.help import HelpScreen, binding_rows
 from tui.screens.ledger import LedgerScreen
 from tui.task_library import load_tasks
+
+SCREEN_ACTIONS = {"show_battle": "battle", "show_ledger": "ledger", "show_campaign": "campaign"}
 
 
 class ConsoleApp(App[None]):
@@ -28,11 +32,13 @@ class ConsoleApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+b", "show_battle", "Battle"),
         Binding("ctrl+l", "show_ledger", "Ledger"),
+        Binding("ctrl+g", "show_campaign", "Campaign"),
         Binding("f1", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine) -> None:
+    def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine,
+                 executor_factory: ExecutorFactory = local_executor) -> None:
         super().__init__()
         self.home = home
         if tasks is None:
@@ -41,11 +47,13 @@ class ConsoleApp(App[None]):
             loaded, self.task_problems = list(tasks), []
         self.tasks = loaded
         self.engine = engine
+        self.executor_factory = executor_factory
 
     def on_mount(self) -> None:
         settle_garbage()
         self.install_screen(BattleScreen(self.home, self.tasks, self.engine), "battle")
         self.install_screen(LedgerScreen(self.home), "ledger")
+        self.install_screen(CampaignScreen(self.home, self.tasks, self.executor_factory), "campaign")
         self.push_screen("battle")
         for problem in self.task_problems:
             self.notify(f"task skipped: {problem}", severity="warning", timeout=10)
@@ -62,6 +70,17 @@ class ConsoleApp(App[None]):
         assert isinstance(screen, LedgerScreen)
         return screen
 
+    @property
+    def campaign_screen(self) -> CampaignScreen:
+        screen = self.get_screen("campaign")
+        assert isinstance(screen, CampaignScreen)
+        return screen
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the key of the screen already shown, leaving room in an 80-column footer."""
+        target = SCREEN_ACTIONS.get(action)
+        return target is None or target != self.screen.id
+
     def action_show_battle(self) -> None:
         if self.screen is not self.battle_screen:
             self.switch_screen("battle")
@@ -70,17 +89,22 @@ class ConsoleApp(App[None]):
         if self.screen is not self.ledger_screen:
             self.switch_screen("ledger")
 
+    def action_show_campaign(self) -> None:
+        if self.screen is not self.campaign_screen:
+            self.switch_screen("campaign")
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(binding_rows(self.screen)))
 
     async def action_quit(self) -> None:
         self.battle_screen.runner.cancel()
+        self.campaign_screen.runner.cancel()
         self.exit()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        battle, ledger = self.battle_screen, self.ledger_screen
+        battle, ledger, campaign = self.battle_screen, self.ledger_screen, self.campaign_screen
         yield SystemCommand("Battle: start", "Start a battle with the form's choices", battle.action_start)
         yield SystemCommand("Battle: cancel", "Stop the running battle; it is recorded", battle.action_cancel)
         yield SystemCommand("Battle: new / hide form", "Show or hide the setup form", battle.action_new_battle)
@@ -88,6 +112,13 @@ class ConsoleApp(App[None]):
                             battle.query_one("#tree").action_follow)  # type: ignore[attr-defined]
         yield SystemCommand("Show battle screen", "Set up and watch battles", self.action_show_battle)
         yield SystemCommand("Show ledger screen", "Browse the signed ledger", self.action_show_ledger)
+        yield SystemCommand("Show campaign screen", "Run many battles in parallel and rank the agents",
+                            self.action_show_campaign)
+        yield SystemCommand("Campaign: start", "Start a campaign with the form's choices", campaign.action_start)
+        yield SystemCommand("Campaign: cancel", "Stop the campaign at its next battle event; recorded battles stay",
+                            campaign.action_cancel)
+        yield SystemCommand("Campaign: new / hide form", "Show or hide the campaign setup form",
+                            campaign.action_new_campaign)
         yield SystemCommand("Ledger: verify", "Verify every entry, signatures and proofs", ledger.action_verify)
         yield SystemCommand("Ledger: export", "Write a compliance bundle for the marked entries",
                             ledger.action_export)

@@ -1,4 +1,4 @@
-"""Messages that cross from the engine adapter and the ledger workers into the UI.
+"""Messages that cross from the engine adapter, the campaign runner and the ledger workers into the UI.
 
 Named in the past tense: each reports something that already happened.
 """
@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
+from logomesh.campaign.report import BattleRow, LeaderRow
+from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
 from tui.ledger_source import LedgerRow
 
@@ -67,4 +69,42 @@ class LedgerLoaded(Message):
     def __init__(self, rows: list[LedgerRow], error: str = "") -> None:
         super().__init__()
         self.rows = rows
+        self.error = error
+
+
+class CampaignProgressed(Message):
+    """The campaign moved on: ``progress`` as of now, and the battles recorded since the last message."""
+
+    def __init__(self, progress: CampaignProgress, rows: Sequence[BattleRow]) -> None:
+        super().__init__()
+        self.progress = progress
+        self.rows = tuple(rows)
+
+
+class CampaignEnded(Message):
+    """The campaign driver returned (``finished``), was cancelled, or failed (``error``, with the reason).
+
+    ``progress`` is the last one the driver reported, None if it failed before reporting any.
+    """
+
+    def __init__(self, status: str, progress: CampaignProgress | None, reason: str = "") -> None:
+        super().__init__()
+        self.status = status
+        self.progress = progress
+        self.reason = reason
+
+
+class LeaderboardComputed(Message):
+    """The campaign report was rebuilt from ``battles`` recorded battles, or building it failed (``error``).
+
+    ``ranked`` is the report's leaderboard; ``unranked`` holds (agent, battles) for agents without a
+    counted battle yet.
+    """
+
+    def __init__(self, ranked: Sequence[LeaderRow], unranked: Sequence[tuple[str, int]], battles: int,
+                 error: str = "") -> None:
+        super().__init__()
+        self.ranked = tuple(ranked)
+        self.unranked = tuple(unranked)
+        self.battles = battles
         self.error = error

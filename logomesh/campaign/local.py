@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import signal
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
@@ -32,10 +33,21 @@ def _exit_on_term(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)  # unwinds the battle, so its sandbox is closed and removed
 
 
-def serve(conn: Connection, play: PlayFn, settings: Settings, home: Path) -> None:
+def _redirect_output(log_file: Path) -> None:
+    """Send the worker's stdout and stderr (warnings, a crash's traceback) to ``log_file``, not the terminal."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def serve(conn: Connection, play: PlayFn, settings: Settings, home: Path, log_file: Path | None = None) -> None:
     """A worker's loop: a job in, a ``JobDone`` out, until the driver sends None or terminates it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     signal.signal(signal.SIGTERM, _exit_on_term)
+    if log_file is not None:
+        _redirect_output(log_file)
     while True:
         try:
             job = conn.recv()
@@ -62,7 +74,7 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int, settings: Settings, home: Path, play: PlayFn = play_job,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, log_file: Path | None = None) -> None:
         if workers < 1:
             raise ValueError("a campaign needs at least one worker")
         self.workers = workers
@@ -70,6 +82,7 @@ class LocalExecutor:
         self.home = home
         self.play = play
         self.max_attempts = max_attempts
+        self.log_file = log_file
         self._ctx = mp.get_context("spawn")  # no fork of a process that holds threads and a model
         self._slots: list[_Slot] = []
 
@@ -78,7 +91,7 @@ class LocalExecutor:
 
     def _spawn(self) -> _Slot:
         here, there = self._ctx.Pipe()
-        process = self._ctx.Process(target=serve, args=(there, self.play, self.settings, self.home),
+        process = self._ctx.Process(target=serve, args=(there, self.play, self.settings, self.home, self.log_file),
                                     name="logomesh-campaign-worker", daemon=True)
         process.start()
         there.close()

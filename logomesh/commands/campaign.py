@@ -40,6 +40,11 @@ def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: st
     return plan
 
 
+def worker_log(home: Path, campaign_id: str) -> Path:
+    """Where local workers write what they print, so it never tears the progress bar."""
+    return home / "logs" / f"campaign-{campaign_id}.log"
+
+
 def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_address: str | None) -> Executor:
     if kind == "ray":
         from logomesh.campaign.ray_executor import RayExecutor
@@ -47,7 +52,7 @@ def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_addre
         return RayExecutor(workers, plan.settings, home, address=ray_address)
     from logomesh.campaign.local import LocalExecutor
 
-    return LocalExecutor(workers, plan.settings, home)
+    return LocalExecutor(workers, plan.settings, home, log_file=worker_log(home, plan.campaign_id))
 
 
 def _check_options(sandbox: str, red_budget: float, purple_timeout: float, protocol: str | None, executor: str,

@@ -7,6 +7,7 @@ module-level and importable; state shared with the test goes through files.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -51,3 +52,10 @@ def always_crash(job: BattleJob, settings: Settings, home: Path) -> JobDone:
 
 def raise_error(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     raise RuntimeError(f"play broke on {job.battle_id}")
+
+
+def noisy_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """Prints on both streams, as a library warning or a crash's traceback would."""
+    print(f"stdout of {job.battle_id}", flush=True)
+    print(f"stderr of {job.battle_id}", file=sys.stderr, flush=True)
+    return quick_play(job, settings, home)

@@ -136,6 +136,19 @@ def test_a_worker_killed_from_outside_loses_nothing(tmp_path: Path) -> None:
     assert verify_ledger(tmp_path).ok
 
 
+def test_worker_output_goes_to_the_log_file_not_the_terminal(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    plan = _plan(repeat=1)
+    log = tmp_path / "logs" / "workers.log"
+    run_campaign(plan, tmp_path, LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.noisy_play,
+                                               log_file=log))
+    printed = log.read_text()
+    for job in plan.jobs():
+        assert f"stdout of {job.battle_id}" in printed and f"stderr of {job.battle_id}" in printed
+    out, err = capfd.readouterr()
+    assert "stdout of" not in out + err
+    assert log.stat().st_mode & 0o777 == 0o600
+
+
 def test_an_executor_needs_a_worker(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         LocalExecutor(0, Settings(), tmp_path)

@@ -1,0 +1,96 @@
+"""A deterministic campaign executor for console tests: the ``Executor`` protocol without processes.
+
+It keeps ``workers`` jobs in flight as the local executor does (``JobStarted``
+for each, then the oldest finishes and the next starts), and answers each job
+with a synthetic ``PlayedBattle`` whose CIS the test's ``score`` function
+chooses, so the leaderboard it implies is known. ``run_campaign`` records every
+result in the real ledger under the test's home.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Collection, Generator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from logomesh.battle import PlayedBattle, failed_played
+from logomesh.campaign.executor import ExecutorEvent, JobFinished, JobLost, JobStarted
+from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.work import JobDone, request_for
+
+AGENT_FAILURE = "purple"  # a battle failed at this stage counts as CIS 0 for its agent
+INFRA_FAILURE = "sandbox"  # failed at any other stage: excluded from the agent's mean
+
+
+class Failed:
+    """A scripted failure at ``stage``: what ``score`` returns for a battle that fails."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+
+
+Score = Callable[[BattleJob], float | Failed]
+
+
+def played(job: BattleJob, settings: Settings, home: Path, outcome: float | Failed) -> PlayedBattle:
+    """A complete result in the engine's shape, scored with ``outcome`` or failed at its stage."""
+    request = request_for(job, settings, home)
+    if isinstance(outcome, Failed):
+        return failed_played(request, outcome.stage, f"scripted failure at {outcome.stage}")
+    base = failed_played(request, "none", "")
+    result = {k: v for k, v in base.result.items() if k not in ("failed_stage", "reason")}
+    result.update(status="scored", cis_score=outcome)
+    return PlayedBattle(result, {}, base.attributes, None)
+
+
+class ScriptedExecutor:
+    """``factory`` is the console's executor factory; it records what the console asked for."""
+
+    name = "scripted"
+
+    def __init__(self, score: Score, lose: Collection[tuple[str, str, int]] = (),
+                 hold_after: int | None = None) -> None:
+        self.score = score
+        self.lose = set(lose)  # (agent, task, repeat) whose first attempt loses its worker
+        self.hold_after = hold_after  # after this many JobFinished, wait for ``release``
+        self.release = threading.Event()
+        self.workers = 0
+        self.settings = Settings()
+        self.home = Path()
+        self.runs: list[list[str]] = []  # the battle ids of every run(jobs) call
+        self.events: list[ExecutorEvent] = []
+        self.finished: list[str] = []
+        self.closed = threading.Event()
+
+    def factory(self, workers: int, settings: Settings, home: Path) -> ScriptedExecutor:
+        self.workers, self.settings, self.home = workers, settings, home
+        self.closed.clear()
+        return self
+
+    def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
+        self.runs.append([job.battle_id for job in jobs])
+        queue = deque(jobs)
+        flying: deque[BattleJob] = deque()
+        try:
+            while queue or flying:
+                while queue and len(flying) < self.workers:
+                    flying.append(queue.popleft())
+                    yield self._event(JobStarted(flying[-1]))
+                job = flying.popleft()
+                if job.attempt == 1 and (job.agent.name, job.task_id, job.repeat) in self.lose:
+                    yield self._event(JobLost(job, "scripted: worker died"))
+                    queue.appendleft(replace(job, attempt=2))
+                    continue
+                if self.hold_after is not None and len(self.finished) == self.hold_after:
+                    self.release.wait(10)
+                done = JobDone(job, played(job, self.settings, self.home, self.score(job)))
+                self.finished.append(job.battle_id)
+                yield self._event(JobFinished(done))
+        finally:
+            self.closed.set()
+
+    def _event(self, event: ExecutorEvent) -> ExecutorEvent:
+        self.events.append(event)
+        return event

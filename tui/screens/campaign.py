@@ -1,0 +1,181 @@
+"""The campaign screen: plan many battles, watch them run in parallel, and rank the agents live."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from logomesh.campaign.executor import default_workers
+from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
+from logomesh.campaign.report import BattleRow, build_report
+from logomesh.tasks import TaskSpec
+from tui.campaign_runner import CampaignRunner, ExecutorFactory, local_executor
+from tui.memory import settle_garbage
+from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
+from tui.widgets.campaign.leaderboard import Leaderboard
+from tui.widgets.campaign.progress_panel import CampaignProgressPanel
+from tui.widgets.campaign.setup_form import CampaignChoice, CampaignSetupForm
+
+DEFAULT_RED_BUDGET_S = 10.0
+
+
+def plan_for(choice: CampaignChoice) -> CampaignPlan:
+    """The plan the form describes; its id is a hash of it, so the same choices resume the same campaign."""
+    settings = Settings(red=choice.red_budget_s > 0, red_budget_s=choice.red_budget_s or DEFAULT_RED_BUDGET_S)
+    campaign_id = default_campaign_id(choice.agents, choice.task_ids, choice.repeat, choice.seed, settings)
+    return CampaignPlan(campaign_id=campaign_id, agents=choice.agents, task_ids=choice.task_ids,
+                        repeat=choice.repeat, seed=choice.seed, settings=settings)
+
+
+class CampaignScreen(Screen[None]):
+    DEFAULT_CSS = """
+    CampaignScreen.running CampaignSetupForm { display: none; }
+    CampaignScreen.hide-form CampaignSetupForm { display: none; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "start", "Start", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+n", "new_campaign", "Form"),
+    ]
+
+    def __init__(self, home: Path, tasks: Sequence[TaskSpec], executor_factory: ExecutorFactory = local_executor,
+                 workers: int | None = None) -> None:
+        super().__init__(id="campaign")
+        self.home = home
+        self.tasks = list(tasks)
+        self.default_workers = workers if workers is not None else default_workers()
+        self.runner = CampaignRunner(self, home, executor_factory)
+        self.plan: CampaignPlan | None = None
+        self.rows: dict[str, BattleRow] = {}
+        self.last_ending: CampaignEnded | None = None
+        self._ranking = False  # a leaderboard worker is running
+        self._stale = False  # battles arrived since that worker took its copy
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield CampaignSetupForm(self.tasks, self.default_workers, id="setup")
+        yield CampaignProgressPanel(id="progress")
+        yield Leaderboard(id="leaderboard")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(CampaignSetupForm).focus_first()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start":
+            return not self.runner.running
+        if action == "cancel":
+            return self.runner.running
+        return True
+
+    @property
+    def settled(self) -> bool:
+        """No campaign running and the leaderboard shows every battle reported (what tests wait for)."""
+        return not self.runner.running and not self._ranking and not self._stale
+
+    # actions
+
+    def action_start(self) -> None:
+        self.query_one(CampaignSetupForm).request_start()
+
+    def action_cancel(self) -> None:
+        if self.runner.running and not self.runner.cancelling:
+            self.runner.cancel()
+            self.query_one(CampaignProgressPanel).set_status("cancelling at the next battle event")
+
+    def action_new_campaign(self) -> None:
+        if self.runner.running:
+            return
+        self.toggle_class("hide-form")
+        if not self.has_class("hide-form"):
+            self.query_one(CampaignSetupForm).focus_first()
+
+    # starting and ending
+
+    @on(CampaignSetupForm.CampaignRequested)
+    def _start(self, message: CampaignSetupForm.CampaignRequested) -> None:
+        if self.runner.running:
+            self.notify("a campaign is already running: escape cancels it", severity="warning")
+            return
+        self.start_campaign(message.choice)
+
+    def start_campaign(self, choice: CampaignChoice) -> CampaignPlan:
+        plan = plan_for(choice)
+        self.plan = plan
+        self.rows = {}
+        self.last_ending = None
+        self.query_one(CampaignProgressPanel).begin(plan.campaign_id)
+        self.query_one(Leaderboard).show([], [(agent.name, 0) for agent in plan.agents])
+        self.add_class("running")
+        self.runner.start(plan, choice.workers)
+        self.query_one(Leaderboard).focus()
+        self.refresh_bindings()
+        return plan
+
+    @on(CampaignProgressed)
+    def _progressed(self, message: CampaignProgressed) -> None:
+        self.query_one(CampaignProgressPanel).show(message.progress)
+        if message.rows:
+            for row in message.rows:
+                self.rows.setdefault(row.battle_id, row)
+            self._rank()
+
+    @on(CampaignEnded)
+    def _ended(self, message: CampaignEnded) -> None:
+        self.last_ending = message
+        self.remove_class("running")
+        self.add_class("hide-form")
+        self.query_one(CampaignProgressPanel).end(message.status, message.progress, message.reason)
+        progress = message.progress
+        done = progress.done if progress is not None else 0
+        if message.status == "finished" and progress is not None:
+            self.notify(f"campaign finished: {progress.recorded}/{progress.total} battles in the ledger", timeout=6)
+        else:
+            self.notify(f"campaign {message.status} after {done} battles: {message.reason}",
+                        severity="warning" if message.status == "cancelled" else "error", timeout=8)
+        self.refresh_bindings()
+        self.call_after_refresh(settle_garbage)
+
+    # the leaderboard, rebuilt off the UI thread (a report over a thousand battles takes a fifth of a second)
+
+    def _rank(self) -> None:
+        if self._ranking:
+            self._stale = True
+            return
+        plan = self.plan
+        if plan is None:
+            return
+        self._ranking, self._stale = True, False
+        rows = list(self.rows.values())
+        self.run_worker(lambda: self._compute(plan, rows), thread=True, group="leaderboard")
+
+    def _compute(self, plan: CampaignPlan, rows: list[BattleRow]) -> None:
+        try:
+            report = build_report(plan, rows)
+        except Exception as exc:  # a report bug must not take the campaign's view down
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            self.post_message(LeaderboardComputed([], [], len(rows), reason))
+            return
+        battles = {agent: 0 for agent in report.unranked}
+        for battle in report.battles:
+            if battle.agent in battles:
+                battles[battle.agent] += 1
+        self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows)))
+
+    @on(LeaderboardComputed)
+    def _ranked(self, message: LeaderboardComputed) -> None:
+        self._ranking = False
+        if message.error:
+            self.notify(f"the leaderboard could not be built: {message.error}", severity="error", timeout=8)
+        else:
+            self.query_one(Leaderboard).show(message.ranked, message.unranked, message.battles)
+        if self._stale:
+            self._rank()

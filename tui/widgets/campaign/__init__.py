@@ -1,0 +1,1 @@
+"""The campaign view: setup form, progress panel and live leaderboard."""
