@@ -116,7 +116,7 @@ def run(
 
     _check_options(sandbox, red_budget, purple_timeout, protocol, executor, workers, ray_address)
     state = resolve_home(home)
-    signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
     plan: CampaignPlan | None = None
     try:
         if resume is not None:
@@ -137,6 +137,8 @@ def run(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except (PlanError, LedgerError, RayUnavailable) as exc:
         fail(str(exc))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     _print_summary(plan, state, as_json)
     if progress.recorded < progress.total:
         fail(f"{progress.total - progress.recorded} battles were not recorded: "

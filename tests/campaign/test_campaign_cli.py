@@ -1,0 +1,102 @@
+"""``logomesh campaign``: usage errors in one line, and reports and listings over a real ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ledger import Ledger
+from logomesh.campaign.plan import CampaignPlan, Settings, new_plan, parse_agents, save_plan
+from logomesh.cli import app
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["campaign", *args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["--mock", "good", "--executor", "spark"], 2, "--executor must be local or ray"),
+        (["--mock", "good", "--workers", "0"], 2, "--workers must be at least 1"),
+        (["--mock", "good", "--red-budget", "0"], 2, "--red-budget must be a positive number"),
+        (["--mock", "good", "--purple-timeout", "-1"], 2, "--purple-timeout must be a positive"),
+        (["--mock", "good", "--ray-address", "10.0.0.1:6379"], 2, "--ray-address needs --executor ray"),
+        (["--mock", "good", "--sandbox", "vm"], 2, "--sandbox must be one of"),
+        ([], 1, "name at least one agent"),
+        (["--purple", "alice"], 1, "write NAME=URL"),
+        (["--mock", "good", "--tasks", "rate-limiter,nope"], 1, "unknown task 'nope'"),
+        (["--mock", "redos", "--tasks", "rate-limiter"], 1, "has no mock variant 'redos'"),
+        (["--mock", "good", "--repeat", "0"], 1, "--repeat must be at least 1"),
+        (["--resume", "c-none"], 1, "no campaign 'c-none'"),
+        (["--resume", "c-none", "--mock", "good"], 2, "--resume runs the plan saved with the campaign"),
+    ],
+)
+def test_run_refuses_bad_input_before_any_battle(tmp_path: Path, args: list[str], code: int, needle: str) -> None:
+    exit_code, output = _invoke("run", *args, "--home", str(tmp_path))
+    assert exit_code == code and needle in output, output
+    assert not (tmp_path / "battles.db").exists()
+    assert not (tmp_path / "campaigns").exists() or not any((tmp_path / "campaigns").iterdir())
+
+
+def _recorded_campaign(home: Path) -> CampaignPlan:
+    """A saved plan and its battles in the ledger: two agents, one of them a poor one, one battle missing."""
+    plan = new_plan(parse_agents([], ["good", "off-intent"]), ("rate-limiter",), 2, 0, Settings(red=False),
+                    "cli-report")
+    save_plan(home, plan)
+    with Ledger.open(home) as led:
+        for job in plan.jobs()[:-1]:
+            cis = 0.8 if job.agent.name == "good" else 0.3
+            result = {"battle_id": job.battle_id, "task_id": job.task_id, "status": "scored", "cis_score": cis,
+                      "tests": {"hidden": {"passed": 5, "failed": 0, "total": 5},
+                                "purple": {"passed": 0, "failed": 0, "total": 0}},
+                      "red_analysis": {"vulnerabilities": []}}
+            led.append(job.battle_id, result, {}, {"campaign_id": plan.campaign_id})
+    return plan
+
+
+def test_report_in_every_format_ranks_the_agents_and_names_what_is_missing(tmp_path: Path) -> None:
+    plan = _recorded_campaign(tmp_path)
+    code, table = _invoke("report", plan.campaign_id, "--home", str(tmp_path))
+    assert code == 0
+    assert table.index("good") < table.index("off-intent")
+    assert "--resume cli-report" in table  # one battle is missing
+    code, raw = _invoke("report", plan.campaign_id, "--format", "json", "--home", str(tmp_path))
+    report = json.loads(raw)
+    assert (report["planned"], report["recorded"]) == (4, 3)
+    assert [row["agent"] for row in report["leaderboard"]] == ["good", "off-intent"]
+    out = tmp_path / "report.html"
+    code, _ = _invoke("report", plan.campaign_id, "--format", "html", "--out", str(out), "--home", str(tmp_path))
+    assert code == 0 and out.read_text().lstrip().lower().startswith("<!doctype html") and "<svg" in out.read_text()
+
+
+def test_report_and_list_refuse_bad_input_in_one_line(tmp_path: Path) -> None:
+    plan = _recorded_campaign(tmp_path)
+    assert _invoke("report", plan.campaign_id, "--format", "pdf", "--home", str(tmp_path))[0] == 2
+    code, output = _invoke("report", "nope", "--home", str(tmp_path))
+    assert code == 1 and "no campaign 'nope'" in output
+    code, output = _invoke("report", "../../etc", "--home", str(tmp_path))
+    assert code == 1 and "campaign id" in output
+    code, output = _invoke("report", plan.campaign_id, "--out", str(tmp_path / "no" / "dir" / "r.txt"),
+                           "--home", str(tmp_path))
+    assert code == 1 and "cannot write" in output
+
+
+def test_list_shows_each_campaign_with_its_progress(tmp_path: Path) -> None:
+    _recorded_campaign(tmp_path)
+    code, output = _invoke("list", "--home", str(tmp_path), "--json")
+    assert code == 0
+    [row] = json.loads(output)
+    assert (row["campaign_id"], row["planned"], row["recorded"]) == ("cli-report", 4, 3)
+
+
+def test_the_same_campaign_twice_points_to_resume(tmp_path: Path) -> None:
+    plan = _recorded_campaign(tmp_path)
+    code, output = _invoke("run", "--mock", "good", "--mock", "off-intent", "--tasks", "rate-limiter", "--repeat",
+                           "2", "--no-red", "--campaign-id", plan.campaign_id, "--home", str(tmp_path))
+    assert code == 1 and f"add --resume {plan.campaign_id}" in output
