@@ -25,6 +25,7 @@ from logomesh.battle import failed_played
 from logomesh.campaign.executor import MAX_ATTEMPTS, ExecutorEvent, JobFinished, JobLost, JobStarted, given_up
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, PlayFn, play_job, request_for
+from logomesh.sandbox.docker import remove_orphans
 
 STOP_GRACE_S = 20.0
 
@@ -99,6 +100,7 @@ class LocalExecutor:
 
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
         queue = deque(jobs)
+        remove_orphans()  # left by an earlier campaign whose processes were killed
         self._slots = [self._spawn() for _ in range(min(self.workers, len(queue)))]
         try:
             while True:
@@ -159,3 +161,4 @@ class LocalExecutor:
                 slot.process.join(timeout=5.0)
             slot.conn.close()
         self._slots = []
+        remove_orphans()  # the sandboxes of workers that were killed, not stopped

@@ -11,6 +11,7 @@ no logging driver (output is capped by the harness), removed on close.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import struct
 import threading
@@ -49,6 +50,50 @@ def docker_client() -> Any:
             " or use --sandbox bwrap"
         ) from None
     return client
+
+
+OWNER_LABEL = "logomesh.owner"
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphans() -> int:
+    """Remove sandbox containers whose owning process on this host is gone; how many were removed.
+
+    A battle process killed with SIGKILL cannot remove its container; one killed
+    between create and start leaves it in "created", where auto-remove never
+    applies. Campaigns call this when they start and when their workers stop.
+    """
+    try:
+        client = docker_client()
+    except SandboxUnavailable:
+        return 0
+    removed = 0
+    try:
+        for container in client.containers.list(all=True, filters={"label": "logomesh.sandbox=1"}):
+            host, _, pid = str(container.labels.get(OWNER_LABEL, "")).partition(":")
+            if host != socket.gethostname() or not pid.isdigit() or _alive(int(pid)):
+                continue
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+                removed += 1
+    except Exception:
+        return removed
+    finally:
+        client.close()
+    return removed
 
 
 class DockerSandbox:
@@ -100,7 +145,7 @@ class DockerSandbox:
                 security_opt=["no-new-privileges"],
                 working_dir=WORK_DIR,
                 log_config={"type": "none", "config": {}},
-                labels={"logomesh.sandbox": "1"},
+                labels={"logomesh.sandbox": "1", OWNER_LABEL: _owner()},
                 auto_remove=True,
                 ipc_mode="private",
             )
