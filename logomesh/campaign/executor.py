@@ -10,8 +10,9 @@ result. Closing the generator stops every worker and removes their sandboxes.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -53,10 +54,20 @@ class Executor(Protocol):
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]: ...
 
 
-def given_up(job: BattleJob, settings: Settings, home: Path, reason: str) -> JobFinished:
-    """A job whose workers were lost ``MAX_ATTEMPTS`` times: recorded as failed, with the reason."""
-    request = request_for(job, settings, home)
-    return JobFinished(JobDone(job, failed_played(request, "engine", f"{reason} ({job.attempt} attempts)")))
+def worker_error(job: BattleJob, settings: Settings, home: Path, exc: BaseException) -> JobDone:
+    """The play function raised (``play_job`` never does): a failed battle naming the exception."""
+    reason = f"worker error: {type(exc).__name__}: {exc}".splitlines()[0]
+    return JobDone(job, failed_played(request_for(job, settings, home), "engine", reason))
+
+
+def job_lost(job: BattleJob, reason: str, queue: deque[BattleJob], settings: Settings, home: Path,
+             max_attempts: int) -> ExecutorEvent:
+    """A job whose worker was lost: queued again as its next attempt, or recorded as failed after the last."""
+    if job.attempt >= max_attempts:
+        failed = failed_played(request_for(job, settings, home), "engine", f"{reason} ({job.attempt} attempts)")
+        return JobFinished(JobDone(job, failed))
+    queue.appendleft(replace(job, attempt=job.attempt + 1))
+    return JobLost(job, reason)
 
 
 def available_memory() -> int:

@@ -15,16 +15,22 @@ import os
 import signal
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import FrameType
 
-from logomesh.battle import failed_played
-from logomesh.campaign.executor import MAX_ATTEMPTS, ExecutorEvent, JobFinished, JobLost, JobStarted, given_up
+from logomesh.campaign.executor import (
+    MAX_ATTEMPTS,
+    ExecutorEvent,
+    JobFinished,
+    JobStarted,
+    job_lost,
+    worker_error,
+)
 from logomesh.campaign.plan import BattleJob, Settings
-from logomesh.campaign.work import JobDone, PlayFn, play_job, request_for
+from logomesh.campaign.work import PlayFn, play_job
 from logomesh.sandbox.docker import remove_orphans
 
 STOP_GRACE_S = 20.0
@@ -59,8 +65,7 @@ def serve(conn: Connection, play: PlayFn, settings: Settings, home: Path, log_fi
         try:
             done = play(job, settings, home)
         except Exception as exc:  # play_job records failures itself; another play function may not
-            reason = f"worker error: {type(exc).__name__}: {exc}".splitlines()[0]
-            done = JobDone(job, failed_played(request_for(job, settings, home), "engine", reason))
+            done = worker_error(job, settings, home, exc)
         conn.send(done)
 
 
@@ -134,11 +139,7 @@ class LocalExecutor:
             return
         reason = f"worker process {slot.process.pid} died (exit code {slot.process.exitcode})"
         self._replace(slot)
-        if job.attempt >= self.max_attempts:
-            yield given_up(job, self.settings, self.home, reason)
-        else:
-            yield JobLost(job, reason)
-            queue.appendleft(replace(job, attempt=job.attempt + 1))
+        yield job_lost(job, reason, queue, self.settings, self.home, self.max_attempts)
 
     def _replace(self, slot: _Slot) -> None:
         slot.conn.close()

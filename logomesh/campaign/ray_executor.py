@@ -13,14 +13,19 @@ from __future__ import annotations
 import socket
 from collections import deque
 from collections.abc import Generator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from logomesh.battle import failed_played
-from logomesh.campaign.executor import MAX_ATTEMPTS, ExecutorEvent, JobFinished, JobLost, JobStarted, given_up
+from logomesh.campaign.executor import (
+    MAX_ATTEMPTS,
+    ExecutorEvent,
+    JobFinished,
+    JobStarted,
+    job_lost,
+    worker_error,
+)
 from logomesh.campaign.plan import BattleJob, Settings
-from logomesh.campaign.work import JobDone, PlayFn, play_job, request_for
+from logomesh.campaign.work import JobDone, PlayFn, play_job
 
 
 class RayUnavailable(RuntimeError):
@@ -110,15 +115,7 @@ class RayExecutor:
             yield JobFinished(ray.get(ref))
             return
         except ray.exceptions.RayTaskError as exc:  # the play function raised: a bug, recorded as such
-            cause = exc.cause if exc.cause is not None else exc
-            reason = f"worker error: {type(cause).__name__}: {cause}".splitlines()[0]
-            request = request_for(job, self.settings, self.home)
-            yield JobFinished(JobDone(job, failed_played(request, "engine", reason)))
-            return
+            yield JobFinished(worker_error(job, self.settings, self.home, exc.cause or exc))
         except ray.exceptions.RayError as exc:  # worker, node or object lost: the battle runs again
-            reason = f"Ray lost the task: {type(exc).__name__}"
-        if job.attempt >= self.max_attempts:
-            yield given_up(job, self.settings, self.home, reason)
-        else:
-            yield JobLost(job, reason)
-            queue.appendleft(replace(job, attempt=job.attempt + 1))
+            yield job_lost(job, f"Ray lost the task: {type(exc).__name__}", queue, self.settings, self.home,
+                           self.max_attempts)

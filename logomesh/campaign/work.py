@@ -18,8 +18,6 @@ from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.events import Event, StageStarted
 from logomesh.tasks import TaskSpec, load_task
 
-STAGES = ("purple", "sandbox", "red", "scoring", "ledger")
-
 
 @dataclass(frozen=True)
 class JobDone:

@@ -209,9 +209,10 @@ def list_campaigns(home: HomeOption = None, as_json: JsonOption = False) -> None
         recorded = recorded_battle_ids(state)
     except (PlanError, LedgerError) as exc:
         fail(str(exc))
+    planned = [{job.battle_id for job in p.jobs()} for p in plans]
     rows = [{"campaign_id": p.campaign_id, "agents": [a.name for a in p.agents], "tasks": list(p.task_ids),
-             "repeat": p.repeat, "planned": len(p.jobs()),
-             "recorded": sum(1 for j in p.jobs() if j.battle_id in recorded)} for p in plans]
+             "repeat": p.repeat, "planned": len(ids), "recorded": len(ids & recorded)}
+            for p, ids in zip(plans, planned, strict=True)]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
