@@ -143,6 +143,9 @@ def run(
     if progress.recorded < progress.total:
         fail(f"{progress.total - progress.recorded} battles were not recorded: "
              f"'logomesh campaign run --resume {plan.campaign_id}'", EXIT_ERROR)
+    if progress.done and progress.failed == progress.done:
+        fail(f"all {progress.done} battles of this run failed (recorded, with their reasons above): "
+             "check the agents' URLs and 'logomesh sandbox doctor'", EXIT_ERROR)
 
 
 def _print_summary(plan: CampaignPlan, home: Path, as_json: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,15 @@ def test_the_same_campaign_twice_points_to_resume(tmp_path: Path) -> None:
     code, output = _invoke("run", "--mock", "good", "--mock", "off-intent", "--tasks", "rate-limiter", "--repeat",
                            "2", "--no-red", "--campaign-id", plan.campaign_id, "--home", str(tmp_path))
     assert code == 1 and f"add --resume {plan.campaign_id}" in output
+
+
+def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code, output = _invoke("run", "--purple", f"dead=http://127.0.0.1:{port}", "--tasks", "rate-limiter",
+                           "--no-red", "--workers", "1", "--campaign-id", "dead", "--home", str(tmp_path))
+    assert code == 1 and "all 1 battles of this run failed" in output
+    with Ledger.open(tmp_path) as led:
+        [entry] = list(led.entries())
+    assert entry.status == "failed"
