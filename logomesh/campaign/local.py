@@ -105,7 +105,7 @@ class LocalExecutor:
 
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
         queue = deque(jobs)
-        remove_orphans()  # left by an earlier campaign whose processes were killed
+        self._sweep()  # left by an earlier campaign whose processes were killed
         self._slots = [self._spawn() for _ in range(min(self.workers, len(queue)))]
         try:
             while True:
@@ -162,4 +162,9 @@ class LocalExecutor:
                 slot.process.join(timeout=5.0)
             slot.conn.close()
         self._slots = []
-        remove_orphans()  # the sandboxes of workers that were killed, not stopped
+        self._sweep()  # the sandboxes of workers that were killed, not stopped
+
+    def _sweep(self) -> None:
+        """Remove orphaned Docker sandboxes; a bubblewrap box dies with its worker, so there is none."""
+        if self.settings.sandbox != "bwrap":
+            remove_orphans()

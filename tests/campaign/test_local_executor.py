@@ -152,3 +152,16 @@ def test_worker_output_goes_to_the_log_file_not_the_terminal(tmp_path: Path, cap
 def test_an_executor_needs_a_worker(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         LocalExecutor(0, Settings(), tmp_path)
+
+
+@pytest.mark.parametrize(("sandbox", "sweeps"), [("bwrap", 0), ("docker", 2), ("auto", 2)])
+def test_only_a_campaign_that_may_use_docker_sweeps_docker_for_orphans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str, sweeps: int
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr("logomesh.campaign.local.remove_orphans", lambda: calls.append(1) or 0)
+    plan = new_plan(parse_agents([], ["good"]), ("rate-limiter",), 1, 3, Settings(red=False, sandbox=sandbox),
+                    campaign_id="sweep-test")
+    progress = _run(plan, tmp_path, campaign_fakes.quick_play, workers=1)
+    assert progress.done == 1
+    assert len(calls) == sweeps
