@@ -55,20 +55,19 @@ def _gelu(x: F32) -> F32:
 
 
 def _layer_norm(x: F32, weight: F32, bias: F32, eps: float) -> F32:
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    out: F32 = ((x - mean) / np.sqrt(var + eps) * weight + bias).astype(np.float32)
-    return out
+    """Layer norm over the last axis, computed in place in ``x`` (every caller hands over a temporary)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)[:, None] / np.float32(x.shape[-1])
+    x /= np.sqrt(var + np.float32(eps))
+    x *= weight
+    x += bias
+    return x
 
 
 @dataclass(frozen=True)
 class _Layer:
-    q_w: F32
-    q_b: F32
-    k_w: F32
-    k_b: F32
-    v_w: F32
-    v_b: F32
+    qkv_w: F32  # query, key and value projections side by side: one matrix product instead of three
+    qkv_b: F32
     o_w: F32
     o_b: F32
     ln1_w: F32
@@ -113,10 +112,10 @@ class MiniLM:
     @staticmethod
     def _layer(w: dict[str, F32], p: str) -> _Layer:
         a, o = p + "attention.", p + "output."
+        qkv = [a + "self.query", a + "self.key", a + "self.value"]
         return _Layer(
-            q_w=w[a + "self.query.weight"].T.copy(), q_b=w[a + "self.query.bias"],
-            k_w=w[a + "self.key.weight"].T.copy(), k_b=w[a + "self.key.bias"],
-            v_w=w[a + "self.value.weight"].T.copy(), v_b=w[a + "self.value.bias"],
+            qkv_w=np.concatenate([w[name + ".weight"].T for name in qkv], axis=1),
+            qkv_b=np.concatenate([w[name + ".bias"] for name in qkv]),
             o_w=w[a + "output.dense.weight"].T.copy(), o_b=w[a + "output.dense.bias"],
             ln1_w=w[a + "output.LayerNorm.weight"], ln1_b=w[a + "output.LayerNorm.bias"],
             i_w=w[p + "intermediate.dense.weight"].T.copy(), i_b=w[p + "intermediate.dense.bias"],
@@ -131,14 +130,19 @@ class MiniLM:
     def _attention(self, x: F32, layer: _Layer) -> F32:
         n, hidden = x.shape
         size = hidden // self.heads
-        q = (x @ layer.q_w + layer.q_b).reshape(n, self.heads, size).transpose(1, 0, 2)
-        k = (x @ layer.k_w + layer.k_b).reshape(n, self.heads, size).transpose(1, 2, 0)
-        v = (x @ layer.v_w + layer.v_b).reshape(n, self.heads, size).transpose(1, 0, 2)
-        scores = (q @ k) / np.float32(math.sqrt(size))
-        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        qkv = x @ layer.qkv_w
+        qkv += layer.qkv_b
+        q = qkv[:, :hidden].reshape(n, self.heads, size).transpose(1, 0, 2)
+        q *= np.float32(1.0 / math.sqrt(size))
+        k = qkv[:, hidden : 2 * hidden].reshape(n, self.heads, size).transpose(1, 2, 0)
+        v = qkv[:, 2 * hidden :].reshape(n, self.heads, size).transpose(1, 0, 2)
+        scores = q @ k
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ v).transpose(1, 0, 2).reshape(n, hidden)
-        out: F32 = (context @ layer.o_w + layer.o_b).astype(np.float32)
+        out: F32 = context @ layer.o_w
+        out += layer.o_b
         return out
 
     def embed_ids(self, ids: Ids) -> NDArray[np.float64]:
@@ -149,9 +153,15 @@ class MiniLM:
         x = self.word[full] + self.position[: len(full)] + self.token_type
         x = _layer_norm(x, self.ln_w, self.ln_b, self.eps)
         for layer in self.layers:
-            x = _layer_norm(x + self._attention(x, layer), layer.ln1_w, layer.ln1_b, self.eps)
-            ffn = _gelu(x @ layer.i_w + layer.i_b) @ layer.f_w + layer.f_b
-            x = _layer_norm(x + ffn, layer.ln2_w, layer.ln2_b, self.eps)
+            attended = self._attention(x, layer)
+            attended += x
+            x = _layer_norm(attended, layer.ln1_w, layer.ln1_b, self.eps)
+            inner = x @ layer.i_w
+            inner += layer.i_b
+            ffn = _gelu(inner) @ layer.f_w
+            ffn += layer.f_b
+            ffn += x
+            x = _layer_norm(ffn, layer.ln2_w, layer.ln2_b, self.eps)
         pooled = x.astype(np.float64).mean(axis=0)
         norm = float(np.linalg.norm(pooled))
         result: NDArray[np.float64] = pooled / norm if norm > 0 else pooled
