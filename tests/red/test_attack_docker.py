@@ -244,3 +244,14 @@ def test_cli_attack_json(box: Sandbox, tmp_path: Path) -> None:
     assert data["attack_successful"] is True and data["max_severity"] == "critical"
     assert data["vulnerabilities"][0]["cwe"] == "CWE-89"
     assert "critical" in data["severity_rationale"]["sql-injection"]
+
+
+def test_growth_when_each_new_key_pushes_the_sweep_away_and_the_reference_is_clean(box: Sandbox) -> None:
+    """The bench found this in our own reference: a sweep due every len(keys) calls never comes for new keys."""
+    reference = (TASKS / "rate-limiter" / "reference" / "solution.py").read_text(encoding="utf-8")
+    pushed = reference.replace("if self._calls_since_sweep < self._sweep_after:",
+                               "if self._calls_since_sweep < max(64, len(self._grants)):")
+    assert pushed != reference
+    found = [f for f in run(box, "rate-limiter", pushed, budget=15.0).findings if f.family == "resource-growth"]
+    assert len(found) == 1 and found[0].cwe == "CWE-770" and found[0].severity == "medium"
+    assert serious(run(box, "rate-limiter", reference, budget=15.0)) == []

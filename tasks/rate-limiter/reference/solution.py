@@ -33,6 +33,7 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._grants: Dict[str, Deque[float]] = {}
         self._calls_since_sweep = 0
+        self._sweep_after = 64  # calls until the next sweep: max(64, keys left by the last sweep)
 
     def allow(self, key: str) -> bool:
         with self._lock:
@@ -55,9 +56,13 @@ class RateLimiter:
             grants.popleft()
 
     def _maybe_sweep(self, now: float) -> None:
-        """Drop idle keys once per len(keys) calls: amortised O(1) per call."""
+        """Drop idle keys every max(64, keys kept by the last sweep) calls: amortised O(1) per call.
+
+        The interval is fixed when a sweep ends; measured against the current key
+        count instead, a stream of new keys would keep pushing the sweep away.
+        """
         self._calls_since_sweep += 1
-        if self._calls_since_sweep < max(64, len(self._grants)):
+        if self._calls_since_sweep < self._sweep_after:
             return
         self._calls_since_sweep = 0
         for key in list(self._grants):
@@ -65,3 +70,4 @@ class RateLimiter:
             self._expire(grants, now)
             if not grants:
                 del self._grants[key]
+        self._sweep_after = max(64, len(self._grants))
