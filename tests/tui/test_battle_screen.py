@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scripted_engine import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
 from textual.pilot import Pilot
 from textual.widgets import Digits, Input, Select
@@ -21,6 +22,7 @@ from tui.widgets.battle.output_log import MAX_LINE_CHARS, SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.setup_form import SetupForm
 from tui.widgets.battle.status_line import StatusLine
+from tui.widgets.form_values import FormError
 
 
 def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -315,4 +317,23 @@ def test_labels_drawn_and_measured_agree_with_the_figures(tmp_path: Path) -> Non
             assert lines[1].endswith("family:race  n=4 v=0.25") and "▼" not in lines[1]
             assert tree.virtual_size.width == max(len(line.rstrip()) for line in lines)
             assert tree.best_path == (0, 1)
+    run(scenario)
+
+
+def test_the_form_refuses_a_seed_or_budget_the_engine_cannot_use(tmp_path: Path) -> None:
+    app = make_app(tmp_path, ScriptedEngine([]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)):
+            screen = battle_screen(app)
+            form = screen.query_one(SetupForm)
+            seed = screen.query_one("#seed", Input)
+            seed.value = str(2**53)  # not exact in canonical JSON: the ledger would refuse the result
+            with pytest.raises(FormError, match="seed must lie between"):
+                form.choice()
+            seed.value = str(-(2**53) + 1)
+            assert form.choice().seed == -(2**53) + 1
+            screen.query_one("#budget", Input).value = "-1"
+            with pytest.raises(FormError, match="red budget must be 0"):
+                form.choice()
     run(scenario)

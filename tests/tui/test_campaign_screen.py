@@ -36,7 +36,8 @@ from tui.screens.campaign import CampaignScreen
 from tui.screens.help import HelpScreen
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
-from tui.widgets.campaign.setup_form import CampaignSetupForm, FormError
+from tui.widgets.campaign.setup_form import CampaignSetupForm
+from tui.widgets.form_values import FormError
 
 TASKS = ("task-a", "task-b")
 T975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, from tables
@@ -229,6 +230,10 @@ def test_the_form_refuses_what_cannot_run_and_names_the_fix(tmp_path: Path) -> N
             with pytest.raises(FormError, match="workers must lie between 1"):
                 form.choice()
             screen.query_one("#workers", Input).value = "2"
+            screen.query_one("#seed", Input).value = "-1"  # campaign seeds run from 0, as on the command line
+            with pytest.raises(FormError, match="seed must lie between 0"):
+                form.choice()
+            screen.query_one("#seed", Input).value = "0"
             screen.query_one("#tasks", SelectionList).deselect_all()
             await pilot.pause()
             with pytest.raises(FormError, match="no task chosen"):

@@ -13,6 +13,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, Static
 
 from logomesh.tasks import TaskSpec
+from tui.widgets.form_values import FormError, good_first, red_budget, whole_number
 
 URL_CHOICE = "url"
 
@@ -29,16 +30,11 @@ class BattleChoice:
     red_budget_s: float  # 0 runs no red agent
 
 
-class FormError(ValueError):
-    """The form holds a value that cannot start a battle; ``str()`` says which and how to fix it."""
-
-
 def mock_variants(task: TaskSpec | None) -> list[str]:
     """The task's canned submissions, ``good`` first."""
     if task is None:
         return []
-    names = task.submission_names()
-    return sorted(names, key=lambda name: (name != "good", name))
+    return good_first(task.submission_names())
 
 
 class SetupForm(Vertical):
@@ -136,18 +132,8 @@ class SetupForm(Vertical):
         url = self.query_one("#url", Input).value.strip()
         if purple == URL_CHOICE and not url.startswith(("http://", "https://")):
             raise FormError("the purple URL must start with http:// or https://")
-        seed_text = self.query_one("#seed", Input).value.strip() or "0"
-        budget_text = self.query_one("#budget", Input).value.strip() or "10"
-        try:
-            seed = int(seed_text)
-        except ValueError:
-            raise FormError(f"seed must be a whole number, not {seed_text!r}") from None
-        try:
-            budget = float(budget_text)
-        except ValueError:
-            raise FormError(f"red budget must be a number of seconds, not {budget_text!r}") from None
-        if budget < 0:
-            raise FormError("red budget must be 0 (no red agent) or a positive number of seconds")
+        seed = whole_number(self.query_one("#seed", Input).value.strip() or "0", "seed")
+        budget = red_budget(self.query_one("#budget", Input).value.strip() or "10")
         battle_id = self.query_one("#battle-id", Input).value.strip() or None
         return BattleChoice(
             task_id=str(task_value),

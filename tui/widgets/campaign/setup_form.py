@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label, SelectionList, Static, TextAre
 
 from logomesh.campaign.plan import Agent, PlanError, parse_agents
 from logomesh.tasks import TaskSpec
+from tui.widgets.form_values import MAX_SEED, FormError, good_first, red_budget, whole_number
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,6 @@ class CampaignChoice:
     red_budget_s: float  # 0 runs no red agent
 
 
-class FormError(ValueError):
-    """The form holds a value that cannot start a campaign; ``str()`` says which and how to fix it."""
-
-
 def split_words(text: str) -> list[str]:
     """``good, no-lock`` or ``good no-lock``: the words, in order."""
     return [word for word in re.split(r"[,\s]+", text) if word]
@@ -42,7 +39,7 @@ def common_variants(tasks: Sequence[TaskSpec]) -> list[str]:
     if not tasks:
         return []
     shared = set(tasks[0].submission_names()).intersection(*(t.submission_names() for t in tasks[1:]))
-    return sorted(shared, key=lambda name: (name != "good", name))
+    return good_first(shared)
 
 
 def purple_specs(text: str) -> list[str]:
@@ -59,19 +56,6 @@ def purple_specs(text: str) -> list[str]:
             raise FormError(f"purple line {spec!r}: the URL must start with http:// or https://")
         specs.append(spec)
     return specs
-
-
-MAX_SEED = 2**53 - 1  # the plan is saved as canonical JSON, which refuses larger integers
-
-
-def _whole(text: str, what: str, minimum: int = -MAX_SEED, maximum: int = MAX_SEED) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise FormError(f"{what} must be a whole number, not {text!r}") from None
-    if not minimum <= value <= maximum:
-        raise FormError(f"{what} must lie between {minimum} and {maximum}")
-    return value
 
 
 class CampaignSetupForm(Vertical):
@@ -188,18 +172,12 @@ class CampaignSetupForm(Vertical):
             agents = parse_agents(purples, mocks)
         except PlanError as exc:
             raise FormError(str(exc)) from None
-        budget_text = self.query_one("#budget", Input).value.strip() or "10"
-        try:
-            budget = float(budget_text)
-        except ValueError:
-            raise FormError(f"red budget must be a number of seconds, not {budget_text!r}") from None
-        if not budget >= 0:
-            raise FormError("red budget must be 0 (no red agent) or a positive number of seconds")
         return CampaignChoice(
             agents=agents,
             task_ids=tuple(task.id for task in tasks),
-            repeat=_whole(self.query_one("#repeat", Input).value.strip() or "1", "repeat", 1),
-            workers=_whole(self.query_one("#workers", Input).value.strip() or str(self.default_workers), "workers", 1),
-            seed=_whole(self.query_one("#seed", Input).value.strip() or "0", "seed"),
-            red_budget_s=budget,
+            repeat=whole_number(self.query_one("#repeat", Input).value.strip() or "1", "repeat", 1),
+            workers=whole_number(self.query_one("#workers", Input).value.strip() or str(self.default_workers),
+                                 "workers", 1),
+            seed=whole_number(self.query_one("#seed", Input).value.strip() or "0", "seed", 0, MAX_SEED),
+            red_budget_s=red_budget(self.query_one("#budget", Input).value.strip() or "10"),
         )
