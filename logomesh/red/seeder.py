@@ -10,6 +10,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from logomesh.syntax import PARSE_ERRORS, parse
+
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 _REGEX_CALLS = {"re.compile", "re.match", "re.fullmatch", "re.search", "re.findall", "re.finditer", "re.sub",
                 "re.split"}
@@ -93,8 +95,8 @@ def _is_sql(node: ast.expr) -> bool:
 
 def read_features(source: str) -> Features:
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        tree = parse(source)
+    except PARSE_ERRORS:
         return Features(parses=False)
     visitor = _Visitor()
     visitor.visit(tree)

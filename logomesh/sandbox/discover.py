@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from logomesh.syntax import PARSE_ERRORS, parse
+
 
 class SuiteSourceError(ValueError):
     """A test module does not parse or has a bad file name."""
@@ -39,9 +41,11 @@ def discover_module(file_name: str, source: str) -> list[str]:
     """Test ids ``module.Class.method`` in definition order."""
     mod = module_name(file_name)
     try:
-        tree = ast.parse(source, filename=file_name)
+        tree = parse(source, filename=file_name)
     except SyntaxError as exc:
         raise SuiteSourceError(f"{file_name} does not parse: line {exc.lineno}: {exc.msg}") from None
+    except PARSE_ERRORS as exc:
+        raise SuiteSourceError(f"{file_name} does not parse: {type(exc).__name__}") from None
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
 
     def is_case(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
-from logomesh.scoring.source import PARSE_ERRORS
+from logomesh.syntax import PARSE_ERRORS, parse
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
@@ -129,7 +129,7 @@ def code_text(source: str) -> str:
     The text only feeds the embedding, so a body left empty by the removal does not matter.
     """
     try:
-        tree = _DropProse().visit(ast.parse(source))
+        tree = _DropProse().visit(parse(source))
         code = ast.unparse(tree)
     except PARSE_ERRORS:
         return source

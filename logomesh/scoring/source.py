@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import ast
 
-# What ast.parse and recursive AST walks raise on hostile input: bad syntax, NUL bytes,
-# nesting deeper than the parser or the interpreter stack allows.
-PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+from logomesh.syntax import parse
 
 
 def parse_source(source: str) -> tuple[ast.Module | None, str]:
     """The module's AST, or ``None`` and a one-line reason."""
     try:
-        return ast.parse(source), ""
+        return parse(source), ""
     except SyntaxError as exc:
         return None, f"source does not parse: {exc.msg} (line {exc.lineno or 0})"
     except ValueError as exc:
