@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 import pytest
+from pilot_helpers import run, until
 from scripted_engine import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
-from textual.pilot import Pilot
 from textual.widgets import Digits, Input, Select
 
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
@@ -23,17 +19,6 @@ from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.setup_form import SetupForm
 from tui.widgets.battle.status_line import StatusLine
 from tui.widgets.form_values import FormError
-
-
-def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(test())
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 def make_app(tmp_path: Path, engine: ScriptedEngine) -> ConsoleApp:

@@ -10,19 +10,14 @@ The scripted scores make the leaderboard known in advance:
 
 from __future__ import annotations
 
-import asyncio
-import html
 import math
 import os
-import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 import pytest
+from pilot_helpers import run, shows, until
 from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor
 from scripted_engine import make_task
 from textual.pilot import Pilot
@@ -64,15 +59,6 @@ def expected_row(values: list[float]) -> tuple[str, str]:
     return f"{mean:.3f}", f"{mean - half:.3f}–{mean + half:.3f}"
 
 
-def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(test())
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 def make_app(tmp_path: Path, executor: ScriptedExecutor) -> ConsoleApp:
@@ -97,10 +83,6 @@ def shown_rows(screen: CampaignScreen) -> list[tuple[str, ...]]:
     table = screen.query_one(Leaderboard)
     return [tuple(str(cell) for cell in table.get_row_at(i)) for i in range(table.row_count)]
 
-
-def visible_text(app: ConsoleApp) -> str:
-    svg = app.export_screenshot()
-    return html.unescape(" ".join(re.findall(r">([^<>]+)</text>", svg))).replace("\xa0", " ")
 
 
 def test_a_campaign_runs_to_the_end_and_ranks_the_agents_by_mean_cis(tmp_path: Path) -> None:
@@ -309,30 +291,23 @@ def test_the_campaign_screen_renders_mid_campaign_and_finished(tmp_path: Path, s
     async def scenario() -> None:
         async with app.run_test(size=size) as pilot:
             screen = await open_campaign(pilot, app, "good, no-lock", workers=2)
-            await pilot.pause(0.1)
-            form = visible_text(app)
-            for word in ("New campaign", "task-a", "task-b", "Mock", "good, no-lock", "Purple", "Repeat", "Workers",
-                         "Seed", "Red s", "Start", "mock variants they all offer: good, no-lock, slow"):
-                assert word in form, f"{word!r} not visible on the form at {size}"
+            await shows(pilot, app, ("New campaign", "task-a", "task-b", "Mock", "good, no-lock", "Purple", "Repeat",
+                                     "Workers", "Seed", "Red s", "Start",
+                                     "mock variants they all offer: good, no-lock, slow"), f"on the form at {size}")
             await pilot.press("ctrl+r")
             panel = screen.query_one(CampaignProgressPanel)
             await until(pilot, lambda: panel.progress is not None and panel.progress.done == 3
                         and screen.query_one(Leaderboard).battles == 3)
-            await pilot.pause(0.2)
-            mid = visible_text(app)
             assert screen.plan is not None
-            for word in (f"Campaign {screen.plan.campaign_id}", "running", "3/8 battles",
-                         "done 3  failed 0  running 2  retried 0", "/min", "ETA", "Leaderboard", "mean CIS",
-                         "95% CI", "good", "0.800", "no-lock", "0.550", "Cancel"):
-                assert word in mid, f"{word!r} not visible mid-campaign at {size}"
+            mid = await shows(pilot, app, (f"Campaign {screen.plan.campaign_id}", "running", "3/8 battles",
+                                           "done 3  failed 0  running 2  retried 0", "/min", "ETA", "Leaderboard",
+                                           "mean CIS", "95% CI", "good", "0.800", "no-lock", "0.550", "Cancel"),
+                              f"mid-campaign at {size}")
             assert "New campaign" not in mid, "the form takes room while the campaign runs"
             executor.release.set()
             await until(pilot, lambda: screen.last_ending is not None and screen.settled)
-            await pilot.pause(0.2)
-            done = visible_text(app)
-            for word in ("finished", "8/8 battles", "100%", "done 8  failed 0  running 0", "over 8 battles",
-                         "0.800–0.800", "0.600", "Start"):
-                assert word in done, f"{word!r} not visible when finished at {size}"
+            await shows(pilot, app, ("finished", "8/8 battles", "100%", "done 8  failed 0  running 0", "over 8 battles",
+                                     "0.800–0.800", "0.600", "Start"), f"when finished at {size}")
     run(scenario)
 
 

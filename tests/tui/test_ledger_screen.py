@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import sqlite3
-import time
-from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
+from pilot_helpers import run, until
 from scripted_engine import ScriptedEngine, make_task
-from textual.pilot import Pilot
 from textual.widgets import Input, ProgressBar, Static
 
 from ledger import Ledger
@@ -32,15 +28,6 @@ ENTRIES = [
 ]
 
 
-def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(test())
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 def fill_ledger(home: Path) -> None:

@@ -6,17 +6,12 @@ are on it, so a layout that pushes a panel off screen or clips it fails here.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import html
-import re
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pilot_helpers import run, shows, until
 from scripted_engine import BATTLE, ScriptedEngine, full_battle, make_task
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from ledger import Ledger
@@ -26,17 +21,6 @@ from tui.app import ConsoleApp
 SIZES = [(80, 24), (120, 40)]
 
 
-def visible_text(app: ConsoleApp) -> str:
-    """The screenshot's text, spaces restored, one string."""
-    svg = app.export_screenshot()
-    return html.unescape(" ".join(re.findall(r">([^<>]+)</text>", svg))).replace("\xa0", " ")
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 def make_app(tmp_path: Path, engine: ScriptedEngine) -> ConsoleApp:
@@ -58,19 +42,13 @@ def test_battle_screen_mid_battle_and_finished(tmp_path: Path, size: tuple[int, 
             screen.query_one("#battle-id", Input).value = BATTLE
             await pilot.press("ctrl+r")
             await until(pilot, lambda: "architecture" in screen.query_one("#score").values)  # type: ignore[attr-defined]
-            await pilot.pause(0.1)
-            mid = visible_text(app)
-            for word in ("Red agent search", "probe-", "n=", "Contextual Integrity Score", "0.812", "0.500",
-                         "Sandbox output", "scoring", BATTLE):
-                assert word in mid, f"{word!r} not visible mid-battle at {size}"
+            mid = await shows(pilot, app, ("Red agent search", "probe-", "n=", "Contextual Integrity Score", "0.812",
+                                           "0.500", "Sandbox output", "scoring", BATTLE), f"mid-battle at {size}")
             assert "0.750" not in mid, "the testing score is shown before the engine computed it"
             engine.release.set()
             await until(pilot, lambda: screen.last_ending is not None)
-            await pilot.pause(0.1)
-            done = visible_text(app)
-            for word in ("0.750", "0.600", "× 0.800", "scored", "⚑ high"):
-                assert word in done, f"{word!r} not visible when finished at {size}"
-    asyncio.run(scenario())
+            await shows(pilot, app, ("0.750", "0.600", "× 0.800", "scored", "⚑ high"), f"when finished at {size}")
+    run(scenario)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -85,11 +63,9 @@ def test_ledger_screen(tmp_path: Path, size: tuple[int, int]) -> None:
         async with app.run_test(size=size) as pilot:
             await pilot.press("ctrl+l")
             await until(pilot, lambda: app.ledger_screen.loaded)
-            await pilot.pause(0.1)
-            shown = visible_text(app)
-            for word in ("seen-0", "seen-2", "0.500", "scored", "3/3 entries", "Verify", "Export"):
-                assert word in shown, f"{word!r} not visible on the ledger screen at {size}"
-    asyncio.run(scenario())
+            await shows(pilot, app, ("seen-0", "seen-2", "0.500", "scored", "3/3 entries", "Verify", "Export"),
+                        f"on the ledger screen at {size}")
+    run(scenario)
 
 
 def test_the_command_palette_reaches_the_ledger(tmp_path: Path) -> None:
@@ -104,4 +80,4 @@ def test_the_command_palette_reaches_the_ledger(tmp_path: Path) -> None:
             await pilot.press("enter")
             await pilot.pause(0.3)
             assert app.screen is app.ledger_screen
-    asyncio.run(scenario())
+    run(scenario)

@@ -1,0 +1,47 @@
+"""What the console tests share: running a scenario, waiting on a condition, reading the screen as a person sees it."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+import time
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
+
+from textual.app import App
+from textual.pilot import Pilot
+
+
+def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(test())
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+def visible_text(app: App[Any]) -> str:
+    """The screenshot's text, spaces restored, one string."""
+    svg = app.export_screenshot()
+    return html.unescape(" ".join(re.findall(r">([^<>]+)</text>", svg))).replace("\xa0", " ")
+
+
+async def shows(pilot: Pilot[None], app: App[Any], words: Iterable[str], where: str, timeout_s: float = 10.0) -> str:
+    """The screen's text once every word is on it; fails naming the missing words if they never all appear.
+
+    Widgets such as DataTable size their columns on the next idle after rows arrive, so a screenshot taken at
+    a fixed delay can catch a column still at its header's width under load; polling waits for the settled frame.
+    """
+    wanted = list(words)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = visible_text(app)
+        missing = [word for word in wanted if word not in text]
+        if not missing:
+            return text
+        assert time.monotonic() < deadline, f"{missing} not visible {where}; the screen shows: {text}"
+        await pilot.pause(0.05)
