@@ -10,6 +10,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from textual.app import App
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 
 
@@ -45,3 +46,19 @@ async def shows(pilot: Pilot[None], app: App[Any], words: Iterable[str], where: 
             return text
         assert time.monotonic() < deadline, f"{missing} not visible {where}; the screen shows: {text}"
         await pilot.pause(0.05)
+
+
+async def run_from_palette(pilot: Pilot[None], app: App[Any], title: str) -> None:
+    """Open the command palette, type ``title`` and press enter once the palette has found a match.
+
+    The palette searches its providers in the background, so typing and pressing enter at fixed delays can
+    press enter on an empty list under load.
+    """
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+    palette = app.screen
+    await pilot.press(*title)
+    commands = palette.query_one(CommandList)
+    await until(pilot, lambda: commands.highlighted is not None
+                and title in str(commands.get_option_at_index(commands.highlighted).prompt))
+    await pilot.press("enter")

@@ -263,21 +263,17 @@ def test_the_tree_follows_the_newest_node_until_the_user_moves_in_it(tmp_path: P
         async with app.run_test(size=(80, 24)) as pilot:
             screen = battle_screen(app)
             await pilot.press("ctrl+r")
-            await until(pilot, lambda: len(screen.query_one(MctsTree).stats) == 60)
-            await pilot.pause(0.1)
             tree = screen.query_one(MctsTree)
-            assert tree.follow and tree.scroll_y > 0, "the newest node is out of view"
+            await until(pilot, lambda: len(tree.stats) == 60)
+            await until(pilot, lambda: tree.follow and tree.scroll_y > 0)  # the newest node is brought into view
             await pilot.press("ctrl+t", "home")
-            await pilot.pause(0.1)
-            assert not tree.follow
+            await until(pilot, lambda: not tree.follow and tree.scroll_y == 0)
             engine.release.set()
-            await until(pilot, lambda: screen.last_ending is not None)
-            await pilot.pause(0.1)
-            assert len(tree.stats) == 120
+            await until(pilot, lambda: screen.last_ending is not None and len(tree.stats) == 120)
+            await pilot.pause(0.2)
             assert tree.scroll_y == 0, "the tree scrolled away from where the user put it"
             await pilot.press("f")
-            await pilot.pause(0.1)
-            assert tree.follow and tree.scroll_y > 0
+            await until(pilot, lambda: tree.follow and tree.scroll_y > 0)
     run(scenario)
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pilot_helpers import run, shows, until
+from pilot_helpers import run, run_from_palette, shows, until
 from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor
 from scripted_engine import make_task
 from textual.pilot import Pilot
@@ -273,13 +273,8 @@ def test_the_campaign_screen_is_reached_by_key_and_palette_and_its_keys_are_list
             assert app.screen is app.battle_screen
             titles = {command.title for command in app.get_system_commands(app.screen)}
             assert {"Show campaign screen", "Campaign: start", "Campaign: cancel"} <= titles
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.2)
-            await pilot.press(*"Show campaign screen")
-            await pilot.pause(0.5)
-            await pilot.press("enter")
-            await pilot.pause(0.3)
-            assert app.screen is app.campaign_screen
+            await run_from_palette(pilot, app, "Show campaign screen")
+            await until(pilot, lambda: app.screen is app.campaign_screen)
     run(scenario)
 
 

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from pilot_helpers import run, shows, until
+from pilot_helpers import run, run_from_palette, shows, until
 from scripted_engine import BATTLE, ScriptedEngine, full_battle, make_task
 from textual.widgets import Input
 
@@ -73,11 +73,6 @@ def test_the_command_palette_reaches_the_ledger(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.2)
-            await pilot.press(*"Show ledger screen")
-            await pilot.pause(0.5)
-            await pilot.press("enter")
-            await pilot.pause(0.3)
-            assert app.screen is app.ledger_screen
+            await run_from_palette(pilot, app, "Show ledger screen")
+            await until(pilot, lambda: app.screen is app.ledger_screen)
     run(scenario)
