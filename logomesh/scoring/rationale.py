@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import ast
 import threading
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,unused-ignore]
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
@@ -54,6 +54,7 @@ def load_model() -> MiniLM:
         if not _MODEL:
             root = model_root()
             try:
+                pin_blas_to_one_thread()
                 _MODEL.append(MiniLM(root))
             except (OSError, KeyError, ValueError) as exc:
                 raise ModelUnavailable(f"cannot load the embedding model from {root}: {exc}") from None
@@ -75,18 +76,16 @@ def token_windows(ids: list[int], size: int, stride: int) -> list[list[int]]:
         start += stride
 
 
-def single_blas_thread() -> AbstractContextManager[object]:
-    """BLAS limited to one thread while embedding.
+def pin_blas_to_one_thread() -> None:
+    """BLAS runs on one thread in this process from now on.
 
     The matrices are small (254 x 1536); on a busy host OpenBLAS's spinning worker threads made a
-    window ~18x slower (1.39 s against 0.076 s measured), and one thread also fixes the summation order.
+    window ~18x slower (1.39 s against 0.076 s measured). The thread count also changes the bytes of
+    an embedding (OpenBLAS splits the products differently), so it is set once for the process rather
+    than around each embedding: concurrent battles restoring each other's setting left some windows
+    computed on two threads. Concurrent embeddings still run in parallel, one thread each.
     """
-    try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        return nullcontext()
-    limiter: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
-    return limiter
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def spread(count: int, limit: int) -> list[int]:
@@ -107,8 +106,7 @@ def embed(text: str, config: ScoringConfig) -> tuple[Vector, int, int]:
     model = load_model()
     parts = token_windows(model.token_ids(text), config.window_tokens, config.window_stride)
     chosen = [parts[i] for i in spread(len(parts), config.max_windows)]
-    with single_blas_thread():
-        vectors = [model.embed_ids(part) for part in chosen]
+    vectors = [model.embed_ids(part) for part in chosen]
     mean: Vector = np.mean(np.stack(vectors), axis=0)
     norm = float(np.linalg.norm(mean))
     return (mean / norm if norm > 0 else mean), len(parts), len(chosen)

@@ -91,3 +91,19 @@ def test_the_task_own_good_code_beats_another_task_code(model: MiniLM, rate_limi
     assert 0.0 <= r_other.score <= r_own.score <= 1.0
     assert len(r_own.intent_vector) == 384
     assert r_own.intent_vector == r_other.intent_vector
+
+
+def test_concurrent_embeddings_are_byte_identical_to_sequential_ones(model: MiniLM, rate_limiter: TaskSpec) -> None:
+    """The BLAS thread count changes an embedding's bytes, so concurrent battles must not change it for each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_info
+
+    texts = [code_text(rate_limiter.labelled_submission(name).submission.source)
+             for name in rate_limiter.submission_names()] * 3
+    sequential = [embed(text, DEFAULT_CONFIG)[0].tobytes() for text in texts]
+    with ThreadPoolExecutor(4) as pool:
+        concurrent = [vector.tobytes() for vector, _, _ in pool.map(lambda t: embed(t, DEFAULT_CONFIG), texts)]
+    assert concurrent == sequential
+    numpy_blas = [info for info in threadpool_info() if "numpy" in info["filepath"]]
+    assert numpy_blas and {info["num_threads"] for info in numpy_blas} == {1}
