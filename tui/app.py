@@ -115,7 +115,7 @@ class ConsoleApp(App[None]):
         yield SystemCommand("Show campaign screen", "Run many battles in parallel and rank the agents",
                             self.action_show_campaign)
         yield SystemCommand("Campaign: start", "Start a campaign with the form's choices", campaign.action_start)
-        yield SystemCommand("Campaign: cancel", "Stop the campaign at its next battle event; recorded battles stay",
+        yield SystemCommand("Campaign: cancel", "Stop the campaign now; recorded battles stay",
                             campaign.action_cancel)
         yield SystemCommand("Campaign: new / hide form", "Show or hide the campaign setup form",
                             campaign.action_new_campaign)

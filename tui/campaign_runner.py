@@ -7,12 +7,11 @@ never waits on the UI. A 50 ms timer on the UI thread drains the buffer into one
 ``CampaignProgressed`` (the latest progress and every battle recorded since the
 last tick), then posts ``CampaignEnded`` once ``run_campaign`` has returned.
 
-Cancel takes effect at the driver's *next executor event*, not at once: the
-observer raises ``CampaignCancelled`` the next time it is called, and
-``run_campaign`` then closes the executor (its workers are stopped, battles in
-flight are dropped) while every battle already recorded stays in the ledger and
-has been reported. With the local executor, when every worker is busy, that next
-event is the next battle to finish, so a cancel can wait for one battle.
+Cancel takes effect at once: it interrupts the executor, whose ``run`` stops
+waiting for battles in flight, drops them and stops its workers, and the observer
+raises ``CampaignCancelled`` if the driver was between events. Every battle
+already recorded stays in the ledger and has been reported; none is half-written,
+because the driver records a battle before it calls the observer.
 """
 
 from __future__ import annotations
@@ -105,6 +104,7 @@ class CampaignRunner:
         self._dirty = False
         self._ending: _Ending | None = None
         self._cancel = threading.Event()
+        self._executor: Executor | None = None
         self._timer: Timer | None = None
         self.running = False
 
@@ -121,9 +121,14 @@ class CampaignRunner:
                                 name=plan.campaign_id)
 
     def cancel(self) -> None:
-        """Ask the driver to stop at its next executor event (see the module docstring)."""
-        if self.running:
-            self._cancel.set()
+        """Stop the campaign now (see the module docstring); safe before the executor exists."""
+        if not self.running:
+            return
+        self._cancel.set()
+        with self._lock:
+            executor = self._executor
+        if executor is not None:
+            executor.interrupt()
 
     @property
     def cancelling(self) -> bool:
@@ -148,13 +153,21 @@ class CampaignRunner:
             with self._lock:
                 self._rows.extend(earlier)  # a campaign started again resumes: its recorded battles count
             executor = self._executor_factory(workers, plan.settings, self._home)
-            run_campaign(plan, self._home, executor, self.observe)
+            with self._lock:
+                self._executor = executor
+            if self._cancel.is_set():  # cancelled while the executor was being built
+                raise CampaignCancelled(CANCEL_REASON)
+            progress = run_campaign(plan, self._home, executor, self.observe)
         except CampaignCancelled:
             ending = _Ending("cancelled", CANCEL_REASON)
         except Exception as exc:  # the UI must survive any driver or executor failure
             ending = _Ending("error", f"{type(exc).__name__}: {exc}".splitlines()[0])
         else:
-            ending = _Ending("finished", "")
+            cut_short = self._cancel.is_set() and progress.already + progress.done < progress.total
+            ending = _Ending("cancelled", CANCEL_REASON) if cut_short else _Ending("finished", "")
+        finally:
+            with self._lock:
+                self._executor = None
         with self._lock:
             self._ending = ending
 

@@ -53,6 +53,13 @@ class Executor(Protocol):
 
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]: ...
 
+    def interrupt(self) -> None:
+        """From any thread: a running ``run`` stops waiting for battles and returns, stopping its workers.
+
+        Battles in flight are dropped, as on Ctrl-C; every event already yielded stands.
+        """
+        ...
+
 
 def worker_error(job: BattleJob, settings: Settings, home: Path, exc: BaseException) -> JobDone:
     """The play function raised (``play_job`` never does): a failed battle naming the exception."""

@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import signal
+import threading
 from collections import deque
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -91,6 +92,8 @@ class LocalExecutor:
         self.log_file = log_file
         self._ctx = mp.get_context("spawn")  # no fork of a process that holds threads and a model
         self._slots: list[_Slot] = []
+        self._interrupted = threading.Event()
+        self._wake_reader, self._wake_writer = self._ctx.Pipe(duplex=False)  # wakes ``run`` from ``wait``
 
     def worker_pids(self) -> list[int]:
         return [s.process.pid for s in self._slots if s.process.pid is not None]
@@ -103,12 +106,17 @@ class LocalExecutor:
         there.close()
         return _Slot(process, here)
 
+    def interrupt(self) -> None:
+        self._interrupted.set()
+        with contextlib.suppress(OSError, ValueError):
+            self._wake_writer.send_bytes(b"stop")
+
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
         queue = deque(jobs)
         self._sweep()  # left by an earlier campaign whose processes were killed
         self._slots = [self._spawn() for _ in range(min(self.workers, len(queue)))]
         try:
-            while True:
+            while not self._interrupted.is_set():
                 for slot in self._slots:
                     if slot.job is None and queue:
                         slot.job = queue.popleft()
@@ -117,7 +125,9 @@ class LocalExecutor:
                 busy = [s for s in self._slots if s.job is not None]
                 if not busy:
                     return
-                ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in busy]))
+                ready = set(wait([s.conn for s in busy] + [s.process.sentinel for s in busy] + [self._wake_reader]))
+                if self._interrupted.is_set():
+                    return
                 for slot in busy:
                     if slot.conn in ready or slot.process.sentinel in ready:
                         yield from self._collect(slot, queue)

@@ -11,6 +11,7 @@ which knows the attempt number and records it in the battle's attributes.
 from __future__ import annotations
 
 import socket
+import threading
 from collections import deque
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -26,6 +27,8 @@ from logomesh.campaign.executor import (
 )
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, PlayFn, play_job
+
+INTERRUPT_POLL_S = 0.2  # how often a wait for Ray tasks looks whether the campaign was interrupted
 
 
 class RayUnavailable(RuntimeError):
@@ -69,6 +72,10 @@ class RayExecutor:
         self.address = address
         self.play = play
         self.max_attempts = max_attempts
+        self._interrupted = threading.Event()
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
 
     def _connect(self, ray: Any) -> bool:
         """Start or join Ray; True when this executor started it (and so shuts it down)."""
@@ -94,12 +101,12 @@ class RayExecutor:
         queue = deque(jobs)
         inflight: dict[Any, BattleJob] = {}
         try:
-            while queue or inflight:
+            while (queue or inflight) and not self._interrupted.is_set():
                 while queue and len(inflight) < self.workers:
                     job = queue.popleft()
                     inflight[remote.remote(self.play, job, self.settings, self.home)] = job
                     yield JobStarted(job)
-                ready, _ = ray.wait(list(inflight), num_returns=1)
+                ready, _ = ray.wait(list(inflight), num_returns=1, timeout=INTERRUPT_POLL_S)
                 for ref in ready:
                     yield from self._collect(ray, ref, inflight.pop(ref), queue)
         finally:

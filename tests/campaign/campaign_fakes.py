@@ -59,3 +59,9 @@ def noisy_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     print(f"stdout of {job.battle_id}", flush=True)
     print(f"stderr of {job.battle_id}", file=sys.stderr, flush=True)
     return quick_play(job, settings, home)
+
+
+def endless_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """A battle far longer than any test waits: if an interrupt does not stop it, the test fails, not hangs."""
+    time.sleep(60)
+    return quick_play(job, settings, home)

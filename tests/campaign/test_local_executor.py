@@ -165,3 +165,23 @@ def test_only_a_campaign_that_may_use_docker_sweeps_docker_for_orphans(
     progress = _run(plan, tmp_path, campaign_fakes.quick_play, workers=1)
     assert progress.done == 1
     assert len(calls) == sweeps
+
+
+def test_an_interrupt_from_another_thread_stops_battles_in_flight_at_once(tmp_path: Path) -> None:
+    """What the console's cancel does: no waiting for a battle to end, nothing in flight recorded, no worker left."""
+    plan = _plan()
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.endless_play)
+    pids: list[int] = []
+    interrupted_at: list[float] = []
+
+    def observe(progress: CampaignProgress, recorded: JobDone | None) -> None:
+        if progress.running == 2 and not interrupted_at:
+            pids.extend(executor.worker_pids())
+            interrupted_at.append(time.monotonic())
+            threading.Timer(0.5, executor.interrupt).start()  # both battles are in flight
+
+    progress = run_campaign(plan, tmp_path, executor, observe)
+    assert interrupted_at and time.monotonic() - interrupted_at[0] < 15, "the run waited for its battles"
+    assert (progress.done, progress.running) == (0, 2)
+    assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
+    assert campaign_battles(tmp_path, plan.campaign_id) == []

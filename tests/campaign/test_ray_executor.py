@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,8 @@ import pytest
 from ledger.verify import verify_ledger
 from logomesh.campaign.plan import CampaignPlan, Settings, new_plan, parse_agents
 from logomesh.campaign.ray_executor import RayExecutor, RayUnavailable
-from logomesh.campaign.runner import campaign_battles, run_campaign
+from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
+from logomesh.campaign.work import JobDone
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'logomesh[ray]')")
 
@@ -54,6 +57,23 @@ def test_a_ray_worker_lost_mid_battle_is_retried_and_the_retry_recorded(local_ra
     pids = {r["attributes"]["worker_pid"] for r in rows}  # type: ignore[index]
     assert str(os.getpid()) not in pids  # the battles ran in Ray's worker processes
     assert verify_ledger(tmp_path).ok
+
+
+
+def test_an_interrupt_stops_ray_battles_in_flight_at_once(local_ray: None, tmp_path: Path) -> None:
+    plan = _plan("ray-cancel", red=False)
+    executor = RayExecutor(2, plan.settings, tmp_path, play=campaign_fakes.endless_play)
+    interrupted_at: list[float] = []
+
+    def observe(progress: CampaignProgress, recorded: JobDone | None) -> None:
+        if progress.running == 2 and not interrupted_at:
+            interrupted_at.append(time.monotonic())
+            threading.Timer(0.5, executor.interrupt).start()
+
+    progress = run_campaign(plan, tmp_path, executor, observe)
+    assert interrupted_at and time.monotonic() - interrupted_at[0] < 15, "the run waited for its battles"
+    assert (progress.done, progress.running) == (0, 2)
+    assert campaign_battles(tmp_path, "ray-cancel") == []
 
 
 @pytest.mark.docker

@@ -10,6 +10,7 @@ result in the real ledger under the test's home.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import replace
@@ -56,6 +57,7 @@ class ScriptedExecutor:
         self.lose = set(lose)  # (agent, task, repeat) whose first attempt loses its worker
         self.hold_after = hold_after  # after this many JobFinished, wait for ``release``
         self.release = threading.Event()
+        self.interrupted = threading.Event()
         self.workers = 0
         self.settings = Settings()
         self.home = Path()
@@ -67,6 +69,7 @@ class ScriptedExecutor:
     def factory(self, workers: int, settings: Settings, home: Path) -> ScriptedExecutor:
         self.workers, self.settings, self.home = workers, settings, home
         self.closed.clear()
+        self.interrupted.clear()
         return self
 
     def run(self, jobs: Sequence[BattleJob]) -> Generator[ExecutorEvent, None, None]:
@@ -74,7 +77,7 @@ class ScriptedExecutor:
         queue = deque(jobs)
         flying: deque[BattleJob] = deque()
         try:
-            while queue or flying:
+            while (queue or flying) and not self.interrupted.is_set():
                 while queue and len(flying) < self.workers:
                     flying.append(queue.popleft())
                     yield self._event(JobStarted(flying[-1]))
@@ -84,12 +87,19 @@ class ScriptedExecutor:
                     queue.appendleft(replace(job, attempt=2))
                     continue
                 if self.hold_after is not None and len(self.finished) == self.hold_after:
-                    self.release.wait(10)
+                    deadline = time.monotonic() + 10
+                    while not (self.release.is_set() or self.interrupted.wait(0.01)) and time.monotonic() < deadline:
+                        pass
+                    if self.interrupted.is_set():
+                        return
                 done = JobDone(job, played(job, self.settings, self.home, self.score(job)))
                 self.finished.append(job.battle_id)
                 yield self._event(JobFinished(done))
         finally:
             self.closed.set()
+
+    def interrupt(self) -> None:
+        self.interrupted.set()
 
     def _event(self, event: ExecutorEvent) -> ExecutorEvent:
         self.events.append(event)

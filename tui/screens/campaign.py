@@ -89,7 +89,7 @@ class CampaignScreen(Screen[None]):
     def action_cancel(self) -> None:
         if self.runner.running and not self.runner.cancelling:
             self.runner.cancel()
-            self.query_one(CampaignProgressPanel).set_status("cancelling at the next battle event")
+            self.query_one(CampaignProgressPanel).set_status("cancelling: stopping the battles in flight")
 
     def action_new_campaign(self) -> None:
         if self.runner.running:
