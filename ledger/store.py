@@ -16,8 +16,9 @@ kept from them is rewritten from the database the next time the ledger opens.
 from __future__ import annotations
 
 import fcntl
+import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +64,8 @@ JUDGE_KEY_PREFIX = "judge_key:"
 ROTATION_STATUS = "key-rotation"
 LOCK_FILE = "battles.db.lock"
 KEYS_DIR = "keys"
+_ATTRIBUTE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")  # safe inside an index name and a JSON path
+_ID_CHUNK = 500  # battle ids per IN (...) query, well under SQLite's variable limit
 Clock = Callable[[], datetime]
 
 
@@ -177,6 +180,7 @@ class Ledger:
         self._frontier: list[tuple[int, bytes]] = []
         self._frontier_size = -1
         self._thread_lock = threading.Lock()  # flock excludes processes, not threads sharing this object
+        self._indexed: set[str] = set()  # attributes whose index this object has made sure of
 
     # -- opening -------------------------------------------------------------------------------------------------
 
@@ -436,6 +440,51 @@ class Ledger:
                 summary = EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
                                        row.status, row.result_sha256)
                 yield summary, dict(parse(row.dbom))
+
+    def documents_with(self, attribute: str, value: str) -> Iterator[tuple[EntrySummary, dict[str, Any]]]:
+        """Entries whose signed ``attributes[attribute]`` equals ``value``, in sequence order, with their DBOMs.
+
+        Served by an index on that attribute, made the first time it is asked for (one pass over the
+        ledger), so a campaign's battles are found without parsing every other entry. The index holds
+        nothing that is not in the signed DBOMs; ``verify`` ignores it. A ledger that cannot be written
+        (read-only media) is scanned instead.
+        """
+        if not _ATTRIBUTE_RE.match(attribute):
+            raise LedgerError(f"bad attribute name {attribute!r}: use letters, digits and '_', starting with a letter")
+        index, path = f"battles_attribute_{attribute}", f"$.attributes.{attribute}"
+        hint = f"INDEXED BY {index}" if self._ensure_index(attribute, index, path) else ""
+        query = (f"SELECT sequence, battle_id, timestamp, task_id, cis_score, status, result_sha256, dbom "
+                 f"FROM battles {hint} WHERE json_extract(dbom, '{path}') = ? ORDER BY sequence")
+        try:
+            with self._engine.connect() as conn:
+                rows = conn.exec_driver_sql(query, (value,)).all()
+        except SQLAlchemyError as exc:
+            problem = f"cannot search the ledger by {attribute}: {_reason(exc)}"
+            raise LedgerError(f"{problem}; run: logomesh verify ledger") from None
+        for row in rows:
+            yield EntrySummary(*row[:7]), dict(parse(row[7]))
+
+    def _ensure_index(self, attribute: str, index: str, path: str) -> bool:
+        """Make the attribute's index if it is missing; False when the database refuses (read-only)."""
+        if attribute in self._indexed:
+            return True
+        try:
+            with self._engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
+                conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {index} ON battles (json_extract(dbom, '{path}'))")
+        except SQLAlchemyError:
+            return False
+        self._indexed.add(attribute)
+        return True
+
+    def recorded(self, battle_ids: Iterable[str]) -> set[str]:
+        """Which of ``battle_ids`` the ledger holds (by the unique battle-id index, not a scan)."""
+        wanted, found = list(dict.fromkeys(battle_ids)), set()
+        column = table("battles").c.battle_id
+        with self._engine.connect() as conn:
+            for start in range(0, len(wanted), _ID_CHUNK):
+                chunk = wanted[start:start + _ID_CHUNK]
+                found |= {str(r[0]) for r in conn.execute(select(column).where(column.in_(chunk)))}
+        return found
 
     def get(self, battle_id: str) -> StoredBattle | None:
         """The signed DBOM and raw inputs of one battle, or None."""

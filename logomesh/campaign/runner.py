@@ -10,7 +10,7 @@ and ``--resume`` runs exactly the battles the ledger does not hold.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,15 +61,16 @@ def _ignore(progress: CampaignProgress, recorded: JobDone | None) -> None:
     return None
 
 
-def recorded_battle_ids(home: Path) -> set[str]:
+def recorded_battle_ids(home: Path, battle_ids: Iterable[str]) -> set[str]:
+    """Which of ``battle_ids`` the ledger holds."""
     with Ledger.open(home) as led:
-        return {entry.battle_id for entry in led.entries()}
+        return led.recorded(battle_ids)
 
 
 def pending_jobs(plan: CampaignPlan, home: Path) -> tuple[list[BattleJob], int]:
     """The plan's battles the ledger does not hold yet, and how many it does."""
-    recorded = recorded_battle_ids(home)
     jobs = plan.jobs()
+    recorded = recorded_battle_ids(home, (job.battle_id for job in jobs))
     pending = [job for job in jobs if job.battle_id not in recorded]
     return pending, len(jobs) - len(pending)
 
@@ -125,9 +126,7 @@ def campaign_battles(home: Path, campaign_id: str) -> Sequence[dict[str, object]
     """Every recorded battle of ``campaign_id``: its result and signed attributes, in ledger order."""
     rows: list[dict[str, object]] = []
     with Ledger.open(home) as led:
-        for summary, document in led.documents():
-            attributes = document.get("attributes") or {}
-            if attributes.get("campaign_id") == campaign_id:
-                rows.append({"sequence": summary.sequence, "battle_id": summary.battle_id,
-                             "result": document["result"], "attributes": attributes})
+        for summary, document in led.documents_with("campaign_id", campaign_id):
+            rows.append({"sequence": summary.sequence, "battle_id": summary.battle_id,
+                         "result": document["result"], "attributes": document.get("attributes") or {}})
     return rows

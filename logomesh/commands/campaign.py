@@ -209,10 +209,10 @@ def list_campaigns(home: HomeOption = None, as_json: JsonOption = False) -> None
     state = resolve_home(home)
     try:
         plans = list_plans(state)
-        recorded = recorded_battle_ids(state)
+        planned = [{job.battle_id for job in p.jobs()} for p in plans]
+        recorded = recorded_battle_ids(state, set().union(*planned))
     except (PlanError, LedgerError) as exc:
         fail(str(exc))
-    planned = [{job.battle_id for job in p.jobs()} for p in plans]
     rows = [{"campaign_id": p.campaign_id, "agents": [a.name for a in p.agents], "tasks": list(p.task_ids),
              "repeat": p.repeat, "planned": len(ids), "recorded": len(ids & recorded)}
             for p, ids in zip(plans, planned, strict=True)]

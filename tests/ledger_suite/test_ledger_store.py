@@ -193,3 +193,47 @@ def test_ledger_imports_nothing_of_logomesh_or_ui() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def _tagged(led: Ledger, count: int) -> None:
+    """``count`` entries, every third tagged campaign ``c1``, the others ``c2``, one with no tag at all."""
+    for i in range(count):
+        attrs = {**ATTRS, "campaign_id": "c1" if i % 3 == 0 else "c2"} if i != 4 else ATTRS
+        led.append(f"t{i}", make_result(f"t{i}"), make_inputs(i), attrs, None)
+
+
+def test_documents_with_an_attribute_match_a_full_scan_and_use_an_index(ledger: Ledger, home: Path) -> None:
+    from ledger.verify import verify_ledger
+
+    _tagged(ledger, 12)
+    scanned = [(s.sequence, d) for s, d in ledger.documents() if d["attributes"].get("campaign_id") == "c1"]
+    found = [(s.sequence, d) for s, d in ledger.documents_with("campaign_id", "c1")]
+    assert found == scanned and [seq for seq, _ in found] == [0, 3, 6, 9]
+    assert list(ledger.documents_with("campaign_id", "nobody")) == []
+    query = "SELECT sequence FROM battles WHERE json_extract(dbom, '$.attributes.campaign_id') = 'c1'"
+    with sqlite3.connect(home / "battles.db") as db:
+        plan = " ".join(str(r) for r in db.execute(f"EXPLAIN QUERY PLAN {query}"))
+    assert "battles_attribute_campaign_id" in plan, plan
+    later = ["u0", "u1"]
+    for name in later:  # entries appended after the index exists are found too
+        ledger.append(name, make_result(name), make_inputs(99), {**ATTRS, "campaign_id": "c1"}, None)
+    assert [s.battle_id for s, _ in ledger.documents_with("campaign_id", "c1")][-2:] == later
+    assert verify_ledger(home).ok
+
+
+def test_documents_with_refuses_unsafe_names_and_scans_when_no_index_can_be_made(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tagged(ledger, 6)
+    with pytest.raises(LedgerError, match="bad attribute name"):
+        list(ledger.documents_with("x') --", "c1"))
+    # A ledger on read-only media refuses CREATE INDEX (root here writes anyway, so the refusal is stood in for).
+    monkeypatch.setattr(Ledger, "_ensure_index", lambda *args: False)
+    assert [s.sequence for s, _ in ledger.documents_with("campaign_id", "c1")] == [0, 3]
+
+
+def test_recorded_names_only_the_ids_the_ledger_holds(ledger: Ledger) -> None:
+    fill(ledger, 3)
+    wanted = [f"b{i}" for i in range(1200)] + ["b1", "nope"]  # more than one query's worth, a repeat, a stranger
+    assert ledger.recorded(wanted) == {"b0", "b1", "b2"}
+    assert ledger.recorded([]) == set()
