@@ -51,6 +51,7 @@ from ledger.schema import create_schema, make_engine  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
 
 SEED = 20260101
+VECTOR_DIMENSIONS = 384  # an all-MiniLM-L6-v2 intent vector, rounded to 6 digits as the scorer keeps it
 
 
 def battle_result(i: int) -> dict[str, Any]:
@@ -76,7 +77,8 @@ def battle_request(i: int) -> AppendRequest:
     }
     attrs = {"sandbox_image": "sha256:" + "ab" * 32, "scorer_config_sha256": "cd" * 32,
              "model:embedding": "all-MiniLM-L6-v2", "purple_agent": "mock:good"}
-    vector = [round(random.Random(i).uniform(-1, 1), 6) for _ in range(16)]
+    rng = random.Random(SEED - i)
+    vector = [round(rng.uniform(-1, 1), 6) for _ in range(VECTOR_DIMENSIONS)]
     return AppendRequest(f"bench-{i}", battle_result(i), inputs, attrs, vector)
 
 
