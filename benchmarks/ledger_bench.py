@@ -52,6 +52,9 @@ from ledger.verify import verify_ledger  # noqa: E402
 
 SEED = 20260101
 VECTOR_DIMENSIONS = 384  # an all-MiniLM-L6-v2 intent vector, rounded to 6 digits as the scorer keeps it
+# A battle's intent vector is its task's, so a campaign over the ten tasks carries ten distinct vectors.
+TASK_VECTORS = [[round(rng.uniform(-1, 1), 6) for _ in range(VECTOR_DIMENSIONS)]
+                for rng in (random.Random(SEED - task) for task in range(10))]
 
 
 def battle_result(i: int) -> dict[str, Any]:
@@ -77,8 +80,7 @@ def battle_request(i: int) -> AppendRequest:
     }
     attrs = {"sandbox_image": "sha256:" + "ab" * 32, "scorer_config_sha256": "cd" * 32,
              "model:embedding": "all-MiniLM-L6-v2", "purple_agent": "mock:good"}
-    rng = random.Random(SEED - i)
-    vector = [round(rng.uniform(-1, 1), 6) for _ in range(VECTOR_DIMENSIONS)]
+    vector = TASK_VECTORS[i % len(TASK_VECTORS)]
     return AppendRequest(f"bench-{i}", battle_result(i), inputs, attrs, vector)
 
 
