@@ -10,7 +10,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from logomesh.battle import BattleRequest, default_battle_id
@@ -36,6 +35,7 @@ from tui.ledger_source import LedgerSource
 from tui.memory import settle_garbage
 from tui.messages import BattleEnded, BattleEventsReceived
 from tui.recent import load_recent_urls, remember_url
+from tui.screens.run_screen import RunScreen
 from tui.widgets.battle.mcts_tree import MctsTree
 from tui.widgets.battle.output_log import SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
@@ -43,7 +43,7 @@ from tui.widgets.battle.setup_form import BattleChoice, SetupForm
 from tui.widgets.battle.status_line import StatusLine
 
 
-class BattleScreen(Screen[None]):
+class BattleScreen(RunScreen):
     DEFAULT_CSS = """
     BattleScreen #panels { height: 1fr; }
     BattleScreen MctsTree { width: 2fr; min-width: 30; }
@@ -52,6 +52,8 @@ class BattleScreen(Screen[None]):
     BattleScreen.running SetupForm { display: none; }
     BattleScreen.hide-form SetupForm { display: none; }
     """
+
+    runner: BattleRunner
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start", priority=True),
@@ -84,17 +86,7 @@ class BattleScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(SetupForm).focus_first()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "start":
-            return not self.runner.running
-        if action == "cancel":
-            return self.runner.running
-        return True
-
     # actions
-
-    def action_start(self) -> None:
-        self.query_one(SetupForm).request_start()
 
     def action_cancel(self) -> None:
         if self.runner.running and not self.runner.cancelling:
@@ -103,11 +95,7 @@ class BattleScreen(Screen[None]):
             self.query_one(SandboxLog).append_note("cancelling: the engine stops at its next step", "bold yellow")
 
     def action_new_battle(self) -> None:
-        if self.runner.running:
-            return
-        self.toggle_class("hide-form")
-        if not self.has_class("hide-form"):
-            self.query_one(SetupForm).focus_first()
+        self.toggle_form()
 
     def action_focus_tree(self) -> None:
         self.query_one(MctsTree).focus()

@@ -9,7 +9,6 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from logomesh.campaign.executor import default_workers
@@ -19,6 +18,7 @@ from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignRunner, ExecutorFactory, local_executor
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
+from tui.screens.run_screen import RunScreen
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
 from tui.widgets.campaign.setup_form import CampaignChoice, CampaignSetupForm
@@ -34,11 +34,13 @@ def plan_for(choice: CampaignChoice) -> CampaignPlan:
                         repeat=choice.repeat, seed=choice.seed, settings=settings)
 
 
-class CampaignScreen(Screen[None]):
+class CampaignScreen(RunScreen):
     DEFAULT_CSS = """
     CampaignScreen.running CampaignSetupForm { display: none; }
     CampaignScreen.hide-form CampaignSetupForm { display: none; }
     """
+
+    runner: CampaignRunner
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start", priority=True),
@@ -69,13 +71,6 @@ class CampaignScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one(CampaignSetupForm).focus_first()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "start":
-            return not self.runner.running
-        if action == "cancel":
-            return self.runner.running
-        return True
-
     @property
     def settled(self) -> bool:
         """No campaign running and the leaderboard shows every battle reported (what tests wait for)."""
@@ -83,20 +78,13 @@ class CampaignScreen(Screen[None]):
 
     # actions
 
-    def action_start(self) -> None:
-        self.query_one(CampaignSetupForm).request_start()
-
     def action_cancel(self) -> None:
         if self.runner.running and not self.runner.cancelling:
             self.runner.cancel()
             self.query_one(CampaignProgressPanel).set_status("cancelling: stopping the battles in flight")
 
     def action_new_campaign(self) -> None:
-        if self.runner.running:
-            return
-        self.toggle_class("hide-form")
-        if not self.has_class("hide-form"):
-            self.query_one(CampaignSetupForm).focus_first()
+        self.toggle_form()
 
     # starting and ending
 
