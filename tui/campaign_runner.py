@@ -169,6 +169,9 @@ class CampaignRunner:
             with self._lock:
                 self._executor = None
         with self._lock:
+            if ending.status == "cancelled" and self._progress is not None and self._progress.running:
+                dropped, self._progress = self._progress.running, dataclasses.replace(self._progress, running=0)
+                ending = _Ending("cancelled", f"{CANCEL_REASON}; {dropped} battle(s) in flight dropped, none recorded")
             self._ending = ending
 
     def flush(self) -> None:

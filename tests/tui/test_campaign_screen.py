@@ -145,6 +145,8 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             await until(pilot, lambda: screen.last_ending is not None and screen.settled, timeout_s=5)
             assert screen.last_ending is not None and screen.last_ending.status == "cancelled"
             assert not executor.release.is_set() and executor.interrupted.is_set()
+            assert "2 battle(s) in flight dropped" in screen.last_ending.reason  # two workers were busy
+            assert panel.progress is not None and panel.progress.running == 0
             assert executor.closed.wait(5), "the executor was not closed"
             events = len(executor.events)
             await pilot.pause(0.3)
