@@ -180,7 +180,7 @@ class Ledger:
         self._frontier: list[tuple[int, bytes]] = []
         self._frontier_size = -1
         self._thread_lock = threading.Lock()  # flock excludes processes, not threads sharing this object
-        self._indexed: set[str] = set()  # attributes whose index this object has made sure of
+        self._indexed: set[str] = set()  # attribute indexes this object has made sure of
 
     # -- opening -------------------------------------------------------------------------------------------------
 
@@ -387,10 +387,11 @@ class Ledger:
     @staticmethod
     def _refuse_duplicates(conn: Connection, requests: Sequence[AppendRequest]) -> None:
         ids = [r.battle_id for r in requests]
-        found = conn.execute(select(table("battles").c.battle_id).where(table("battles").c.battle_id.in_(ids))).first()
-        if found is not None:
+        found = _recorded_ids(conn, ids)
+        duplicate = next((battle_id for battle_id in ids if battle_id in found), None)
+        if duplicate is not None:
             raise DuplicateBattleError(
-                f"battle {found[0]!r} is already in the ledger; entries are never replaced: use a new --battle-id"
+                f"battle {duplicate!r} is already in the ledger; entries are never replaced: use a new --battle-id"
             )
 
     def _sync_files(self) -> None:
@@ -452,7 +453,7 @@ class Ledger:
         if not _ATTRIBUTE_RE.match(attribute):
             raise LedgerError(f"bad attribute name {attribute!r}: use letters, digits and '_', starting with a letter")
         index, path = f"battles_attribute_{attribute}", f"$.attributes.{attribute}"
-        hint = f"INDEXED BY {index}" if self._ensure_index(attribute, index, path) else ""
+        hint = f"INDEXED BY {index}" if self._ensure_index(index, path) else ""
         query = (f"SELECT sequence, battle_id, timestamp, task_id, cis_score, status, result_sha256, dbom "
                  f"FROM battles {hint} WHERE json_extract(dbom, '{path}') = ? ORDER BY sequence")
         try:
@@ -464,27 +465,22 @@ class Ledger:
         for row in rows:
             yield EntrySummary(*row[:7]), dict(parse(row[7]))
 
-    def _ensure_index(self, attribute: str, index: str, path: str) -> bool:
-        """Make the attribute's index if it is missing; False when the database refuses (read-only)."""
-        if attribute in self._indexed:
+    def _ensure_index(self, index: str, path: str) -> bool:
+        """Make the index on ``path`` if it is missing; False when the database refuses (read-only)."""
+        if index in self._indexed:
             return True
         try:
             with self._engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
                 conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {index} ON battles (json_extract(dbom, '{path}'))")
         except SQLAlchemyError:
             return False
-        self._indexed.add(attribute)
+        self._indexed.add(index)
         return True
 
     def recorded(self, battle_ids: Iterable[str]) -> set[str]:
         """Which of ``battle_ids`` the ledger holds (by the unique battle-id index, not a scan)."""
-        wanted, found = list(dict.fromkeys(battle_ids)), set()
-        column = table("battles").c.battle_id
         with self._engine.connect() as conn:
-            for start in range(0, len(wanted), _ID_CHUNK):
-                chunk = wanted[start:start + _ID_CHUNK]
-                found |= {str(r[0]) for r in conn.execute(select(column).where(column.in_(chunk)))}
-        return found
+            return _recorded_ids(conn, battle_ids)
 
     def get(self, battle_id: str) -> StoredBattle | None:
         """The signed DBOM and raw inputs of one battle, or None."""
@@ -541,6 +537,16 @@ def judge_key_chain(conn: Connection) -> list[str]:
     meta = table("meta")
     rows = conn.execute(select(meta.c.value).where(meta.c.key.like(f"{JUDGE_KEY_PREFIX}%")).order_by(meta.c.key))
     return [str(r[0]) for r in rows]
+
+
+def _recorded_ids(conn: Connection, battle_ids: Iterable[str]) -> set[str]:
+    """Which of ``battle_ids`` the battles table holds, asked ``_ID_CHUNK`` ids at a time."""
+    wanted, found = list(dict.fromkeys(battle_ids)), set()
+    column = table("battles").c.battle_id
+    for start in range(0, len(wanted), _ID_CHUNK):
+        chunk = wanted[start:start + _ID_CHUNK]
+        found |= {str(r[0]) for r in conn.execute(select(column).where(column.in_(chunk)))}
+    return found
 
 
 def _tree_size(conn: Connection) -> int:
