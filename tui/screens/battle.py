@@ -83,9 +83,6 @@ class BattleScreen(RunScreen):
         yield StatusLine(id="status")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one(SetupForm).focus_first()
-
     # actions
 
     def action_cancel(self) -> None:

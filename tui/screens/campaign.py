@@ -68,9 +68,6 @@ class CampaignScreen(RunScreen):
         yield Leaderboard(id="leaderboard")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one(CampaignSetupForm).focus_first()
-
     @property
     def settled(self) -> bool:
         """No campaign running and the leaderboard shows every battle reported (what tests wait for)."""

@@ -10,11 +10,6 @@ from textual.screen import Screen
 class Runner(Protocol):
     running: bool
 
-    @property
-    def cancelling(self) -> bool: ...
-
-    def cancel(self) -> None: ...
-
 
 class RunForm(Protocol):
     def request_start(self) -> None: ...
@@ -29,6 +24,9 @@ class RunScreen(Screen[None]):
 
     def setup_form(self) -> RunForm:
         return cast(RunForm, self.query_one("#setup"))
+
+    def on_mount(self) -> None:
+        self.setup_form().focus_first()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "start":
