@@ -51,9 +51,9 @@ from ledger.schema import create_schema, make_engine  # noqa: E402
 from ledger.verify import verify_ledger  # noqa: E402
 
 SEED = 20260101
-VECTOR_DIMENSIONS = 384  # an all-MiniLM-L6-v2 intent vector, rounded to 6 digits as the scorer keeps it
+VECTOR_DIMENSIONS = 384  # an all-MiniLM-L6-v2 intent vector
 # A battle's intent vector is its task's, so a campaign over the ten tasks carries ten distinct vectors.
-TASK_VECTORS = [[round(rng.uniform(-1, 1), 6) for _ in range(VECTOR_DIMENSIONS)]
+TASK_VECTORS = [[rng.uniform(-1, 1) for _ in range(VECTOR_DIMENSIONS)]
                 for rng in (random.Random(SEED - task) for task in range(10))]
 
 

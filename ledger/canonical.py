@@ -9,7 +9,6 @@ a caller who needs them stores them as strings.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -86,24 +85,7 @@ def member_bytes(value: Any) -> bytes:
         return b"null"
     if type(value) is int and -_SAFE_INT <= value <= _SAFE_INT:
         return str(value).encode()
-    if type(value) is list and len(value) >= _MEMO_MIN_LENGTH and set(map(type, value)) <= {float, int}:
-        return _number_array_bytes(tuple(value))
     return canonicalize(value)
-
-
-_MEMO_MIN_LENGTH = 64
-
-
-@functools.lru_cache(maxsize=256)
-def _number_array_bytes(numbers: tuple[float | int, ...]) -> bytes:
-    """Canonical bytes of a long array of numbers, remembered.
-
-    Every battle of a task carries the same 384-float intent vector, and formatting it costs a third
-    of an append or a verification (CPython writes a float's shortest form at ~0.5 µs). Numbers that
-    compare equal (``1`` and ``1.0``, ``0.0`` and ``-0.0``) have one canonical form, so sharing a cache
-    entry between them is exact; ``bool`` never gets here, as callers pass ints and floats only.
-    """
-    return canonicalize(list(numbers))
 
 
 def canonical_object(members: Mapping[str, bytes]) -> bytes:

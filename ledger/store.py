@@ -33,7 +33,7 @@ from sqlmodel import Session, col
 from ledger import files
 from ledger.canonical import canonicalize, parse
 from ledger.checkpoint import Checkpoint, sign_checkpoint
-from ledger.dbom import build_entry, check_battle_id, dbom_file_name, sign_encoded
+from ledger.dbom import build_entry, check_battle_id, dbom_file_name, decode_vector, sign_encoded
 from ledger.errors import DuplicateBattleError, LedgerError
 from ledger.keys import (
     DEFAULT_KEY_NAME,
@@ -501,7 +501,7 @@ class Ledger:
             sequence=row.sequence, battle_id=row.battle_id, result=document["result"],
             result_sha256=row.result_sha256, dbom=document,
             inputs={name: found[digest] for name, digest in digests.items()},
-            attributes=dict(document["attributes"]), intent_vector=document["intent_vector"],
+            attributes=dict(document["attributes"]), intent_vector=decode_vector(document["intent_vector"]),
             dbom_path=self.home / row.dbom_path,
         )
 

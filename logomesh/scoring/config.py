@@ -77,7 +77,6 @@ class ScoringConfig:
     window_stride: int = 192  # tokens between window starts: consecutive windows share 62 tokens
     max_windows: int = 32  # beyond this many windows, an evenly spaced sample is embedded (and reported)
     digits: int = 4  # rounding of every float in the result
-    vector_digits: int = 6  # rounding of the intent vector kept for the DBOM
     embedding_model: str = EMBEDDING_MODEL
 
     def canonical(self) -> dict[str, Any]:

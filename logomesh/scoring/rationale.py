@@ -141,6 +141,6 @@ def rationale_score(task: TaskSpec, source: str, config: ScoringConfig) -> Ratio
     intent = intent_embedding(task, config)
     code, count, embedded = embed(code_text(source), config)
     cosine = float(np.dot(code, intent))
-    vector = tuple(round(float(v), config.vector_digits) for v in intent)
+    vector = tuple(float(v) for v in intent)
     return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, embedded=embedded,
                      intent_vector=vector)

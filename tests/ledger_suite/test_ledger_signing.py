@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import copy
 import os
+import random
 import stat
+from array import array
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,17 @@ from ledger_fixtures import ATTRS, make_inputs, make_result
 
 from ledger.canonical import canonicalize
 from ledger.checkpoint import Checkpoint, CheckpointError, open_checkpoint, sign_checkpoint, split_note
-from ledger.dbom import PAYLOAD_TYPE, build_entry, dbom_problems, pae, sign_entry, statement, verify_envelope
+from ledger.dbom import (
+    PAYLOAD_TYPE,
+    build_entry,
+    dbom_problems,
+    decode_vector,
+    encode_vector,
+    pae,
+    sign_entry,
+    statement,
+    verify_envelope,
+)
 from ledger.errors import LedgerError
 from ledger.keys import SignerKey, create_key, key_id, load_key, parse_signer_key, parse_verifier_key
 
@@ -134,7 +146,35 @@ def test_entry_hashes_every_input() -> None:
     assert isinstance(inputs, dict)
     for name, data in make_inputs(7).items():
         assert inputs[name] == {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    assert doc["attributes"] == ATTRS and doc["intent_vector"] == [0.5, -0.25]
+    assert doc["attributes"] == ATTRS
+    assert doc["intent_vector"] == {"encoding": "float32-le-base64", "dimensions": 2, "data": "AAAAPwAAgL4="}
+    assert decode_vector(doc["intent_vector"]) == [0.5, -0.25]
+
+
+def test_the_intent_vector_keeps_every_float32_bit_and_refuses_what_float32_cannot_hold() -> None:
+    rng = random.Random(3)
+    values = array("f", [rng.uniform(-1, 1) for _ in range(384)]).tolist()  # what the model computes: float32
+    stored = encode_vector(values)
+    assert len(stored["data"]) == 2048  # 384 x 4 bytes in base64, where JSON numbers took ~14 KB
+    assert decode_vector(stored) == values
+    assert decode_vector(encode_vector(tuple(values))) == values  # served from memory the second time
+    for bad in ([float("nan")], [float("inf")], [1e39], ["0.5"], [None]):
+        with pytest.raises(LedgerError):
+            encode_vector(bad)  # type: ignore[arg-type]
+    for broken in ({**stored, "dimensions": 383}, {**stored, "data": "not base64!"}, {**stored, "encoding": "f16"},
+                   {**stored, "data": "AAAA"}):  # three bytes: not whole float32 values
+        with pytest.raises(LedgerError):
+            decode_vector(broken)
+
+
+def test_an_entry_of_the_first_schema_still_verifies_and_reads() -> None:
+    """Ledgers written before the compact vector (a JSON array of numbers) stay valid."""
+    entry = build_entry(sequence=1, battle_id="old-1", timestamp="2026-01-02T03:04:05.000000Z",
+                        result=make_result("old-1", 0.5), inputs=make_inputs(1), attributes=ATTRS, intent_vector=None)
+    entry |= {"schema": "logomesh-dbom/1", "intent_vector": [0.123456, -0.5, 1e-7]}
+    document = sign_entry(entry, JUDGE)
+    assert dbom_problems(document, [JUDGE.verifier]) == []
+    assert decode_vector(document["intent_vector"]) == [0.123456, -0.5, 1e-7]
 
 
 def test_our_envelope_verifies_with_securesystemslib() -> None:
@@ -185,7 +225,7 @@ def test_signed_leaf_is_exactly_rfc8785_for_awkward_values() -> None:
                                           "\u20acuro": -0.0, "neg": -5, "flag": True}
     entry = build_entry(sequence=2**40, battle_id="odd-1", timestamp="2026-01-02T03:04:05.000000Z", result=result,
                         inputs={"ü": b"\xff\x00"}, attributes={"\U0001f600": "ø", "a": ""},
-                        intent_vector=[1e-9, 3.0, -2.5e-5, 1.5e-300])
+                        intent_vector=[1e-9, 3.0, -2.5e-5])
     signed = sign_encoded(entry, JUDGE)
     assert signed.leaf_data == reference_canonicalize(parse(signed.leaf_data))
     assert signed.leaf_data == reference_canonicalize(signed.document)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import stat
+from array import array
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,16 @@ def test_get_returns_inputs_for_replay(ledger: Ledger) -> None:
     assert stored.result_sha256 == canonical_sha256(stored.result)
     assert stored.attributes == ATTRS and stored.intent_vector is None
     assert ledger.get("missing") is None
+
+
+def test_the_intent_vector_reads_back_at_float32_precision(ledger: Ledger) -> None:
+    vector = [0.1 * i - 1.0 for i in range(384)]
+    ledger.append("b-v", make_result("b-v"), make_inputs(1), ATTRS, vector)
+    stored = ledger.get("b-v")
+    assert stored is not None and stored.intent_vector is not None
+    assert stored.dbom["schema"] == "logomesh-dbom/2"
+    assert stored.intent_vector == array("f", vector).tolist()  # each value rounded once, to float32
+    assert stored.intent_vector != vector
 
 
 def test_entries_in_order_with_summary_fields(ledger: Ledger) -> None:
