@@ -16,19 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from ledger import files
-from ledger.canonical import parse, sha256_hex
 from ledger.checkpoint import CheckpointError, open_checkpoint
-from ledger.dbom import check_dbom, dbom_file_name
+from ledger.entry_checks import KeyChain, check_entries, default_workers
 from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
-from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, leaf_hash, verify_consistency
+from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, verify_consistency
 from ledger.schema import APPEND_ONLY, make_engine, missing_triggers, table
-from ledger.store import DB_FILE, KEYS_DIR, ROTATION_STATUS, judge_key_chain
+from ledger.store import DB_FILE, KEYS_DIR, judge_key_chain
 
 # The kinds of tamper a report can name.
 KINDS = {
@@ -110,49 +109,28 @@ class _Seen:
             report.add("fork", f"checkpoints of size {size} disagree: {known[1]} vs {source}")
 
 
-@dataclass
-class _KeyChain:
-    """The judge keys in force while entries are replayed in order.
-
-    An entry verifies with the chain's current key or any key the auditor
-    gave. A key-rotation entry that verifies makes its new key current (the
-    old one no longer signs later entries). Checkpoints verify with any key
-    the chain has held.
-    """
-
-    given: list[VerifierKey]
-    current: VerifierKey | None
-    held: list[VerifierKey] = field(default_factory=list)
-
-    def signers(self) -> list[VerifierKey]:
-        return [k for k in [self.current, *self.given] if k is not None]
-
-    def adopt(self, key: VerifierKey) -> None:
-        self.current = key
-        if key not in self.held:
-            self.held.append(key)
-
-    def all_keys(self) -> list[VerifierKey]:
-        return list(dict.fromkeys([*self.given, *self.held]))
-
-
-def start_chain(home: Path, conn: Connection, given: Sequence[VerifierKey] | None) -> tuple[_KeyChain, list[str]]:
+def start_chain(home: Path, conn: Connection, given: Sequence[VerifierKey] | None) -> tuple[KeyChain, list[str]]:
     """The auditor's keys if given, else the ledger's first judge key; and the chain the ledger records."""
     recorded = judge_key_chain(conn)
     if given:
-        return _KeyChain(list(given), given[0], [given[0]]), recorded
+        return KeyChain(list(given), given[0], [given[0]]), recorded
     first: VerifierKey | None = None
     try:
         first = parse_verifier_key(recorded[0]) if recorded else load_verifier(home / KEYS_DIR)
     except LedgerError:
         first = None
-    return _KeyChain([], first, [first] if first else []), recorded
+    return KeyChain([], first, [first] if first else []), recorded
 
 
 def verify_ledger(
-    home: Path, *, pubkeys: Sequence[VerifierKey] | None = None, saved_checkpoints: Iterable[str] = ()
+    home: Path, *, pubkeys: Sequence[VerifierKey] | None = None, saved_checkpoints: Iterable[str] = (),
+    workers: int | None = None,
 ) -> VerifyReport:
-    """Check everything under ``home``; a report, never an exception, for tampering."""
+    """Check everything under ``home``; a report, never an exception, for tampering.
+
+    ``workers`` processes check the entries (default: one for a small ledger, else the usable
+    cores up to 4); the report is the same whatever the number.
+    """
     started = time.perf_counter()
     db_path = home / DB_FILE
     if not db_path.exists():
@@ -170,7 +148,9 @@ def verify_ledger(
             meta = table("meta")
             row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()
             origin = str(row[0]) if row else None
-            tree, blob_users = _check_entries(home, conn, chain, report)
+            count = conn.execute(select(func.count()).select_from(table("battles"))).scalar_one()
+            tree, blob_users = check_entries(home, conn, chain, report.add,
+                                             default_workers(count) if workers is None else workers)
             keys = chain.all_keys()
             for text in recorded:
                 if text not in {k.encode() for k in keys}:
@@ -206,103 +186,6 @@ def _tables_present(conn: Connection, report: VerifyReport) -> bool:
     for name in missing:
         report.add("table-missing", f"table {name} was dropped")
     return not missing
-
-
-def _check_entries(
-    home: Path, conn: Connection, chain: _KeyChain, report: VerifyReport
-) -> tuple[MemoryTree, dict[str, list[int]]]:
-    battles = table("battles")
-    tree = MemoryTree()
-    blob_users: dict[str, list[int]] = {}
-    expected = 0
-    for row in conn.execute(select(battles).order_by(battles.c.sequence)).mappings():
-        sequence = int(row["sequence"])
-        if sequence != expected:
-            missing = f"{expected}" if sequence == expected + 1 else f"{expected}..{sequence - 1}"
-            report.add("entry-deleted", f"sequence {missing} missing before this entry", sequence)
-        expected = sequence + 1
-        data = str(row["dbom"]).encode()
-        leaf = leaf_hash(data)
-        tree.append(leaf)
-        if leaf.hex() != row["leaf_hash"]:
-            report.add("leaf-mismatch", "leaf_hash column is not SHA-256(0x00 ‖ dbom)", sequence)
-        document = _entry_document(data, sequence, report)
-        if document is None:
-            continue
-        if document.get("sequence") != sequence:
-            report.add("sequence-mismatch", f"entry signed as sequence {document.get('sequence')}", sequence)
-        check = check_dbom(document, chain.signers(), data)
-        for kind, detail in check.problems:
-            report.add(kind, detail, sequence)
-        if not check.problems:
-            _follow_rotation(document, chain, sequence, report)
-        _check_columns(row, document, check.result_bytes, report)
-        for info in (document.get("inputs") or {}).values():
-            blob_users.setdefault(str(info.get("sha256")), []).append(sequence)
-        _check_dbom_file(home, str(row["dbom_path"]), document.get("battle_id"), data, sequence, report)
-    return tree, blob_users
-
-
-def _follow_rotation(document: dict[str, Any], chain: _KeyChain, sequence: int, report: VerifyReport) -> None:
-    result = document.get("result")
-    if not isinstance(result, dict) or result.get("kind") != ROTATION_STATUS:
-        return
-    try:
-        chain.adopt(parse_verifier_key(str(result.get("new_key"))))
-    except LedgerError as exc:
-        report.add("malformed", f"key rotation names no valid new key: {exc}", sequence)
-
-
-def _entry_document(data: bytes, sequence: int, report: VerifyReport) -> dict[str, Any] | None:
-    try:
-        document = parse(data)
-    except (LedgerError, ValueError):
-        report.add("malformed", "dbom column is not JSON", sequence)
-        return None
-    if not isinstance(document, dict):
-        report.add("malformed", "dbom column is not a JSON object", sequence)
-        return None
-    return document
-
-
-def _check_columns(row: Any, document: dict[str, Any], result_bytes: bytes | None, report: VerifyReport) -> None:
-    sequence = int(row["sequence"])
-    raw = str(row["raw_result"]).encode()
-    if sha256_hex(raw) != row["result_sha256"]:
-        report.add("result-edited", "raw_result does not hash to result_sha256", sequence)
-    if result_bytes is not None and result_bytes != raw:
-        report.add("result-edited", "raw_result differs from the signed result", sequence)
-    result = document.get("result")
-    score = result.get("cis_score") if isinstance(result, dict) else None
-    wanted = {
-        "battle_id": document.get("battle_id"), "timestamp": document.get("timestamp"),
-        "task_id": document.get("task_id"), "status": document.get("status"),
-        "result_sha256": document.get("result_sha256"),
-        "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
-    }
-    for column, value in wanted.items():
-        if row[column] != value:
-            report.add("column-edited", f"{column} is {row[column]!r} but the signed entry says {value!r}", sequence)
-
-
-def _check_dbom_file(
-    home: Path, rel: str, battle_id: object, data: bytes, sequence: int, report: VerifyReport
-) -> None:
-    try:
-        expected = f"{files.DBOM_DIR}/{dbom_file_name(str(battle_id))}"
-    except LedgerError:
-        expected = None
-    if rel != expected:
-        report.add("dbom-file", f"dbom_path {rel!r} is not the file named for this battle", sequence)
-        return
-    try:
-        with open(home / rel, "rb") as fh:
-            copy = fh.read()
-    except FileNotFoundError:
-        return  # a copy for convenience; the row is authoritative
-    if copy != data and not (len(copy) < len(data) and data.startswith(copy)):
-        # A strict prefix is a write torn by a crash (rewritten on the next open), not an edit.
-        report.add("dbom-file", f"{rel} differs from the signed entry in the database", sequence)
 
 
 def _check_blobs(conn: Connection, users: dict[str, list[int]], report: VerifyReport) -> None:

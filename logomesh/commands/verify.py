@@ -67,16 +67,23 @@ def ledger(
         typer.Option("--checkpoint", help="A checkpoint saved earlier (note, export index or bundle); repeatable."),
     ] = None,
     pubkey: PubkeyOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="Processes checking entries (default: 1 below 3,000 entries, "
+                                              "else the usable cores up to 4); the report is the same."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recompute every hash, signature, proof and checkpoint of the ledger; exit 3 on any problem."""
     from ledger import LedgerError
     from ledger.verify import verify_ledger
 
+    if workers is not None and workers < 1:
+        fail("--workers must be at least 1", 2)
     keys = load_pubkeys(pubkey)
     saved = [read_saved_checkpoint(p) for p in checkpoint or []]
     try:
-        report = verify_ledger(resolve_home(home), pubkeys=keys or None, saved_checkpoints=saved)
+        report = verify_ledger(resolve_home(home), pubkeys=keys or None, saved_checkpoints=saved, workers=workers)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:

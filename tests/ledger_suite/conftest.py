@@ -1,5 +1,5 @@
 """Fixtures shared by the ledger tests (helpers live in ``ledger_fixtures``)."""
 
-from ledger_fixtures import home, ledger
+from ledger_fixtures import home, ledger, verify_workers
 
-__all__ = ["home", "ledger"]
+__all__ = ["home", "ledger", "verify_workers"]

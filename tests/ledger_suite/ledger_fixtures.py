@@ -67,3 +67,20 @@ def home(tmp_path: Path) -> Path:
 def ledger(home: Path) -> Iterator[Ledger]:
     with Ledger.open(home, clock=step_clock()) as led:
         yield led
+
+
+@pytest.fixture(params=["one process", "worker processes"])
+def verify_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test with entries checked in this process, then in two workers over chunks of three entries.
+
+    The parallel path must give the same report, so every tamper case runs both ways.
+    """
+    import ledger.entry_checks
+    import ledger.verify
+
+    if request.param == "worker processes":
+        monkeypatch.setattr(ledger.verify, "default_workers", lambda entries: 2)
+        monkeypatch.setattr(ledger.entry_checks, "CHUNK", 3)
+    else:
+        monkeypatch.setattr(ledger.verify, "default_workers", lambda entries: 1)
+    return str(request.param)

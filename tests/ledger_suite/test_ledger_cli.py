@@ -69,6 +69,10 @@ def test_verify_ledger_reports_tamper_with_exit_3(filled: Path) -> None:
     assert "entry 3: column-edited: cis_score" in out and "ledger: trigger-removed" in out
     code, out, _ = _run("verify", "ledger", "--home", str(filled), "--json")
     assert code == 3 and {"sequence": 3, "kind": "column-edited"}.items() <= json.loads(out)["problems"][-1].items()
+    code, parallel, _ = _run("verify", "ledger", "--home", str(filled), "--json", "--workers", "2")
+    assert code == 3 and json.loads(parallel)["problems"] == json.loads(out)["problems"]
+    code, _, err = _run("verify", "ledger", "--home", str(filled), "--workers", "0")
+    assert code == 2 and err == "logomesh: error: --workers must be at least 1\n"
 
 
 def test_verify_ledger_with_pubkey_and_saved_checkpoint(filled: Path, tmp_path: Path) -> None:

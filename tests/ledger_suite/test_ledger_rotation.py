@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 from pathlib import Path
 
+import pytest
 from ledger_fixtures import fill, step_clock
 from typer.testing import CliRunner
 
 from ledger import Ledger
 from ledger.keys import load_key, load_verifier, stage_next_key
+from ledger.schema import trigger_names
 from ledger.verify import verify_ledger
 from logomesh.cli import app
+
+pytestmark = pytest.mark.usefixtures("verify_workers")
 
 
 def test_rotation_is_a_signed_entry_and_the_log_keeps_verifying(home: Path) -> None:
@@ -92,3 +97,32 @@ def test_bundles_after_rotation_verify_with_the_key_chain(home: Path, tmp_path: 
     assert runner.invoke(app, ["verify", "bundle", old_bundle]).exit_code == 0
     only_new = runner.invoke(app, ["verify", "bundle", old_bundle, "--pubkey", new])
     assert only_new.exit_code == 3 and "bad-signature" in only_new.stdout
+
+
+def test_worker_processes_give_the_same_report_as_one(home: Path) -> None:
+    """Rotations, a forged entry after one, an edit and a deleted entry: the same problems in the same order."""
+    from ledger.keys import SignerKey
+
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 4)
+        old = led._key
+        led.rotate_key(new_seed=b"\x42" * 32)
+        fill(led, 4, start=10)
+        led.rotate_key(new_seed=b"\x43" * 32)
+        fill(led, 3, start=20)
+        led._key = SignerKey(old.name, old.seed)
+        led._follow_rotation = lambda conn: None  # type: ignore[method-assign]
+        led.append("forged", {"battle_id": "forged", "status": "scored"}, {}, {})
+    db = sqlite3.connect(home / "battles.db")
+    for name in trigger_names():
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute("UPDATE battles SET cis_score = 0.99 WHERE sequence = 2")
+    db.execute("DELETE FROM battles WHERE sequence = 7")
+    db.commit()
+    db.close()
+    one = verify_ledger(home, workers=1).as_dict()
+    several = verify_ledger(home, workers=3).as_dict()
+    one.pop("seconds"), several.pop("seconds")
+    assert several == one
+    kinds = {(p["kind"], p["sequence"]) for p in one["problems"]}
+    assert {("column-edited", 2), ("entry-deleted", 8), ("bad-signature", 13)} <= kinds

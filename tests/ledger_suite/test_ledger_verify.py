@@ -17,6 +17,8 @@ from ledger.merkle import leaf_hash
 from ledger.schema import trigger_names
 from ledger.verify import verify_ledger
 
+pytestmark = pytest.mark.usefixtures("verify_workers")
+
 SIZE = 8
 
 

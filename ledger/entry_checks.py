@@ -1,0 +1,272 @@
+"""The checks of each entry on its own, in this process or spread over worker processes.
+
+An entry's checks need its row, its DBOM file and the judge keys in force at
+its sequence number. Those keys change only at key-rotation entries, so the
+parallel path replays the rotation entries first, in order, exactly as the
+single-process walk would (:func:`key_timeline`); every other entry can then
+be checked anywhere, in any order. Findings come back per entry and are
+reported in sequence order, so both paths give the same report (a test runs
+every tamper case both ways).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection, RowMapping
+
+from ledger import files
+from ledger.canonical import parse, sha256_hex
+from ledger.dbom import check_dbom, dbom_file_name
+from ledger.errors import LedgerError
+from ledger.keys import VerifierKey, parse_verifier_key
+from ledger.merkle import MemoryTree, leaf_hash
+from ledger.schema import make_engine, table
+from ledger.store import DB_FILE, ROTATION_STATUS
+
+ROTATION_MARK = f'"kind":"{ROTATION_STATUS}"'  # in the canonical JSON of every rotation entry
+PARALLEL_FROM = 3000  # entries; below this, starting worker processes costs more than it saves
+MAX_WORKERS = 4
+CHUNK = 1000  # entries per task handed to a worker
+
+Finding = tuple[str, str]  # (kind, detail)
+Report = Callable[[str, str, int], None]  # adds (kind, detail, sequence) to the report
+
+
+@dataclass
+class KeyChain:
+    """The judge keys in force while entries are replayed in order.
+
+    An entry verifies with the chain's current key or any key the auditor
+    gave. A key-rotation entry that verifies makes its new key current (the
+    old one no longer signs later entries). Checkpoints verify with any key
+    the chain has held.
+    """
+
+    given: list[VerifierKey]
+    current: VerifierKey | None
+    held: list[VerifierKey] = field(default_factory=list)
+
+    def signers(self) -> list[VerifierKey]:
+        return [k for k in [self.current, *self.given] if k is not None]
+
+    def adopt(self, key: VerifierKey) -> None:
+        self.current = key
+        if key not in self.held:
+            self.held.append(key)
+
+    def all_keys(self) -> list[VerifierKey]:
+        return list(dict.fromkeys([*self.given, *self.held]))
+
+
+@dataclass(frozen=True)
+class EntryFindings:
+    """What the checks of one entry found; ``signed_ok`` when its DBOM verified with no problem at all."""
+
+    sequence: int
+    leaf: bytes
+    problems: list[Finding]
+    blobs: list[str]
+    signed_ok: bool = False
+
+
+def default_workers(entries: int) -> int:
+    """Processes for checking ``entries``: one for a small ledger, else the usable cores (at most 4)."""
+    if entries < PARALLEL_FROM:
+        return 1
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def check_entries(
+    home: Path, conn: Connection, chain: KeyChain, report_add: Report, workers: int
+) -> tuple[MemoryTree, dict[str, list[int]]]:
+    """Check every entry, report its problems in sequence order; the rebuilt tree and who uses which blob."""
+    tree = MemoryTree()
+    blob_users: dict[str, list[int]] = {}
+    expected = 0
+    findings = _sequential(home, conn, chain) if workers <= 1 else _parallel(home, conn, chain, workers)
+    for found in findings:
+        if found.sequence != expected:
+            missing = f"{expected}" if found.sequence == expected + 1 else f"{expected}..{found.sequence - 1}"
+            report_add("entry-deleted", f"sequence {missing} missing before this entry", found.sequence)
+        expected = found.sequence + 1
+        tree.append(found.leaf)
+        for kind, detail in found.problems:
+            report_add(kind, detail, found.sequence)
+        for digest in found.blobs:
+            blob_users.setdefault(digest, []).append(found.sequence)
+    return tree, blob_users
+
+
+def _rows(conn: Connection, *where: Any) -> Iterator[RowMapping]:
+    battles = table("battles")
+    yield from conn.execute(select(battles).where(*where).order_by(battles.c.sequence)).mappings()
+
+
+def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[EntryFindings]:
+    for row in _rows(conn):
+        found, document = check_entry(home, row, chain.signers())
+        rotation = follow_rotation(document, chain) if found.signed_ok and document is not None else None
+        yield found if rotation is None else _with(found, rotation)
+
+
+def _with(found: EntryFindings, extra: Finding) -> EntryFindings:
+    return EntryFindings(found.sequence, found.leaf, [*found.problems, extra], found.blobs, found.signed_ok)
+
+
+def follow_rotation(document: Mapping[str, Any], chain: KeyChain) -> Finding | None:
+    """Adopt the new key a verified rotation entry names; a problem if it names none."""
+    result = document.get("result")
+    if not isinstance(result, dict) or result.get("kind") != ROTATION_STATUS:
+        return None
+    try:
+        chain.adopt(parse_verifier_key(str(result.get("new_key"))))
+    except LedgerError as exc:
+        return ("malformed", f"key rotation names no valid new key: {exc}")
+    return None
+
+
+# -- the parallel path -------------------------------------------------------------------------------------------
+
+Timeline = list[tuple[int, list[str]]]  # (after this sequence, the signers' encoded keys), in sequence order
+
+
+def key_timeline(home: Path, conn: Connection, chain: KeyChain) -> tuple[Timeline, dict[int, Finding]]:
+    """Replay the rotation entries in order, as the single-process walk would; when the signers change.
+
+    Only an entry whose canonical JSON holds :data:`ROTATION_MARK` can change
+    the chain (a rotation must verify, and a verified entry is canonical), so
+    the other entries need not be read here. Also the problems of rotations
+    that name no valid key, by sequence.
+    """
+    battles = table("battles")
+    timeline: Timeline = [(-1, [k.encode() for k in chain.signers()])]
+    rotation_problems: dict[int, Finding] = {}
+    for row in _rows(conn, func.instr(battles.c.dbom, ROTATION_MARK) > 0):
+        found, document = check_entry(home, row, chain.signers())
+        if not found.signed_ok or document is None:
+            continue
+        before = chain.current
+        problem = follow_rotation(document, chain)
+        if problem is not None:
+            rotation_problems[found.sequence] = problem
+        if chain.current is not before:
+            timeline.append((found.sequence, [k.encode() for k in chain.signers()]))
+    return timeline, rotation_problems
+
+
+def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> Iterator[EntryFindings]:
+    timeline, rotation_problems = key_timeline(home, conn, chain)
+    battles = table("battles")
+    sequences = [int(s) for (s,) in conn.execute(select(battles.c.sequence).order_by(battles.c.sequence))]
+    ranges = [(sequences[i], sequences[min(i + CHUNK, len(sequences)) - 1]) for i in range(0, len(sequences), CHUNK)]
+    tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges]
+    context = multiprocessing.get_context("spawn")  # no fork: the caller may be a threaded app (the console)
+    with ProcessPoolExecutor(max_workers=min(workers, max(1, len(tasks))), mp_context=context) as pool:
+        for chunk in pool.map(_check_range, tasks):
+            for found in chunk:
+                problem = rotation_problems.get(found.sequence)
+                yield found if problem is None else _with(found, problem)
+
+
+def _check_range(task: tuple[str, int, int, Timeline]) -> list[EntryFindings]:
+    """In a worker: the findings of the entries with sequence numbers ``lo..hi``."""
+    home_text, lo, hi, timeline = task
+    home = Path(home_text)
+    keys = [[parse_verifier_key(text) for text in encoded] for _, encoded in timeline]
+    battles = table("battles")
+    engine = make_engine(home / DB_FILE)
+    try:
+        with engine.connect() as conn:
+            out = []
+            for row in _rows(conn, battles.c.sequence >= lo, battles.c.sequence <= hi):
+                sequence = int(row["sequence"])
+                epoch = max(i for i, (after, _) in enumerate(timeline) if after < sequence)
+                out.append(check_entry(home, row, keys[epoch])[0])
+            return out
+    finally:
+        engine.dispose()
+
+
+# -- one entry ---------------------------------------------------------------------------------------------------
+
+
+def check_entry(
+    home: Path, row: RowMapping, signers: Sequence[VerifierKey]
+) -> tuple[EntryFindings, dict[str, Any] | None]:
+    """Every check of one row against the keys in force: leaf, canonical form, signature, columns, DBOM file."""
+    sequence = int(row["sequence"])
+    problems: list[Finding] = []
+    data = str(row["dbom"]).encode()
+    leaf = leaf_hash(data)
+    if leaf.hex() != row["leaf_hash"]:
+        problems.append(("leaf-mismatch", "leaf_hash column is not SHA-256(0x00 ‖ dbom)"))
+    document = _entry_document(data, problems)
+    if document is None:
+        return EntryFindings(sequence, leaf, problems, []), None
+    if document.get("sequence") != sequence:
+        problems.append(("sequence-mismatch", f"entry signed as sequence {document.get('sequence')}"))
+    check = check_dbom(document, signers, data)
+    problems += check.problems
+    problems += _column_problems(row, document, check.result_bytes)
+    blobs = [str(info.get("sha256")) for info in (document.get("inputs") or {}).values()]
+    problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data)
+    return EntryFindings(sequence, leaf, problems, blobs, signed_ok=not check.problems), document
+
+
+def _entry_document(data: bytes, problems: list[Finding]) -> dict[str, Any] | None:
+    try:
+        document = parse(data)
+    except (LedgerError, ValueError):
+        problems.append(("malformed", "dbom column is not JSON"))
+        return None
+    if not isinstance(document, dict):
+        problems.append(("malformed", "dbom column is not a JSON object"))
+        return None
+    return document
+
+
+def _column_problems(row: RowMapping, document: dict[str, Any], result_bytes: bytes | None) -> list[Finding]:
+    problems: list[Finding] = []
+    raw = str(row["raw_result"]).encode()
+    if sha256_hex(raw) != row["result_sha256"]:
+        problems.append(("result-edited", "raw_result does not hash to result_sha256"))
+    if result_bytes is not None and result_bytes != raw:
+        problems.append(("result-edited", "raw_result differs from the signed result"))
+    result = document.get("result")
+    score = result.get("cis_score") if isinstance(result, dict) else None
+    wanted = {
+        "battle_id": document.get("battle_id"), "timestamp": document.get("timestamp"),
+        "task_id": document.get("task_id"), "status": document.get("status"),
+        "result_sha256": document.get("result_sha256"),
+        "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+    }
+    for column, value in wanted.items():
+        if row[column] != value:
+            problems.append(("column-edited", f"{column} is {row[column]!r} but the signed entry says {value!r}"))
+    return problems
+
+
+def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes) -> list[Finding]:
+    try:
+        expected = f"{files.DBOM_DIR}/{dbom_file_name(str(battle_id))}"
+    except LedgerError:
+        expected = None
+    if rel != expected:
+        return [("dbom-file", f"dbom_path {rel!r} is not the file named for this battle")]
+    try:
+        with open(home / rel, "rb") as fh:
+            copy = fh.read()
+    except FileNotFoundError:
+        return []  # a copy for convenience; the row is authoritative
+    if copy != data and not (len(copy) < len(data) and data.startswith(copy)):
+        # A strict prefix is a write torn by a crash (rewritten on the next open), not an edit.
+        return [("dbom-file", f"{rel} differs from the signed entry in the database")]
+    return []
