@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -119,3 +120,16 @@ def test_the_thread_count_changes_no_byte_of_an_embedding(model: MiniLM, rate_li
         other = MiniLM(model_root(), threads=threads)
         assert other.threads == threads
         assert [other.embed_ids(ids).tobytes() for ids in windows] == baseline, f"{threads} threads"
+
+
+def test_loading_the_encoder_leaves_no_file_behind(tmp_path: Path) -> None:
+    """ONNX Runtime's telemetry client writes a session-id file into $TMPDIR unless it is switched off."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"} | {"TMPDIR": str(tmp_path)}
+    script = "from logomesh.scoring.rationale import load_model; print(len(load_model().embed_ids([100, 200])))"
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "384", run.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
