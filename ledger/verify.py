@@ -124,12 +124,14 @@ def start_chain(home: Path, conn: Connection, given: Sequence[VerifierKey] | Non
 
 def verify_ledger(
     home: Path, *, pubkeys: Sequence[VerifierKey] | None = None, saved_checkpoints: Iterable[str] = (),
-    workers: int | None = None,
+    workers: int | None = 1,
 ) -> VerifyReport:
     """Check everything under ``home``; a report, never an exception, for tampering.
 
-    ``workers`` processes check the entries (default: one for a small ledger, else the usable
-    cores up to 4); the report is the same whatever the number.
+    ``workers`` processes check the entries; ``None`` picks one for a small ledger, else the usable
+    cores up to 4. The report is the same whatever the number. Worker processes are started with
+    ``spawn``, which imports the caller's main module again: a script that calls this with more than
+    one worker needs the ``if __name__ == "__main__":`` guard, hence the default of one.
     """
     started = time.perf_counter()
     db_path = home / DB_FILE

@@ -151,7 +151,7 @@ class LedgerSource:
                 if sequence is not None:
                     marks[sequence] = (reason == "", reason)
                 on_progress(done, total)
-        report = verify_ledger(self.home)
+        report = verify_ledger(self.home, workers=None)  # worker processes for a large ledger
         on_progress(total, total)
         ledger_wide: list[str] = []
         for problem in report.problems:

@@ -69,7 +69,7 @@ def ledger(
     pubkey: PubkeyOption = None,
     workers: Annotated[
         int | None,
-        typer.Option("--workers", help="Processes checking entries (default: 1 below 3,000 entries, "
+        typer.Option("--workers", help="Processes checking entries (default: 1 below 10,000 entries, "
                                               "else the usable cores up to 4); the report is the same."),
     ] = None,
     as_json: JsonOption = False,

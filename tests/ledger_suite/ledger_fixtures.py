@@ -79,8 +79,11 @@ def verify_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     import ledger.verify
 
     if request.param == "worker processes":
-        monkeypatch.setattr(ledger.verify, "default_workers", lambda entries: 2)
+        checks = ledger.entry_checks.check_entries
+
+        def in_workers(home: Path, conn: Any, chain: Any, report_add: Any, workers: int) -> Any:
+            return checks(home, conn, chain, report_add, 2)
+
+        monkeypatch.setattr(ledger.verify, "check_entries", in_workers)
         monkeypatch.setattr(ledger.entry_checks, "CHUNK", 3)
-    else:
-        monkeypatch.setattr(ledger.verify, "default_workers", lambda entries: 1)
     return str(request.param)

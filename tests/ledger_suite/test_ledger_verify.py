@@ -250,3 +250,20 @@ def test_foreign_database_is_not_a_ledger(tmp_path: Path) -> None:
 def test_dropped_table(filled: Path) -> None:
     _tamper(filled, "DROP TABLE checkpoints")
     assert ("table-missing", None) in _problems(filled)
+
+
+def test_each_tamper_case_runs_in_the_mode_it_names(filled: Path, verify_workers: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture that runs this module twice really sends the second run through worker processes."""
+    import ledger.entry_checks
+
+    calls: list[int] = []
+    parallel = ledger.entry_checks._parallel
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return parallel(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ledger.entry_checks, "_parallel", counted)
+    assert verify_ledger(filled).ok
+    assert len(calls) == (1 if verify_workers == "worker processes" else 0)
