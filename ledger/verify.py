@@ -150,9 +150,9 @@ def verify_ledger(
             meta = table("meta")
             row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()
             origin = str(row[0]) if row else None
-            count = conn.execute(select(func.count()).select_from(table("battles"))).scalar_one()
-            tree, blob_users = check_entries(home, conn, chain, report.add,
-                                             default_workers(count) if workers is None else workers)
+            if workers is None:
+                workers = default_workers(conn.execute(select(func.count()).select_from(table("battles"))).scalar_one())
+            tree, blob_users = check_entries(home, conn, chain, report.add, workers)
             keys = chain.all_keys()
             for text in recorded:
                 if text not in {k.encode() for k in keys}:

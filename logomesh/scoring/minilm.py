@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from logomesh.scoring.encoder_graph import encoder_graph
 
-F32 = NDArray[np.float32]
 Ids = list[int]
 MAX_THREADS = 4  # the products of one 256-token window stop gaining beyond a few threads
 
