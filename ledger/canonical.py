@@ -34,17 +34,24 @@ def _fast_form(value: Any) -> Any:
 
     Python's ``repr`` of a float is the shortest round-trip form, as in
     ECMAScript, and both write it positionally for magnitudes in [1e-4, 1e16);
-    only integral floats differ (``1.0`` vs ``1``). Keys are sorted by code
-    point by ``json``, which equals RFC 8785's UTF-16 order for ASCII keys.
-    Anything else goes to the reference implementation.
+    only integral floats differ (``1.0`` vs ``1``). An integral float below
+    1e16 is written as the integer it equals: below 2^53 every integer is a
+    double, and in [2^53, 1e16) the doubles are the even integers, so no
+    shorter digit string rounds to one (a multiple of 10 is itself a double)
+    and ECMAScript's shortest form is all its digits. From 1e16 on the
+    shortest digits can end in zeros the exact integer does not have
+    (``1e17 + 16`` is ``100000000000000020``): the reference handles those.
+    Keys are sorted by code point by ``json``, which equals RFC 8785's UTF-16
+    order for ASCII keys. Anything else goes to the reference implementation.
     """
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
     if kind is float:
-        if value.is_integer() and -_SAFE_INT <= value <= _SAFE_INT:
+        magnitude = abs(value)
+        if magnitude < _FAST_FLOAT_MAX and value.is_integer():
             return int(value)
-        if _FAST_FLOAT_MIN <= abs(value) < _FAST_FLOAT_MAX:
+        if _FAST_FLOAT_MIN <= magnitude < _FAST_FLOAT_MAX:
             return value
         raise _NeedsReference
     if kind is int:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 from pathlib import Path
 
 import pytest
+import rfc8785
+from jcs_floats import mismatches
 
 from ledger.canonical import canonical_sha256, canonicalize, is_canonical, reference_canonicalize
 from ledger.errors import LedgerError
 
 VECTORS = Path(__file__).resolve().parents[1] / "data" / "jcs"
+NUMBER_SAMPLES = Path(__file__).resolve().parents[1] / "data" / "jcs-numbers.tsv"
+RANDOM_FLOATS = 1_000_000
 NAMES = sorted(p.name for p in (VECTORS / "input").glob("*.json"))
 
 
@@ -26,6 +31,35 @@ def test_official_vectors(name: str) -> None:
     assert canonicalize(value) == expected
     hex_text = (VECTORS / "outhex" / name.replace(".json", ".txt")).read_text().split()
     assert canonicalize(value).hex() == "".join(hex_text)
+    assert rfc8785.dumps(value) == expected  # the package the floats are compared with agrees on the vectors
+
+
+def _number_samples() -> list[tuple[float, str]]:
+    rows = [line.split("\t") for line in NUMBER_SAMPLES.read_text().splitlines() if not line.startswith("#")]
+    return [(struct.unpack(">d", bytes.fromhex(bits))[0], text) for bits, text in rows]
+
+
+def test_rfc8785_appendix_b_number_samples() -> None:
+    """Every number sample of RFC 8785 Appendix B, alone and inside an array, in both implementations."""
+    samples = _number_samples()
+    assert len(samples) == 26
+    for value, text in samples:
+        if text == "error":
+            with pytest.raises(LedgerError):
+                canonicalize(value)
+            continue
+        assert canonicalize(value) == text.encode(), value
+        assert canonicalize([value, {"n": value}]) == b'[%s,{"n":%s}]' % (text.encode(), text.encode())
+        assert rfc8785.dumps(value) == text.encode()
+
+
+@pytest.mark.slow
+def test_a_million_random_floats_match_the_rfc8785_package() -> None:
+    """Bit patterns uniform over all finite doubles, plus integral values 2^53..1e22 and the formatting boundaries.
+
+    The fast path once wrote whole floats in (2^53, 1e16) as ``9007199254740992.0``.
+    """
+    assert mismatches(seed=8785, count=RANDOM_FLOATS) == []
 
 
 def test_plain_json_dumps_would_differ_on_vectors() -> None:
