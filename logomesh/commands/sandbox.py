@@ -16,9 +16,13 @@ app = typer.Typer(help="Check and build the sandbox.", no_args_is_help=True)
 
 @app.command("doctor")
 def doctor(as_json: JsonOption = False) -> None:
-    """Say which sandbox backends work here, and why not. Exit 1 when none does."""
+    """Say which sandbox backends work here, and why not; sweep what killed battles left. Exit 1 when none works."""
+    from logomesh.sandbox.cgroup import sweep_orphans
     from logomesh.sandbox.doctor import check_all
 
+    swept = sweep_orphans()
+    if swept:
+        print(f"removed {len(swept)} empty cgroup directories left by killed bubblewrap sandboxes", file=sys.stderr)
     reports = check_all()
     if as_json:
         print(json.dumps([asdict(r) for r in reports], indent=2))

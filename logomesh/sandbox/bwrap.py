@@ -113,6 +113,7 @@ class BwrapSandbox:
             "nproc": _own_process_count() + limits.pids,
         }
         argv = bwrap_argv(python, extra_ro, limits) + server_argv(python, WORK_DIR, limits, extra)
+        cgroup.sweep_orphans()  # what SIGKILLed battles left behind, like docker.remove_orphans
         self._cgroup = cgroup.create(limits)
         if self._cgroup is not None:
             argv = self._cgroup.wrap(argv)

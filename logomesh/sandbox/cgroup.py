@@ -5,12 +5,20 @@ limits as the Docker container; without one it keeps its rlimits only. Both
 cgroup v2 (one unified tree) and v1 (one tree per controller) are handled.
 ``create`` returns None rather than failing: a missing cgroup is reported by
 ``sandbox doctor``, never a reason to refuse to run.
+
+A process killed with SIGKILL cannot remove its cgroup directories, so each
+directory is named for its owner: ``logomesh-<pid namespace>-<pid>-<start
+time>-<random>``. ``sweep_orphans`` (run when a bubblewrap box starts and by
+``sandbox doctor``) removes the empty ones whose owner is gone, the way
+``docker.remove_orphans`` removes containers; the start time tells a dead
+owner from a new process that reused its pid.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -20,6 +28,8 @@ from logomesh.sandbox.base import Limits
 
 ROOT = Path("/sys/fs/cgroup")
 CPU_PERIOD_US = 100_000
+V1_CONTROLLERS = ("memory", "pids", "cpu")
+_OWNED_NAME = re.compile(r"^logomesh-(\d+)-(\d+)-(\d+)-[0-9a-f]{8}$")
 
 
 def _own_paths(proc_cgroup: str) -> dict[str, str]:
@@ -32,6 +42,38 @@ def _own_paths(proc_cgroup: str) -> dict[str, str]:
         for controller in parts[1].split(",") if parts[1] else [""]:
             paths[controller] = parts[2]
     return paths
+
+
+def _pid_namespace() -> str:
+    """The inode of our pid namespace: a pid means something only inside it."""
+    try:
+        return "".join(ch for ch in os.readlink("/proc/self/ns/pid") if ch.isdigit()) or "0"
+    except OSError:
+        return "0"
+
+
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started (clock ticks since boot, /proc/PID/stat field 22); None if there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()  # the command name may hold spaces and parentheses
+    return fields[19] if len(fields) > 19 else None
+
+
+def owned_name(pid: int | None = None) -> str:
+    """A fresh directory name that says which process owns it."""
+    owner = os.getpid() if pid is None else pid
+    return f"logomesh-{_pid_namespace()}-{owner}-{_start_time(owner) or 0}-{uuid.uuid4().hex[:8]}"
+
+
+def _orphaned(name: str, namespace: str) -> bool:
+    """Whether ``name`` is an owned directory of our pid namespace whose owner is gone."""
+    match = _OWNED_NAME.match(name)
+    if match is None or match.group(1) != namespace:
+        return False
+    return _start_time(int(match.group(2))) != match.group(3)
 
 
 def _write(path: Path, value: str) -> None:
@@ -73,13 +115,51 @@ def _kill_members(directory: Path) -> None:
                 os.kill(int(pid), 9)
 
 
-def create(limits: Limits, root: Path = ROOT) -> Cgroup | None:
-    """A fresh cgroup with ``limits`` under ours, or None when the host does not allow it."""
+def _read_own_paths() -> dict[str, str] | None:
     try:
-        paths = _own_paths(Path("/proc/self/cgroup").read_text())
+        return _own_paths(Path("/proc/self/cgroup").read_text())
     except OSError:
         return None
-    name = f"logomesh-{uuid.uuid4().hex[:12]}"
+
+
+def _parents(root: Path, paths: dict[str, str]) -> list[Path]:
+    """The directories our sandbox cgroups are made in: one for v2, one per controller for v1."""
+    if (root / "cgroup.controllers").is_file():
+        return [root / paths.get("", "/").lstrip("/")]
+    return [root / c / paths[c].lstrip("/") for c in V1_CONTROLLERS if c in paths]
+
+
+def sweep_orphans(root: Path = ROOT, paths: dict[str, str] | None = None) -> list[Path]:
+    """Remove the empty sandbox cgroups under ours whose owner died; the directories removed.
+
+    Only directories named by ``owned_name`` in our pid namespace are touched,
+    and only with ``rmdir``, which the kernel refuses for a cgroup that still
+    holds a process: a live sandbox is never swept.
+    """
+    own = _read_own_paths() if paths is None else paths
+    if own is None:
+        return []
+    namespace = _pid_namespace()
+    removed: list[Path] = []
+    for parent in _parents(root, own):
+        try:
+            candidates = sorted(parent.glob("logomesh-*"))
+        except OSError:
+            continue
+        for directory in candidates:
+            if _orphaned(directory.name, namespace):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+                    removed.append(directory)
+    return removed
+
+
+def create(limits: Limits, root: Path = ROOT) -> Cgroup | None:
+    """A fresh cgroup with ``limits`` under ours, or None when the host does not allow it."""
+    paths = _read_own_paths()
+    if paths is None:
+        return None
+    name = owned_name()
     if (root / "cgroup.controllers").is_file():
         return _create_v2(root, paths.get("", "/"), name, limits)
     return _create_v1(root, paths, name, limits)
