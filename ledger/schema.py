@@ -92,13 +92,25 @@ def trigger_names() -> list[str]:
     return [f"{t}_no_{op}" for t in APPEND_ONLY for op in ("update", "delete")]
 
 
+def _trigger_statement(table_name: str, op: str, if_not_exists: str = "") -> str:
+    return (f"CREATE TRIGGER {if_not_exists}{table_name}_no_{op} BEFORE {op.upper()} ON {table_name} "
+            f"BEGIN SELECT RAISE(ABORT, '{table_name} is append-only'); END")
+
+
 def trigger_sql() -> list[str]:
-    return [
-        f"CREATE TRIGGER IF NOT EXISTS {t}_no_{op} BEFORE {op.upper()} ON {t} "
-        f"BEGIN SELECT RAISE(ABORT, '{t} is append-only'); END"
-        for t in APPEND_ONLY
-        for op in ("update", "delete")
-    ]
+    return [_trigger_statement(t, op, "IF NOT EXISTS ") for t in APPEND_ONLY for op in ("update", "delete")]
+
+
+def expected_triggers() -> dict[str, str]:
+    """Each append-only trigger's name and its SQL as ``sqlite_master`` keeps it, whitespace normalised.
+
+    SQLite stores the CREATE statement as written, less ``IF NOT EXISTS``.
+    """
+    return {f"{t}_no_{op}": _normalise(_trigger_statement(t, op)) for t in APPEND_ONLY for op in ("update", "delete")}
+
+
+def _normalise(sql: str) -> str:
+    return " ".join(sql.split())
 
 
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
@@ -139,6 +151,19 @@ def create_schema(engine: Engine) -> None:
             conn.exec_driver_sql(sql)
 
 
-def missing_triggers(conn: Connection) -> list[str]:
-    present = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    return [name for name in trigger_names() if name not in present]
+def trigger_problems(conn: Connection) -> list[tuple[str, str]]:
+    """``(kind, detail)`` for every append-only trigger that is missing or whose SQL is not the store's, and
+    for every trigger the store never creates (one could, say, silently drop new entries)."""
+    found = {str(name): str(sql or "") for name, sql in
+             conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    problems: list[tuple[str, str]] = []
+    for name, wanted in expected_triggers().items():
+        if name not in found:
+            problems.append(("trigger-removed", f"trigger {name} is missing"))
+        elif _normalise(found[name]) != wanted:
+            problems.append(("trigger-altered", f"trigger {name} is not the store's: it runs "
+                                                f"{_normalise(found[name])[:160]!r}"))
+    for name in sorted(set(found) - set(expected_triggers())):
+        problems.append(("trigger-added", f"trigger {name} is not one the store creates: "
+                                          f"{_normalise(found[name])[:160]!r}"))
+    return problems

@@ -55,8 +55,8 @@ from ledger.schema import (
     CheckpointRow,
     create_schema,
     make_engine,
-    missing_triggers,
     table,
+    trigger_problems,
 )
 
 DB_FILE = "battles.db"
@@ -211,11 +211,11 @@ class Ledger:
             key = load_key(home / KEYS_DIR) if chain else load_or_create_key(home / KEYS_DIR, key_name)
             origin = _initialise_meta(engine, key)
             with engine.connect() as conn:
-                missing = missing_triggers(conn)
-            if missing:
+                broken = trigger_problems(conn)
+            if broken:
                 engine.dispose()
                 raise LedgerError(
-                    f"{home / DB_FILE} lost its append-only triggers ({', '.join(missing)}): "
+                    f"{home / DB_FILE} lost its append-only triggers ({'; '.join(d for _, d in broken)}): "
                     "it was tampered with; run 'logomesh verify ledger' and restore from a verified copy"
                 )
             ledger = cls(home, engine, key, origin, clock or utc_now)

@@ -26,12 +26,14 @@ from ledger.entry_checks import KeyChain, check_entries, default_workers
 from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, verify_consistency
-from ledger.schema import APPEND_ONLY, make_engine, missing_triggers, table
+from ledger.schema import APPEND_ONLY, make_engine, table, trigger_problems
 from ledger.store import DB_FILE, KEYS_DIR, judge_key_chain
 
 # The kinds of tamper a report can name.
 KINDS = {
     "trigger-removed": "an append-only trigger was dropped",
+    "trigger-altered": "an append-only trigger's SQL is not what the store creates",
+    "trigger-added": "a trigger the store never creates is on the ledger",
     "table-missing": "a ledger table was dropped",
     "entry-deleted": "a sequence number is missing",
     "sequence-mismatch": "an entry is stored under another sequence number (reordered or inserted)",
@@ -144,8 +146,8 @@ def verify_ledger(
             if not _tables_present(conn, report):
                 report.seconds = time.perf_counter() - started
                 return report
-            for name in missing_triggers(conn):
-                report.add("trigger-removed", f"trigger {name} is missing")
+            for kind, detail in trigger_problems(conn):
+                report.add(kind, detail)
             chain, recorded = start_chain(home, conn, pubkeys)
             meta = table("meta")
             row = conn.execute(select(meta.c.value).where(meta.c.key == "origin")).first()

@@ -14,7 +14,7 @@ from ledger import Ledger, LedgerError
 from ledger.canonical import canonical_sha256, canonicalize
 from ledger.keys import create_key, load_verifier
 from ledger.merkle import leaf_hash
-from ledger.schema import trigger_names
+from ledger.schema import trigger_names, trigger_sql
 from ledger.verify import verify_ledger
 
 pytestmark = pytest.mark.usefixtures("verify_workers")
@@ -41,8 +41,6 @@ def _tamper(home: Path, *sql: str, params: tuple[object, ...] = ()) -> None:
 
 
 def _restore_triggers(home: Path) -> None:
-    from ledger.schema import trigger_sql
-
     db = sqlite3.connect(home / "battles.db")
     for sql in trigger_sql():
         db.execute(sql)
@@ -86,6 +84,43 @@ def test_removed_trigger_alone_is_reported(filled: Path) -> None:
     assert _problems(filled) == {("trigger-removed", None)}
     with pytest.raises(LedgerError, match="triggers"):
         Ledger.open(filled)
+
+
+def test_no_op_triggers_under_the_same_names_are_reported(filled: Path) -> None:
+    """Triggers that keep their names but no longer abort let rows be edited; their SQL gives them away."""
+    db = sqlite3.connect(filled / "battles.db")
+    for name in trigger_names():
+        table_name, _, op = name.partition("_no_")
+        db.execute(f"DROP TRIGGER {name}")
+        db.execute(f"CREATE TRIGGER {name} BEFORE {op.upper()} ON {table_name} BEGIN SELECT 1; END")
+    db.commit()
+    db.close()
+    report = verify_ledger(filled)
+    altered = [p for p in report.problems if p.kind == "trigger-altered"]
+    assert {p.kind for p in report.problems} == {"trigger-altered"} and len(altered) == len(trigger_names())
+    assert "battles_no_update" in altered[0].line() and "SELECT 1" in altered[0].line()
+    with pytest.raises(LedgerError, match="triggers"):
+        Ledger.open(filled)
+
+
+def test_trigger_sql_is_compared_with_whitespace_normalised(filled: Path) -> None:
+    db = sqlite3.connect(filled / "battles.db")
+    for name, sql in zip(trigger_names(), trigger_sql(), strict=True):
+        db.execute(f"DROP TRIGGER {name}")
+        db.execute(sql.replace(" BEGIN ", "\n  BEGIN\n    ").replace(" END", "\n  END"))
+    db.commit()
+    db.close()
+    assert verify_ledger(filled).ok
+
+
+def test_a_trigger_the_store_never_creates_is_reported(filled: Path) -> None:
+    """An extra trigger could, for one, make every later append vanish without an error."""
+    db = sqlite3.connect(filled / "battles.db")
+    db.execute("CREATE TRIGGER battles_swallow BEFORE INSERT ON battles BEGIN SELECT RAISE(IGNORE); END")
+    db.commit()
+    db.close()
+    problems = verify_ledger(filled).problems
+    assert [p.kind for p in problems] == ["trigger-added"] and "battles_swallow" in problems[0].detail
 
 
 def test_edited_score_column(filled: Path) -> None:
