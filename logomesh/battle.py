@@ -5,6 +5,11 @@ scoring → ledger. Every stage emits typed events. Set-up errors (unknown task
 or mock variant) raise ``BattleSetupError`` before anything starts; once the
 battle has started, every failure is recorded in the ledger as a failed
 battle with its stage and reason, and ``run_battle`` returns normally.
+
+A battle stops within about a second once ``request.cancel`` (a ``CancelToken``)
+is cancelled: it polls the token between steps, abandons the purple agent's
+HTTP exchange and kills its sandbox from outside. It is recorded with status
+``cancelled`` and the ``stage`` it stopped in.
 """
 
 from __future__ import annotations
@@ -12,15 +17,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logomesh.cancel import Cancelled, CancelToken
 from logomesh.events import (
+    BattleCancelled,
     BattleFailed,
     BattleFinished,
     BattleStarted,
+    Event,
     EventSink,
     LedgerAppended,
     PurpleResponded,
@@ -37,6 +46,7 @@ if TYPE_CHECKING:
     from ledger import Ledger
     from logomesh.findings import Finding
     from logomesh.sandbox import Sandbox, SuiteRun
+    from logomesh.sandbox.base import OutputSink
 
 PURPLE_TEST_FILE = "test_submission.py"
 SEED_LIMIT = 2**53
@@ -70,10 +80,20 @@ class BattleRequest:
     red: bool = True
     campaign_id: str | None = None
     purple_timeout_s: float = 120.0
+    cancel: CancelToken | None = field(default=None, compare=False, repr=False)
+    """Cancelling it stops the battle (see the module docstring); ``None``: nobody can."""
 
     @property
     def purple_label(self) -> str:
         return self.purple_url or f"mock:{self.mock_variant}"
+
+    @property
+    def token(self) -> CancelToken:
+        """The battle's cancel token; a request made without one gets a token nobody holds."""
+        if self.cancel is None:
+            object.__setattr__(self, "cancel", CancelToken())
+        assert self.cancel is not None
+        return self.cancel
 
 
 @dataclass(frozen=True)
@@ -84,7 +104,11 @@ class BattleOutcome:
 
     @property
     def failed(self) -> bool:
-        return bool(self.result.get("status") != "scored")
+        return bool(self.result.get("status") == "failed")
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(self.result.get("status") == "cancelled")
 
 
 def default_battle_id(task_id: str, purple: str, seed: int) -> str:
@@ -135,18 +159,21 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
     assert request.purple_url is not None
     try:
         return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol,
-                                  total_timeout_s=request.purple_timeout_s)
+                                  total_timeout_s=request.purple_timeout_s, cancel=request.token)
     except PurpleError as exc:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
 
 def _run_suite(
-    box: Sandbox, suite: str, source: str, tests: Mapping[str, str], battle_id: str, emit: EventSink
+    execute: Callable[[OutputSink], SuiteRun], suite: str, battle_id: str, emit: EventSink, cancel: CancelToken
 ) -> SuiteRun:
+    """Run one suite through ``execute`` (hidden: judged outside the box; purple: its own claims), emitting events."""
     def on_output(origin: str, stream: str, text: str) -> None:
         emit(SandboxOutput(battle_id, f"{suite}:{origin}", "stderr" if stream == "stderr" else "stdout", text))
 
-    run = box.run_suite(source, tests, timeout_s=60.0, on_output=on_output)
+    cancel.check()
+    run = execute(on_output)
+    cancel.check()  # a box killed by the cancel answers "crashed": that is no test result
     for outcome in run.outcomes:
         emit(
             TestResult(
@@ -154,6 +181,14 @@ def _run_suite(
             )
         )
     return run
+
+
+def _cancelled_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
+    """A failed result's zeros, with status ``cancelled`` and the ``stage`` it stopped in (no ``failed_stage``)."""
+    result = _failed_result(request, stage, reason)
+    del result["failed_stage"]
+    result.update(status="cancelled", stage=stage)
+    return result
 
 
 def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
@@ -186,16 +221,29 @@ def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str,
 
 
 def _sandboxed_stages(
-    box: Sandbox, request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink
+    box: Sandbox, request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink,
+    facts: dict[str, Any],
 ) -> tuple[SuiteRun, SuiteRun | None, tuple[Finding, ...]]:
     """Hidden tests, the purple agent's own tests (separately), then the red agent, all in one box."""
-    battle_id = request.battle_id
-    hidden = _run_suite(box, "hidden", submission.source, task.hidden_tests, battle_id, emit)
+    from logomesh.hidden_suite import run_hidden
+
+    battle_id, cancel = request.battle_id, request.token
+
+    def hidden_suite(on_output: OutputSink) -> SuiteRun:
+        run = run_hidden(box, task, submission.source, on_output)
+        facts["inputs"]["reference_observations"] = run.reference_observations
+        return run.suite
+
+    def purple_suite(on_output: OutputSink) -> SuiteRun:
+        return box.run_suite(submission.source, {PURPLE_TEST_FILE: submission.tests}, 60.0, on_output)
+
+    hidden = _run_suite(hidden_suite, "hidden", battle_id, emit, cancel)
     purple = None
     if submission.tests.strip():
-        purple = _run_suite(box, "purple", submission.source, {PURPLE_TEST_FILE: submission.tests}, battle_id, emit)
+        purple = _run_suite(purple_suite, "purple", battle_id, emit, cancel)
     findings: tuple[Finding, ...] = ()
     if request.red:
+        cancel.check()
         emit(StageStarted(battle_id, "red"))
         from logomesh.red import attack
 
@@ -207,7 +255,9 @@ def _sandboxed_stages(
             seed=request.seed,
             battle_id=battle_id,
             emit=emit,
+            cancel=cancel,
         )
+        cancel.check()  # probes cut short by the killed box are no findings
         findings = tuple(report.findings)
     return hidden, purple, findings
 
@@ -216,7 +266,9 @@ def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[s
     """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
     battle_id = request.battle_id
     emit(StageStarted(battle_id, "purple"))
+    request.token.check()
     exchange = _ask_purple(task, request)
+    request.token.check()
     facts["inputs"]["purple_request"] = exchange.request_bytes
     facts["inputs"]["purple_response"] = exchange.response_bytes
     facts["attributes"]["purple_protocol"] = exchange.protocol
@@ -237,25 +289,28 @@ def judge(
     request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink, facts: dict[str, Any]
 ) -> dict[str, Any]:
     """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this."""
-    from logomesh.sandbox import SandboxBroken, SandboxUnavailable, open_sandbox
+    from logomesh.sandbox import SandboxBroken, SandboxUnavailable
     from logomesh.scoring import DEFAULT_CONFIG, score_submission
 
-    battle_id = request.battle_id
+    battle_id, cancel = request.battle_id, request.token
     emit(StageStarted(battle_id, "sandbox"))
+    cancel.check()
     try:
-        with open_sandbox(request.sandbox) as box:
+        with _killable_sandbox(request.sandbox, cancel) as box:
             facts["attributes"]["sandbox_image"] = box.image_id
             facts["attributes"]["sandbox_backend"] = box.backend
-            hidden, purple, findings = _sandboxed_stages(box, request, task, submission, emit)
+            hidden, purple, findings = _sandboxed_stages(box, request, task, submission, emit, facts)
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:
         raise StageFailed("sandbox", f"the sandbox broke: {exc}") from None
 
+    cancel.check()
     emit(StageStarted(battle_id, "scoring"))
     card = score_submission(
         task, submission, hidden, purple, findings, config=DEFAULT_CONFIG, battle_id=battle_id, emit=emit
     )
+    cancel.check()
     facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
     for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
         facts["attributes"][f"model:{name}"] = model
@@ -274,6 +329,49 @@ def judge(
     return result
 
 
+class _BoxCloser:
+    """Closes a sandbox once, from whichever thread comes first: the battle's, or the cancel's."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self._box = box
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        with self._lock:  # the battle's close waits for a cancel's: the box is gone when the battle ends
+            if not self._closed:
+                self._closed = True
+                self._box.close()
+
+
+@contextlib.contextmanager
+def _killable_sandbox(kind: str, cancel: CancelToken) -> Iterator[Sandbox]:
+    """An open sandbox that a cancel kills from outside: its run in progress ends at once, as crashed."""
+    from logomesh.sandbox import make_sandbox
+
+    box = make_sandbox(kind)
+    closer = _BoxCloser(box)
+    try:
+        with cancel.hook(closer.close):
+            cancel.check()
+            yield box
+    finally:
+        closer.close()
+
+
+class _StageTracker:
+    """Passes events on and remembers the last stage started: where a cancel stopped the battle."""
+
+    def __init__(self, emit: EventSink) -> None:
+        self._emit = emit
+        self.stage = "start"
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, StageStarted):
+            self.stage = event.stage
+        self._emit(event)
+
+
 @dataclass(frozen=True)
 class PlayedBattle:
     """A battle played but not yet recorded: its result and what the ledger entangles with it."""
@@ -285,30 +383,46 @@ class PlayedBattle:
 
     @property
     def failed(self) -> bool:
-        return bool(self.result.get("status") != "scored")
+        return bool(self.result.get("status") == "failed")
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(self.result.get("status") == "cancelled")
 
 
 def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discard) -> PlayedBattle:
     """Every stage but the ledger; a failure in any stage becomes a failed result, never an exception.
 
-    Campaign workers call this and hand the outcome to the one ledger writer.
+    A cancel becomes a ``cancelled`` result naming the stage it stopped. Campaign workers call this and
+    hand the outcome to the one ledger writer.
     """
+    tracker = _StageTracker(emit)
+    emit = tracker
     emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
     facts: dict[str, Any] = {
-        "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes},
+        "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
+                   "reference_solution": task.reference_bytes},
         "attributes": _attributes(request),
         "intent_vector": None,
     }
     try:
         result = _play(request, task, emit, facts)
-    except StageFailed as exc:
-        emit(BattleFailed(request.battle_id, exc.stage, exc.reason))
-        result = _failed_result(request, exc.stage, exc.reason)
+    except Cancelled as exc:
+        result = _cancelled(request, tracker.stage, exc.reason, emit)
     except Exception as exc:  # a crash in any stage is still a recorded, failed battle
-        reason = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
-        emit(BattleFailed(request.battle_id, "engine", reason))
-        result = _failed_result(request, "engine", reason)
+        stage, reason = (exc.stage, exc.reason) if isinstance(exc, StageFailed) else (
+            "engine", f"internal error: {type(exc).__name__}: {exc}".splitlines()[0])
+        if request.token.cancelled:  # the failure is the cancel's doing: a killed box, an abandoned request
+            result = _cancelled(request, tracker.stage, request.token.reason, emit)
+        else:
+            emit(BattleFailed(request.battle_id, stage, reason))
+            result = _failed_result(request, stage, reason)
     return PlayedBattle(result, facts["inputs"], facts["attributes"], facts["intent_vector"])
+
+
+def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> dict[str, Any]:
+    emit(BattleCancelled(request.battle_id, stage, reason))
+    return _cancelled_result(request, stage, reason)
 
 
 def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBattle:

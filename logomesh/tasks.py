@@ -62,6 +62,11 @@ class TaskSpec:
     attack_targets: tuple[str, ...] = ()
     invariants: tuple[Invariant, ...] = ()
     hidden_tests: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    reference: str = field(default="", hash=False, compare=False)  # reference/solution.py: what hidden tests compare to
+
+    @property
+    def reference_bytes(self) -> bytes:
+        return self.reference.encode("utf-8")
 
     @property
     def spec_bytes(self) -> bytes:
@@ -158,6 +163,9 @@ def load_task_dir(root: Path) -> TaskSpec:
     hidden = {p.name: p.read_text(encoding="utf-8") for p in sorted(hidden_dir.glob("test_*.py"))}
     if not hidden:
         raise TaskError(f"{root}: no hidden tests (add hidden/test_*.py)")
+    reference_path = root / "reference" / "solution.py"
+    if not reference_path.is_file():
+        raise TaskError(f"{root}: no reference/solution.py (hidden tests are judged against the reference's behaviour)")
     return TaskSpec(
         id=task_id,
         title=_require_str(data, "title", spec_path),
@@ -169,6 +177,7 @@ def load_task_dir(root: Path) -> TaskSpec:
         attack_targets=_strings(raw_attack, "targets", spec_path),
         invariants=tuple(invariants),
         hidden_tests=hidden,
+        reference=reference_path.read_text(encoding="utf-8"),
     )
 
 

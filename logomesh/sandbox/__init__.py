@@ -7,6 +7,8 @@ types and ``harness/`` for the code that runs inside the box.
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Limits,
+    Observed,
+    ObservedSuite,
     Sandbox,
     SandboxBroken,
     SandboxUnavailable,
@@ -21,6 +23,8 @@ __all__ = [
     "DEFAULT_LIMITS",
     "KINDS",
     "Limits",
+    "Observed",
+    "ObservedSuite",
     "Sandbox",
     "SandboxBroken",
     "SandboxUnavailable",

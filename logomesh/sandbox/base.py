@@ -1,9 +1,10 @@
 """Types every sandbox backend shares: results, the protocol, the limits.
 
-A backend runs untrusted code; it never falls back to the host. The verdict
-for each test is decided by the harness process outside the submission's
-process (see ``harness/server.py``), so nothing the submission prints, exits
-with or patches can raise its pass rate.
+A backend runs untrusted code; it never falls back to the host. Hidden
+suites come back as observations (``ObservedSuite``), judged on the host by
+``verdict.py`` against the reference's; the purple agent's own tests come
+back as verdicts (``SuiteRun``) from the runner that ran next to the code
+they test (see ``docs/sandbox.md`` for the threat model).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
+ObservedStatus = Literal["observed", "error", "timeout", "crashed"]
 Backend = Literal["docker", "bwrap"]
 OutputSink = Callable[[str, str, str], None]  # (origin, "stdout"|"stderr", text)
 
@@ -82,6 +84,27 @@ class SuiteRun:
 
 
 @dataclass(frozen=True)
+class Observed:
+    """One driver run: what it recorded (canonical JSON data), or why it recorded nothing."""
+
+    name: str
+    status: ObservedStatus  # "observed": the runner reported; otherwise the monitor's finding
+    observations: tuple[Any, ...] = ()
+    reason: str = ""
+    duration_s: float = 0.0  # wall time measured by the harness server, outside the runner
+
+
+@dataclass(frozen=True)
+class ObservedSuite:
+    tests: tuple[Observed, ...]
+    tamper_reasons: tuple[str, ...] = ()
+    error: str | None = None  # a suite-level problem: import error, whole-run timeout, dead harness
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class ScriptRun:
     exit_code: int | None  # None when killed by the wall clock
     stdout: str
@@ -108,6 +131,14 @@ class Sandbox(Protocol):
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
     ) -> SuiteRun: ...
+
+    def observe_suite(
+        self,
+        solution: str,
+        drivers: Mapping[str, str],
+        timeout_s: float = 60.0,
+        on_output: OutputSink | None = None,
+    ) -> ObservedSuite: ...
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...
 

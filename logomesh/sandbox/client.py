@@ -21,6 +21,9 @@ from typing import Any
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Limits,
+    Observed,
+    ObservedStatus,
+    ObservedSuite,
     OutputSink,
     SandboxBroken,
     SandboxUnavailable,
@@ -44,7 +47,9 @@ def harness_source(name: str) -> str:
 
 def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
     """The command that starts the harness server inside a box."""
-    config: dict[str, Any] = {"limits": asdict(limits), "runner": harness_source("runner.py"), "work": work}
+    config: dict[str, Any] = {"limits": asdict(limits), "runner": harness_source("runner.py"),
+                              "observer": harness_source("observer.py"), "observe": harness_source("observe.py"),
+                              "work": work}
     config["limits"].update(extra or {})
     return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]
 
@@ -155,28 +160,60 @@ class HarnessClient:
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
     ) -> SuiteRun:
-        try:
-            names = discover(tests)
-        except SuiteSourceError as exc:
-            return SuiteRun(outcomes=(), error=str(exc))
-        if not names:
-            return SuiteRun(outcomes=(), error=NO_TESTS)
-        request = {
-            "op": "suite",
-            "solution": solution,
-            "tests": dict(tests),
-            "names": names,
-            "timeout": timeout_s,
-            "test_timeout": min(self._limits.test_timeout_s, timeout_s),
-        }
+        """The purple agent's own tests, judged by the runner next to the submission (its own claims)."""
+        names, problem = self._discover(tests)
+        if problem is not None:
+            return SuiteRun(outcomes=(), error=problem)
         started = time.monotonic()
         try:
+            request = self._suite_request("suite", solution, tests, names, timeout_s)
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
             outcomes = tuple(TestOutcome(n, "crashed", reason, 0.0) for n in names)
             return SuiteRun(outcomes=outcomes, error=reason, duration_s=time.monotonic() - started)
         return suite_from_result(names, result)
+
+    def observe_suite(
+        self,
+        solution: str,
+        drivers: Mapping[str, str],
+        timeout_s: float = 60.0,
+        on_output: OutputSink | None = None,
+    ) -> ObservedSuite:
+        """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged."""
+        names, problem = self._discover(drivers)
+        if problem is not None:
+            return ObservedSuite(tests=(), error=problem)
+        started = time.monotonic()
+        try:
+            result = self._request(self._suite_request("observe", solution, drivers, names, timeout_s), timeout_s,
+                                   on_output)
+        except SandboxBroken as exc:
+            reason = str(exc)
+            broken = tuple(Observed(n, "crashed", (), reason, 0.0) for n in names)
+            return ObservedSuite(tests=broken, error=reason, duration_s=time.monotonic() - started)
+        return observed_from_result(names, result)
+
+    @staticmethod
+    def _discover(tests: Mapping[str, str]) -> tuple[list[str], str | None]:
+        try:
+            names = discover(tests)
+        except SuiteSourceError as exc:
+            return [], str(exc)
+        return names, (None if names else NO_TESTS)
+
+    def _suite_request(
+        self, op: str, solution: str, tests: Mapping[str, str], names: list[str], timeout_s: float
+    ) -> dict[str, Any]:
+        return {
+            "op": op,
+            "solution": solution,
+            "tests": dict(tests),
+            "names": names,
+            "timeout": timeout_s,
+            "test_timeout": min(self._limits.test_timeout_s, timeout_s),
+        }
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         started = time.monotonic()
@@ -224,6 +261,42 @@ def suite_from_result(names: list[str], result: Mapping[str, Any]) -> SuiteRun:
         outcomes=outcomes,
         tampered=bool(tamper),
         tamper_reasons=tamper,
+        error=str(error) if error else None,
+        stdout=str(result.get("stdout", "")),
+        stderr=str(result.get("stderr", "")),
+        duration_s=float(result.get("duration_s") or 0.0),
+    )
+
+
+_OBSERVED: tuple[ObservedStatus, ...] = ("observed", "error", "timeout", "crashed")
+MAX_OBSERVATION_BYTES = 1 << 20
+
+
+def observed_from_result(names: list[str], result: Mapping[str, Any]) -> ObservedSuite:
+    """Build the ObservedSuite, trusting only the names the host discovered and plain JSON lists."""
+    by_name: dict[str, Observed] = {}
+    for raw in result.get("outcomes") or []:
+        if not isinstance(raw, dict) or raw.get("name") not in names:
+            continue
+        status = raw.get("status")
+        checked: ObservedStatus = status if status in _OBSERVED else "error"
+        obs = raw.get("obs")
+        observations: tuple[Any, ...] = ()
+        if checked == "observed":
+            if isinstance(obs, list) and len(json.dumps(obs)) <= MAX_OBSERVATION_BYTES:
+                observations = tuple(obs)
+            else:
+                checked, observations = "error", ()
+        duration = raw.get("duration_s")
+        by_name[str(raw["name"])] = Observed(
+            str(raw["name"]), checked, observations, str(raw.get("reason", ""))[:500],
+            float(duration) if isinstance(duration, int | float) else 0.0,
+        )
+    tests = tuple(by_name.get(n, Observed(n, "error", (), "no observations from the harness", 0.0)) for n in names)
+    error = result.get("error")
+    return ObservedSuite(
+        tests=tests,
+        tamper_reasons=tuple(str(t) for t in result.get("tamper") or []),
         error=str(error) if error else None,
         stdout=str(result.get("stdout", "")),
         stderr=str(result.get("stderr", "")),

@@ -91,3 +91,50 @@ def discover(tests: Mapping[str, str]) -> list[str]:
     for file_name in sorted(tests):
         found += discover_module(file_name, tests[file_name])
     return found
+
+
+def _literal_seconds(node: ast.expr | None) -> float | None:
+    if node is None:
+        return None
+    value = ast.literal_eval(node)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise SuiteSourceError(f"line {node.lineno}: within() bounds must be literal non-negative seconds")
+    return float(value)
+
+
+def _within(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[float | None, float | None] | None:
+    """The literal bounds of a ``@within(min_s, max_s)`` decorator, read from the source."""
+    for deco in func.decorator_list:
+        if isinstance(deco, ast.Call) and _base_name(deco.func) == "within":
+            args: dict[str, ast.expr] = dict(zip(("min_s", "max_s"), deco.args, strict=False))
+            args.update({kw.arg: kw.value for kw in deco.keywords if kw.arg})
+            try:
+                return _literal_seconds(args.get("min_s")), _literal_seconds(args.get("max_s"))
+            except ValueError:
+                raise SuiteSourceError(f"line {deco.lineno}: within() takes literal numbers only") from None
+    return None
+
+
+def timing_bounds(tests: Mapping[str, str]) -> dict[str, tuple[float | None, float | None]]:
+    """Test id -> (min_s, max_s) for every driver marked ``@within``: the monitor checks its wall time.
+
+    Read on the host from the source, so nothing the submission does at run time can change the bounds.
+    """
+    bounds: dict[str, tuple[float | None, float | None]] = {}
+    for file_name in sorted(tests):
+        mod = module_name(file_name)
+        tree = parse(tests[file_name], filename=file_name)
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found = _within(node)
+                if found:
+                    bounds[f"{mod}.{node.name}"] = found
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        found = _within(item)
+                        if found:
+                            bounds[f"{mod}.{node.name}.{item.name}"] = found
+    return bounds

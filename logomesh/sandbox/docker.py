@@ -23,6 +23,7 @@ from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Backend,
     Limits,
+    ObservedSuite,
     OutputSink,
     SandboxUnavailable,
     ScriptRun,
@@ -218,6 +219,15 @@ class DockerSandbox:
         on_output: OutputSink | None = None,
     ) -> SuiteRun:
         return self._harness.run_suite(solution, tests, timeout_s, on_output)
+
+    def observe_suite(
+        self,
+        solution: str,
+        drivers: Mapping[str, str],
+        timeout_s: float = 60.0,
+        on_output: OutputSink | None = None,
+    ) -> ObservedSuite:
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

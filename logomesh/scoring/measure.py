@@ -54,7 +54,9 @@ def measure(
     emit: EventSink = discard,
     variants: dict[str, str] | None = None,
 ) -> Measured:
-    hidden = box.run_suite(submission.source, task.hidden_tests, timeout_s=60.0)
+    from logomesh.hidden_suite import run_hidden
+
+    hidden = run_hidden(box, task, submission.source).suite
     purple = mutants = None
     if submission.tests.strip():
         purple = box.run_suite(submission.source, {PURPLE_TEST_FILE: submission.tests}, timeout_s=60.0)

@@ -1,57 +1,355 @@
 """The harness server: one per sandbox, serving many runs. Stdlib only.
 
 Runs INSIDE the sandbox as ``python3 -I -S -c <this source> <config json>``
-(the config carries the limits and the runner's source). It reads one JSON
-request per line on stdin and answers on stdout with JSON lines:
-``{"ev": "ready"}`` once, ``{"ev": "out", ...}`` while a run prints, and
-``{"ev": "done", "id": ..., "result": {...}}`` at the end of each run.
+(the config carries the limits and the sources of the two runners and of the
+``observe`` module). It reads one JSON request per line on stdin and answers
+on stdout with JSON lines: ``{"ev": "ready"}`` once, ``{"ev": "out", ...}``
+while a run prints, and ``{"ev": "done", "id": ..., "result": {...}}`` at the
+end of each run. Requests:
+
+* ``suite``: the purple agent's own tests, judged by ``runner.py``;
+* ``observe``: a hidden suite of drivers, run by ``observer.py``, whose
+  observations go back to the host to be judged there;
+* ``script``: one script (red-agent probes), its exit status and output.
 
 Untrusted code only ever runs in children (fork + exec of python3) whose
 stdin is /dev/null and whose stdout/stderr are pipes read here, capped. The
 server makes itself non-dumpable so those children (same uid) can neither
 ptrace it nor open its /proc fds to write to the host channel; it is PID 1 in
-Docker, which its children cannot kill. After each run every other process
-in the sandbox is killed and the run's directory is removed.
+Docker, which its children cannot kill. It also measures each test's wall
+time, from outside the process under test. After each run every other
+process in the sandbox is killed and the run's directory, whose name the
+runs cannot predict, is removed.
 """
+
+from __future__ import annotations
+
 import contextlib
+import json
+import os
+import resource
+import selectors
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
+SIGNAL_NAMES = {9: "SIGKILL (memory or process limit?)", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ (file too big)",
+                24: "SIGXCPU"}
 
 
-def _main():
-    import json
-    import os
-    import resource
-    import selectors
-    import shutil
-    import signal
-    import sys
-    import time
+def parse_record(line: bytes | None) -> dict[str, Any] | None:
+    """A JSON object from one line, or None."""
+    try:
+        value = json.loads(line or b"")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
 
-    config = json.loads(sys.argv[1])
-    limits = config["limits"]
-    runner_source = config["runner"]
-    work_root = config["work"]
-    python = sys.executable or "/usr/bin/python3"
-    out_cap = int(limits["output_bytes"])
-    stdin_fd = sys.stdin.fileno()
-    stdout_fd = sys.stdout.fileno()
 
-    def prctl(option, value):
+def prctl(option: int, value: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def describe_end(code: int | None, sig: int | None) -> str:
+    if sig is not None:
+        return f"killed by signal {sig} {SIGNAL_NAMES.get(sig, '')}".strip()
+    return f"exited with status {code}"
+
+
+def safe_name(name: object) -> bool:
+    return isinstance(name, str) and bool(name) and "/" not in name and "\0" not in name and name not in (".", "..")
+
+
+def write_files(folder: str, files: dict[str, str]) -> None:
+    os.makedirs(folder, exist_ok=True)
+    for name, text in files.items():
+        if not safe_name(name):
+            raise ValueError(f"bad file name {name!r}")
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def kill_group(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def reap(pid: int) -> tuple[int | None, int | None]:
+    """Wait for ``pid``; return (exit_code, signal)."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None, None
+    if os.WIFSIGNALED(status):
+        return None, os.WTERMSIG(status)
+    return os.WEXITSTATUS(status), None
+
+
+def ancestors() -> set[int]:
+    """Our pid and our ancestors': the processes a sweep must spare."""
+    keep = {1}
+    pid = os.getpid()
+    while pid > 1:
+        keep.add(pid)
         try:
-            import ctypes
+            with open(f"/proc/{pid}/stat") as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return keep
 
-            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-        except Exception:
-            pass
 
-    prctl(4, 0)  # PR_SET_DUMPABLE 0
-    prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans come back to us to be reaped and swept
+def sweep(keep_alive: set[int]) -> None:
+    """Kill every process in the sandbox but us and our ancestors; reap what we can."""
+    for _ in range(200):
+        alive = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in keep_alive:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    state = handle.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state in ("Z", "X"):
+                continue
+            alive += 1
+            with contextlib.suppress(OSError):
+                os.kill(int(entry), signal.SIGKILL)
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        if not alive:
+            return
+        time.sleep(0.005)
 
-    def send(record):
+
+class Channel:
+    """Writes JSON lines to the host on our stdout."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, record: dict[str, Any]) -> None:
         data = (json.dumps(record) + "\n").encode()
         while data:
-            data = data[os.write(stdout_fd, data):]
+            data = data[os.write(self.fd, data):]
 
-    def child_limits():
+
+class Output:
+    """Capped capture of one run's stdout/stderr.
+
+    The first half of the cap is kept and forwarded to the host line by line
+    as it arrives; past it only a rolling tail is kept (so a final result
+    line survives a flood), and everything between is dropped and counted.
+    """
+
+    marker_room = 100
+
+    def __init__(self, channel: Channel, run_id: Any, cap: int) -> None:
+        self.channel = channel
+        self.run_id = run_id
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap - self.marker_room
+        self.kept: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self.size = {"stdout": 0, "stderr": 0}
+        self.pending = {"stdout": b"", "stderr": b""}
+        self.tail = {"stdout": b"", "stderr": b""}
+        self.dropped = {"stdout": 0, "stderr": 0}
+        self.truncated = False
+        self.origin = "suite"
+
+    def set_origin(self, origin: str) -> None:
+        self.flush()
+        self.origin = origin
+
+    def feed(self, stream: str, data: bytes) -> None:
+        room = self.head_cap - self.size[stream]
+        if room > 0:
+            head, data = data[:room], data[room:]
+            self.size[stream] += len(head)
+            self.feed_head(stream, head)
+        if data:
+            self.truncated = True
+            tail = self.tail[stream] + data
+            if len(tail) > self.tail_cap:
+                self.dropped[stream] += len(tail) - self.tail_cap
+                tail = tail[-self.tail_cap:]
+            self.tail[stream] = tail
+
+    def feed_head(self, stream: str, data: bytes) -> None:
+        pending = self.pending[stream] + data
+        if len(pending) > 8192 or self.size[stream] >= self.head_cap:
+            self.pending[stream] = b""
+            self.forward(stream, pending)
+        elif b"\n" in pending:
+            head, _, rest = pending.rpartition(b"\n")
+            self.pending[stream] = rest
+            self.forward(stream, head + b"\n")
+        else:
+            self.pending[stream] = pending
+
+    def forward(self, stream: str, data: bytes) -> None:
+        text = data.decode("utf-8", errors="replace")
+        self.kept[stream].append(text)
+        self.channel.send({"ev": "out", "id": self.run_id, "origin": self.origin, "stream": stream, "text": text})
+
+    def flush(self) -> None:
+        for stream, pending in self.pending.items():
+            if pending:
+                self.pending[stream] = b""
+                self.forward(stream, pending)
+
+    def text(self, stream: str) -> str:
+        self.flush()
+        text = "".join(self.kept[stream])
+        if self.dropped[stream]:
+            text += f"\n[... {self.dropped[stream]} bytes dropped by the output cap ...]\n"
+        return text + self.tail[stream].decode("utf-8", errors="replace")
+
+
+class Pipes:
+    """The pipes of one child: its stdout and stderr (to ``Output``) and, for runners, its result channel."""
+
+    def __init__(self, output: Output, out_r: int, err_r: int, res_r: int | None = None) -> None:
+        self.output = output
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(out_r, selectors.EVENT_READ, "stdout")
+        self.sel.register(err_r, selectors.EVENT_READ, "stderr")
+        self.res_r = res_r
+        self.results = b""
+        self.fds = [out_r, err_r]
+        if res_r is not None:
+            self.sel.register(res_r, selectors.EVENT_READ, "res")
+            self.fds.append(res_r)
+
+    def pump(self, deadline: float, want_line: bool, exited: Callable[[], bool] | None = None) -> tuple[str, bytes]:
+        """Read until a complete result line (``want_line``), all pipes close, the child exits, or the deadline.
+
+        Returns ``("line", bytes)``, ``("eof" | "timeout" | "exited" | "flood", b"")``.
+        """
+        while True:
+            if want_line and b"\n" in self.results:
+                line, self.results = self.results.split(b"\n", 1)
+                return "line", line
+            if not self.sel.get_map():
+                return "eof", b""
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout", b""
+            if exited is not None and exited():
+                return "exited", b""
+            for key, _ in self.sel.select(min(remaining, 1.0 if exited is None else 0.05)):
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(key.fd)
+                    if key.data == "res" and want_line:
+                        return "eof", b""
+                    continue
+                if key.data == "res":
+                    self.results += data
+                    if len(self.results) > RESULT_CAP:
+                        return "flood", b""
+                else:
+                    self.output.feed(key.data, data)
+
+    def drain_ready(self) -> None:
+        """Read whatever output is already waiting, without blocking."""
+        for _ in range(64):
+            progressed = False
+            for key, _ in self.sel.select(0):
+                if key.data == "res":
+                    continue
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                if data:
+                    self.output.feed(key.data, data)
+                    progressed = True
+            if not progressed:
+                return
+
+    def drain(self) -> None:
+        """Read what is left in the output pipes without waiting on live writers."""
+        end = time.monotonic() + 0.2
+        while self.sel.get_map() and time.monotonic() < end:
+            events = self.sel.select(0.02)
+            if not events:
+                break
+            for key, _ in events:
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.sel.unregister(key.fd)
+                elif key.data != "res":
+                    self.output.feed(key.data, data)
+
+    def close(self, *more_fds: int) -> None:
+        for key in list(self.sel.get_map().values()):
+            self.sel.unregister(key.fd)
+        self.sel.close()
+        for fd in [*self.fds, *more_fds]:
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+@dataclass
+class SuiteState:
+    """What one suite run has found so far."""
+
+    names: list[str]
+    outcomes: list[dict[str, Any] | None]
+    tamper: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def note_tamper(self, reasons: list[str]) -> None:
+        for reason in reasons:
+            if reason not in self.tamper:
+                self.tamper.append(reason)
+
+    def set(self, index: int, status: str, reason: str, elapsed: float, obs: Any = None) -> None:
+        outcome: dict[str, Any] = {"name": self.names[index], "status": status, "reason": reason[:500],
+                                   "duration_s": round(elapsed, 6)}
+        if obs is not None:
+            outcome["obs"] = obs
+        self.outcomes[index] = outcome
+
+
+class Server:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.limits: dict[str, Any] = config["limits"]
+        self.runners = {"suite": str(config["runner"]), "observe": str(config["observer"])}
+        self.observe_source = str(config["observe"])
+        self.work_root = str(config["work"])
+        self.python = sys.executable or "/usr/bin/python3"
+        self.out_cap = int(self.limits["output_bytes"])
+        self.channel = Channel(sys.stdout.fileno())
+        self.keep_alive = ancestors()
+
+    # ---- children -------------------------------------------------------------------------------
+
+    def child_limits(self) -> None:
         """Runs in the child between fork and exec."""
         os.setsid()
         try:
@@ -59,6 +357,7 @@ def _main():
                 handle.write("1000")
         except OSError:
             pass
+        limits = self.limits
         pairs = [
             (resource.RLIMIT_FSIZE, int(limits["file_bytes"])),
             (resource.RLIMIT_NOFILE, int(limits["open_files"])),
@@ -75,7 +374,7 @@ def _main():
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
 
-    def spawn(argv, cwd, pass_fds=()):
+    def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = ()) -> tuple[int, int, int]:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -93,201 +392,21 @@ def _main():
                 for fd in pass_fds:
                     os.set_inheritable(fd, True)
                 os.chdir(cwd)
-                child_limits()
+                self.child_limits()
                 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
                        "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
-                os.execve(python, argv, env)
+                os.execve(self.python, argv, env)
             finally:
                 os._exit(127)
         for fd in (out_w, err_w, devnull):
             os.close(fd)
         return pid, out_r, err_r
 
-    class Output:
-        """Capped capture of one run's stdout/stderr.
+    # ---- suites ---------------------------------------------------------------------------------
 
-        The first half of the cap is kept and forwarded to the host line by line
-        as it arrives; past it only a rolling tail is kept (so a final result
-        line survives a flood), and everything between is dropped and counted.
-        """
-
-        marker_room = 100
-
-        def __init__(self, run_id):
-            self.run_id = run_id
-            self.head_cap = out_cap // 2
-            self.tail_cap = out_cap - self.head_cap - self.marker_room
-            self.kept = {"stdout": [], "stderr": []}
-            self.size = {"stdout": 0, "stderr": 0}
-            self.pending = {"stdout": b"", "stderr": b""}
-            self.tail = {"stdout": b"", "stderr": b""}
-            self.dropped = {"stdout": 0, "stderr": 0}
-            self.truncated = False
-            self.origin = "suite"
-
-        def set_origin(self, origin):
-            self.flush()
-            self.origin = origin
-
-        def feed(self, stream, data):
-            room = self.head_cap - self.size[stream]
-            if room > 0:
-                head, data = data[:room], data[room:]
-                self.size[stream] += len(head)
-                self.feed_head(stream, head)
-            if data:
-                self.truncated = True
-                tail = self.tail[stream] + data
-                if len(tail) > self.tail_cap:
-                    self.dropped[stream] += len(tail) - self.tail_cap
-                    tail = tail[-self.tail_cap:]
-                self.tail[stream] = tail
-
-        def feed_head(self, stream, data):
-            pending = self.pending[stream] + data
-            if len(pending) > 8192 or self.size[stream] >= self.head_cap:
-                self.pending[stream] = b""
-                self.forward(stream, pending)
-            elif b"\n" in pending:
-                head, _, rest = pending.rpartition(b"\n")
-                self.pending[stream] = rest
-                self.forward(stream, head + b"\n")
-            else:
-                self.pending[stream] = pending
-
-        def forward(self, stream, data):
-            text = data.decode("utf-8", errors="replace")
-            self.kept[stream].append(text)
-            send({"ev": "out", "id": self.run_id, "origin": self.origin, "stream": stream, "text": text})
-
-        def flush(self):
-            for stream, pending in self.pending.items():
-                if pending:
-                    self.pending[stream] = b""
-                    self.forward(stream, pending)
-
-        def text(self, stream):
-            self.flush()
-            text = "".join(self.kept[stream])
-            if self.dropped[stream]:
-                text += f"\n[... {self.dropped[stream]} bytes dropped by the output cap ...]\n"
-            return text + self.tail[stream].decode("utf-8", errors="replace")
-
-    def pump(sel, output, deadline, until_fd=None, exited=None):
-        """Read pipes until ``until_fd`` has a complete line (returned), all pipes close, or the deadline.
-
-        Returns (kind, data): ("line", bytes) | ("eof", None) | ("timeout", None).
-        """
-        while True:
-            if until_fd is not None and buffers.get(until_fd, b"").find(b"\n") >= 0:
-                line, rest = buffers[until_fd].split(b"\n", 1)
-                buffers[until_fd] = rest
-                return "line", line
-            if not sel.get_map():
-                return "eof", None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return "timeout", None
-            if exited is not None and exited():
-                return "exited", None
-            for key, _ in sel.select(min(remaining, 1.0 if exited is None else 0.05)):
-                try:
-                    data = os.read(key.fd, 65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    sel.unregister(key.fd)
-                    if key.data == "res" and until_fd == key.fd:
-                        return "eof", None
-                    continue
-                if key.data == "res":
-                    buffers[key.fd] = buffers.get(key.fd, b"") + data
-                    if len(buffers[key.fd]) > 1 << 20:
-                        return "flood", None
-                else:
-                    output.feed(key.data, data)
-
-    buffers = {}
-
-    def kill_group(pid):
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)
-
-    def reap(pid):
-        """Wait for ``pid``; return (exit_code, signal)."""
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return None, None
-        if os.WIFSIGNALED(status):
-            return None, os.WTERMSIG(status)
-        return os.WEXITSTATUS(status), None
-
-    def protected():
-        keep = {1}
-        pid = os.getpid()
-        while pid > 1:
-            keep.add(pid)
-            try:
-                with open(f"/proc/{pid}/stat") as handle:
-                    pid = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                break
-        return keep
-
-    keep_alive = protected()
-
-    def sweep():
-        """Kill every process in the sandbox but us and our ancestors; reap what we can."""
-        for _ in range(200):
-            alive = 0
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit() or int(entry) in keep_alive:
-                    continue
-                try:
-                    with open(f"/proc/{entry}/stat") as handle:
-                        state = handle.read().rsplit(")", 1)[1].split()[0]
-                except (OSError, IndexError):
-                    continue
-                if state in ("Z", "X"):
-                    continue
-                alive += 1
-                with contextlib.suppress(OSError):
-                    os.kill(int(entry), signal.SIGKILL)
-            while True:
-                try:
-                    pid, _ = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    break
-                if pid == 0:
-                    break
-            if not alive:
-                return
-            time.sleep(0.005)
-
-    def safe_name(name):
-        return isinstance(name, str) and name and "/" not in name and "\0" not in name and name not in (".", "..")
-
-    def write_files(folder, files):
-        os.makedirs(folder, exist_ok=True)
-        for name, text in files.items():
-            if not safe_name(name):
-                raise ValueError(f"bad file name {name!r}")
-            with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
-                handle.write(text)
-
-    def describe_end(code, sig):
-        if sig is not None:
-            names = {9: "SIGKILL (memory or process limit?)", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ (file too big)",
-                     24: "SIGXCPU"}
-            return f"killed by signal {sig} {names.get(sig, '')}".strip()
-        return f"exited with status {code}"
-
-    # ---- suite ----------------------------------------------------------------------------------
-
-    def run_suite(request, folder):
-        run_id = request["id"]
-        names = request["names"]
+    def run_suite(self, request: dict[str, Any], folder: str, mode: str) -> dict[str, Any]:
+        """Run every named test in a runner (restarted after a crash or a timeout); ``mode`` is suite or observe."""
+        names = [str(n) for n in request["names"]]
         files = sorted(request["tests"])
         tests_dir = os.path.join(folder, "tests")
         sol_dir = os.path.join(folder, "sol")
@@ -296,143 +415,30 @@ def _main():
         for name in files:
             os.chmod(os.path.join(tests_dir, name), 0o444)
         os.chmod(tests_dir, 0o555)
-        output = Output(run_id)
+        output = Output(self.channel, request["id"], self.out_cap)
         started = time.monotonic()
         suite_deadline = started + float(request["timeout"])
         test_timeout = float(request["test_timeout"])
-        outcomes = [None] * len(names)
-        tamper = []
-        error = None
-
-        def note_tamper(reasons):
-            for reason in reasons:
-                if reason not in tamper:
-                    tamper.append(reason)
-
+        state = SuiteState(names, [None] * len(names))
+        child_config: dict[str, Any] = {"tests_dir": tests_dir, "sol_dir": sol_dir, "files": files, "names": names}
+        if mode == "observe":
+            child_config["observe"] = self.observe_source
         next_index = 0
         restarts = 0
-        while next_index < len(names):
-            if time.monotonic() >= suite_deadline:
-                break
-            ctl_r, ctl_w = os.pipe()
-            res_r, res_w = os.pipe()
-            child_config = {"ctl": ctl_r, "res": res_w, "tests_dir": tests_dir, "sol_dir": sol_dir,
-                            "files": files, "names": names}
-            output.set_origin("import")
-            pid, out_r, err_r = spawn(
-                [python, "-I", "-S", "-u", "-c", runner_source, json.dumps(child_config)], sol_dir, (ctl_r, res_w)
-            )
-            os.close(ctl_r)
-            os.close(res_w)
-            sel = selectors.DefaultSelector()
-            sel.register(out_r, selectors.EVENT_READ, "stdout")
-            sel.register(err_r, selectors.EVENT_READ, "stderr")
-            sel.register(res_r, selectors.EVENT_READ, "res")
-            buffers[res_r] = b""
-            kind, line = pump(sel, output, min(suite_deadline, time.monotonic() + test_timeout + 5.0), res_r)
-            record = _parse(line) if kind == "line" else None
-            if record is None or record.get("k") != "imported":
-                kill_group(pid)
-                code, sig = reap(pid)
-                drain(sel, output)
-                if kind == "timeout":
-                    reason = "timeout while importing the tests"
-                    status = "timeout"
-                elif kind == "line":
-                    reason = "the runner's channel carried a forged record"
-                    status = "error"
-                    note_tamper(["forged record on the result channel"])
-                else:
-                    reason = "the runner died while importing the tests: " + describe_end(code, sig)
-                    status = "crashed"
-                error = error or reason
-                for i in range(next_index, len(names)):
-                    outcomes[i] = (status, reason, 0.0)
-                next_index = len(names)
-                close_all(sel, ctl_w, res_r, out_r, err_r)
-                break
-            note_tamper(record.get("tamper") or [])
-            import_errors = record.get("errors") or {}
-            if import_errors and isinstance(import_errors, dict) and error is None:
-                error = ("import failed: " + "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items())))[:500]
-            died = False
-            while next_index < len(names):
-                index = next_index
-                output.set_origin(names[index])
-                nonce = os.urandom(16).hex()
-                t0 = time.monotonic()
-                deadline = min(suite_deadline, t0 + test_timeout)
-                try:
-                    os.write(ctl_w, f"run {index} {nonce}\n".encode())
-                except OSError:
-                    # The runner is gone; still read what it left on the channel (a forgery is reported).
-                    deadline = min(deadline, time.monotonic() + 1.0)
-                kind, line = pump(sel, output, deadline, res_r)
-                elapsed = time.monotonic() - t0
-                drain_ready(sel, output)  # output written before the verdict belongs to this test
-                if kind == "line":
-                    record = _parse(line)
-                    if (
-                        record is None
-                        or record.get("k") != "verdict"
-                        or record.get("nonce") != nonce
-                        or record.get("i") != index
-                    ):
-                        note_tamper([f"forged or out-of-order result record during {names[index]}"])
-                        outcomes[index] = ("error", "forged result record on the judge's channel", elapsed)
-                        next_index += 1
-                        died = True
-                        break
-                    reasons = [str(r) for r in record.get("tamper") or []]
-                    note_tamper(reasons)
-                    status = record.get("status")
-                    reason = str(record.get("reason", ""))[:500]
-                    if status not in ("passed", "failed", "error"):
-                        status, reason = "error", "bad verdict"
-                    if reasons:
-                        status, reason = "failed", "tampered: " + reasons[0]
-                    outcomes[index] = (status, reason, elapsed)
-                    next_index += 1
-                    continue
-                # timeout, eof, flood: the runner is gone or must go.
-                kill_group(pid)
-                code, sig = reap(pid)
-                if kind == "timeout":
-                    if time.monotonic() >= suite_deadline:
-                        outcomes[index] = ("timeout", f"suite wall clock of {request['timeout']} s exceeded", elapsed)
-                    else:
-                        outcomes[index] = ("timeout", f"test exceeded {test_timeout:g} s", elapsed)
-                elif kind == "flood":
-                    note_tamper(["flooded the result channel"])
-                    outcomes[index] = ("error", "flooded the judge's channel", elapsed)
-                else:
-                    outcomes[index] = ("crashed", "the test process " + describe_end(code, sig), elapsed)
-                next_index += 1
-                died = True
-                break
-            if not died:
-                with contextlib.suppress(OSError):
-                    os.close(ctl_w)  # EOF on its control pipe: the runner exits
-                ctl_w = -1
-                kill_group(pid)
-                reap(pid)
-            drain(sel, output)
-            close_all(sel, ctl_w, res_r, out_r, err_r)
-            sweep()
+        while next_index < len(names) and time.monotonic() < suite_deadline:
+            next_index = self.run_runner(mode, child_config, sol_dir, output, state, next_index,
+                                         suite_deadline, test_timeout)
+            sweep(self.keep_alive)
             restarts += 1
-        if next_index < len(names) or time.monotonic() >= suite_deadline:
-            for i in range(len(names)):
-                if outcomes[i] is None:
-                    outcomes[i] = ("timeout", f"suite wall clock of {request['timeout']} s exceeded", 0.0)
-                    error = error or f"suite wall clock of {request['timeout']} s exceeded"
+        for i in range(len(names)):
+            if state.outcomes[i] is None:
+                state.set(i, "timeout", f"suite wall clock of {request['timeout']} s exceeded", 0.0)
+                state.error = state.error or f"suite wall clock of {request['timeout']} s exceeded"
         return {
-            "outcomes": [
-                {"name": names[i], "status": o[0], "reason": o[1], "duration_s": round(o[2], 6)}
-                for i, o in enumerate(outcomes)
-            ],
-            "tampered": bool(tamper),
-            "tamper": tamper,
-            "error": error,
+            "outcomes": state.outcomes,
+            "tampered": bool(state.tamper),
+            "tamper": state.tamper,
+            "error": state.error,
             "stdout": output.text("stdout"),
             "stderr": output.text("stderr"),
             "truncated": output.truncated,
@@ -440,68 +446,127 @@ def _main():
             "restarts": restarts,
         }
 
-    def drain_ready(sel, output):
-        """Read whatever output is already waiting in the pipes, without blocking."""
-        for _ in range(64):
-            progressed = False
-            for key, _ in sel.select(0):
-                if key.data == "res":
-                    continue
-                try:
-                    data = os.read(key.fd, 65536)
-                except OSError:
-                    data = b""
-                if data:
-                    output.feed(key.data, data)
-                    progressed = True
-            if not progressed:
-                return
+    def run_runner(self, mode: str, child_config: dict[str, Any], sol_dir: str, output: Output, state: SuiteState,
+                   next_index: int, suite_deadline: float, test_timeout: float) -> int:
+        """One runner process: import the tests, then run them from ``next_index`` until done or it dies.
 
-    def drain(sel, output):
-        """Read what is left in the output pipes without waiting on live writers."""
-        end = time.monotonic() + 0.2
-        while sel.get_map() and time.monotonic() < end:
-            events = sel.select(0.02)
-            if not events:
-                break
-            for key, _ in events:
-                try:
-                    data = os.read(key.fd, 65536)
-                except OSError:
-                    data = b""
-                if not data:
-                    sel.unregister(key.fd)
-                elif key.data != "res":
-                    output.feed(key.data, data)
-
-    def close_all(sel, *fds):
-        """Forget the selector and close every pipe end this run opened."""
-        for key in list(sel.get_map().values()):
-            sel.unregister(key.fd)
-        sel.close()
-        for fd in fds:
-            buffers.pop(fd, None)
+        Returns the index of the first test still to run.
+        """
+        names = state.names
+        ctl_r, ctl_w = os.pipe()
+        res_r, res_w = os.pipe()
+        config = {**child_config, "ctl": ctl_r, "res": res_w}
+        output.set_origin("import")
+        pid, out_r, err_r = self.spawn(
+            [self.python, "-I", "-S", "-u", "-c", self.runners[mode], json.dumps(config)], sol_dir, (ctl_r, res_w)
+        )
+        os.close(ctl_r)
+        os.close(res_w)
+        pipes = Pipes(output, out_r, err_r, res_r)
+        try:
+            kind, line = pipes.pump(min(suite_deadline, time.monotonic() + test_timeout + 5.0), True)
+            record = parse_record(line) if kind == "line" else None
+            if record is None or record.get("k") != "imported":
+                kill_group(pid)
+                code, sig = reap(pid)
+                pipes.drain()
+                if kind == "timeout":
+                    status, reason = "timeout", "timeout while importing the tests"
+                elif kind == "line":
+                    status, reason = "error", "the runner's channel carried a forged record"
+                    state.note_tamper(["forged record on the result channel"])
+                else:
+                    status, reason = "crashed", "the runner died while importing the tests: " + describe_end(code, sig)
+                state.error = state.error or reason
+                for i in range(next_index, len(names)):
+                    state.set(i, status, reason, 0.0)
+                return len(names)
+            state.note_tamper([str(r) for r in record.get("tamper") or []])
+            import_errors = record.get("errors") or {}
+            if import_errors and isinstance(import_errors, dict) and state.error is None:
+                listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
+                state.error = ("import failed: " + listed)[:500]
+            while next_index < len(names):
+                if not self.run_one(mode, pid, ctl_w, pipes, state, next_index, suite_deadline, test_timeout):
+                    return next_index + 1
+                next_index += 1
             with contextlib.suppress(OSError):
-                os.close(fd)
+                os.close(ctl_w)  # EOF on its control pipe: the runner exits
+            ctl_w = -1
+            kill_group(pid)
+            reap(pid)
+            return next_index
+        finally:
+            pipes.drain()
+            pipes.close(ctl_w)
 
-    # ---- script ---------------------------------------------------------------------------------
+    def run_one(self, mode: str, pid: int, ctl_w: int, pipes: Pipes, state: SuiteState, index: int,
+                suite_deadline: float, test_timeout: float) -> bool:
+        """Ask the runner for test ``index``; record its outcome. False when the runner is gone or must go."""
+        name = state.names[index]
+        pipes.output.set_origin(name)
+        nonce = os.urandom(16).hex()
+        t0 = time.monotonic()
+        deadline = min(suite_deadline, t0 + test_timeout)
+        try:
+            os.write(ctl_w, f"run {index} {nonce}\n".encode())
+        except OSError:
+            # The runner is gone; still read what it left on the channel (a forgery is reported).
+            deadline = min(deadline, time.monotonic() + 1.0)
+        kind, line = pipes.pump(deadline, True)
+        elapsed = time.monotonic() - t0
+        pipes.drain_ready()  # output written before the record belongs to this test
+        if kind == "line":
+            record = parse_record(line)
+            expected_kind = "obs" if mode == "observe" else "verdict"
+            if record is None or record.get("k") != expected_kind or record.get("nonce") != nonce \
+                    or record.get("i") != index:
+                state.note_tamper([f"forged or out-of-order result record during {name}"])
+                state.set(index, "error", "forged result record on the judge's channel", elapsed)
+                return False
+            reasons = [str(r) for r in record.get("tamper") or []]
+            state.note_tamper(reasons)
+            if mode == "observe":
+                obs = record.get("obs")
+                state.set(index, "observed", "", elapsed, obs if isinstance(obs, list) else [["malformed"]])
+                return True
+            status = record.get("status")
+            reason = str(record.get("reason", ""))
+            if status not in ("passed", "failed", "error"):
+                status, reason = "error", "bad verdict"
+            if reasons:
+                status, reason = "failed", "tampered: " + reasons[0]
+            state.set(index, str(status), reason, elapsed)
+            return True
+        # timeout, eof, flood: the runner is gone or must go.
+        kill_group(pid)
+        code, sig = reap(pid)
+        if kind == "timeout":
+            if time.monotonic() >= suite_deadline:
+                state.set(index, "timeout", "suite wall clock exceeded", elapsed)
+            else:
+                state.set(index, "timeout", f"test exceeded {test_timeout:g} s", elapsed)
+        elif kind == "flood":
+            state.note_tamper(["flooded the result channel"])
+            state.set(index, "error", "flooded the judge's channel", elapsed)
+        else:
+            state.set(index, "crashed", "the test process " + describe_end(code, sig), elapsed)
+        return False
 
-    def run_script(request, folder):
-        run_id = request["id"]
+    # ---- scripts --------------------------------------------------------------------------------
+
+    def run_script(self, request: dict[str, Any], folder: str) -> dict[str, Any]:
         files = dict(request["files"])
         files["__probe__.py"] = request["script"]
         write_files(folder, files)
-        output = Output(run_id)
+        output = Output(self.channel, request["id"], self.out_cap)
         output.set_origin("script")
         started = time.monotonic()
-        pid, out_r, err_r = spawn([python, "-E", "-s", "-S", "-u", "__probe__.py"], folder)
-        sel = selectors.DefaultSelector()
-        sel.register(out_r, selectors.EVENT_READ, "stdout")
-        sel.register(err_r, selectors.EVENT_READ, "stderr")
-        deadline = started + float(request["timeout"])
-        ended = []
+        pid, out_r, err_r = self.spawn([self.python, "-E", "-s", "-S", "-u", "__probe__.py"], folder)
+        pipes = Pipes(output, out_r, err_r)
+        ended: list[int] = []
 
-        def exited():
+        def exited() -> bool:
             if not ended:
                 try:
                     done, status = os.waitpid(pid, os.WNOHANG)
@@ -511,12 +576,12 @@ def _main():
                     ended.append(status)
             return bool(ended)
 
-        kind, _ = pump(sel, output, deadline, exited=exited)
+        kind, _ = pipes.pump(started + float(request["timeout"]), False, exited)
         timed_out = kind == "timeout"
+        code = sig = None
         if timed_out:
             kill_group(pid)
             reap(pid)
-            code = sig = None
         else:
             if not exited():
                 ended.append(os.waitpid(pid, 0)[1])
@@ -524,9 +589,9 @@ def _main():
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         elapsed = time.monotonic() - started
-        drain(sel, output)
-        close_all(sel, out_r, err_r)
-        sweep()
+        pipes.drain()
+        pipes.close()
+        sweep(self.keep_alive)
         return {
             "exit_code": code,
             "signal": sig,
@@ -537,37 +602,28 @@ def _main():
             "duration_s": round(elapsed, 6),
         }
 
-    # ---- loop -----------------------------------------------------------------------------------
+    # ---- the request loop -----------------------------------------------------------------------
 
-    send({"ev": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
-    pending = b""
-    while True:
-        while b"\n" not in pending:
-            chunk = os.read(stdin_fd, 1 << 20)
-            if not chunk:
-                sweep()
-                os._exit(0)
-            pending += chunk
-        line, pending = pending.split(b"\n", 1)
-        request = _parse(line)
-        if request is None:
-            send({"ev": "done", "id": None, "error": "bad request"})
-            continue
-        folder = os.path.join(work_root, f"run{request.get('id')}")
+    def handle(self, request: dict[str, Any]) -> None:
+        # A fresh folder whose name no earlier run could predict: nothing planted there can shadow a module.
+        folder = os.path.join(self.work_root, f"run{os.urandom(8).hex()}")
         try:
-            if request.get("op") == "suite":
-                result = run_suite(request, folder)
-            elif request.get("op") == "script":
-                result = run_script(request, folder)
-            elif request.get("op") == "ping":
+            op = request.get("op")
+            if op in ("suite", "observe"):
+                os.makedirs(folder)
+                result = self.run_suite(request, folder, str(op))
+            elif op == "script":
+                os.makedirs(folder)
+                result = self.run_script(request, folder)
+            elif op == "ping":
                 result = {}
             else:
-                raise ValueError(f"unknown op {request.get('op')!r}")
+                raise ValueError(f"unknown op {op!r}")
         except Exception as exc:
-            sweep()
-            send({"ev": "done", "id": request.get("id"), "error": f"{type(exc).__name__}: {exc}"})
+            sweep(self.keep_alive)
+            self.channel.send({"ev": "done", "id": request.get("id"), "error": f"{type(exc).__name__}: {exc}"})
         else:
-            send({"ev": "done", "id": request.get("id"), "result": result})
+            self.channel.send({"ev": "done", "id": request.get("id"), "result": result})
         finally:
             for root, dirs, _ in os.walk(folder):
                 for d in dirs:
@@ -575,15 +631,31 @@ def _main():
                         os.chmod(os.path.join(root, d), 0o700)
             shutil.rmtree(folder, ignore_errors=True)
 
+    def serve(self) -> None:
+        self.channel.send({"ev": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
+        stdin_fd = sys.stdin.fileno()
+        pending = b""
+        while True:
+            while b"\n" not in pending:
+                chunk = os.read(stdin_fd, 1 << 20)
+                if not chunk:
+                    sweep(self.keep_alive)
+                    os._exit(0)
+                pending += chunk
+            line, pending = pending.split(b"\n", 1)
+            request = parse_record(line)
+            if request is None:
+                self.channel.send({"ev": "done", "id": None, "error": "bad request"})
+                continue
+            self.handle(request)
 
-def _parse(line):
-    import json
 
-    try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
+def main() -> None:
+    server = Server(json.loads(sys.argv[1]))
+    prctl(4, 0)  # PR_SET_DUMPABLE 0
+    prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans come back to us to be reaped and swept
+    server.serve()
 
 
-_main()
+if __name__ == "__main__":
+    main()

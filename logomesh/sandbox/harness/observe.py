@@ -1,0 +1,199 @@
+"""What a hidden-test driver records about the submission: plain, typed data. Stdlib only.
+
+Runs INSIDE the sandbox, in the process that imported the submission, where
+nothing can be trusted after that import. So this module judges nothing: a
+driver calls the submission and records what came back (``see``), what a call
+did (``call``), or what a block raised (``raised``). The observations leave
+the sandbox as canonical data and are compared, on the host, with the
+reference solution's observations for the same driver. A submission that
+rewrites them gains only if it writes exactly what the reference produced,
+which it can learn only by computing it.
+
+Encoding (``encode``) is type-strict and never calls the submission's code:
+a value is read only when its type is exactly a builtin type (``bool``,
+``int``, ``float``, ``str``, ``bytes``, ``list``, ``tuple``, ``dict``,
+``set``, ``frozenset``, ``None``) or ``decimal.Decimal``; anything else
+(a look-alike with its own ``__eq__``, an ``int`` subclass, a proxy) is an
+opaque object, recorded only by identity: ``["ref", k]`` is the k-th distinct
+object the test observed, so "the same object again" stays checkable.
+Exceptions are recorded by their nearest builtin exception class, found in
+the real MRO by identity, never by a name the class reports about itself.
+
+Driver style: guard valid and invalid calls alike with ``call`` or
+``raised``, so a submission cannot tell from the harness which calls are
+expected to fail. ``within(min_s, max_s)`` marks a test whose wall time the
+monitor (the harness server, outside this process) measures; the host reads
+the bounds from the driver's source, not from here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import decimal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MAX_NODES = 200_000  # per test: a bigger observation is recorded as too large
+MAX_DEPTH = 64
+MAX_INT_BITS = 64_000
+
+_mro_of = type.__dict__["__mro__"].__get__
+_BUILTIN_EXCEPTIONS = {
+    id(cls): name
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and issubclass(cls, BaseException)
+}
+_int_repr = int.__repr__
+_int_hex = int.__format__
+_float_repr = float.__repr__
+_decimal_str = decimal.Decimal.__str__
+_list_iter = list.__iter__
+_dict_items = dict.items
+_id = id
+_type = type
+_isinstance = isinstance
+_len = len
+
+
+class Recorder:
+    """The observations of the test that is running; the runner resets it per test."""
+
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+        self.refs: dict[int, int] = {}
+        self.kept: list[Any] = []  # observed objects stay alive, so their ids are not reused
+        self.nodes = 0
+
+    def reset(self) -> list[Any]:
+        records = self.records
+        self.records = []
+        self.refs = {}
+        self.kept = []
+        self.nodes = 0
+        return records
+
+    def ref(self, value: Any) -> list[Any]:
+        key = _id(value)
+        if key not in self.refs:
+            self.refs[key] = _len(self.refs)
+            self.kept.append(value)
+        return ["ref", self.refs[key]]
+
+
+RECORDER = Recorder()
+
+
+def exception_name(exc: BaseException, group: tuple[type[BaseException], ...] = ()) -> str:
+    """``A|B`` when ``exc`` is an instance of a class in ``group``, else its nearest builtin exception class."""
+    mro = _mro_of(_type(exc))
+    ids = {_id(cls) for cls in mro}
+    if group and any(_id(cls) in ids for cls in group):
+        return "|".join(sorted(_BUILTIN_EXCEPTIONS.get(_id(cls), "?") for cls in group))
+    for cls in mro:
+        name = _BUILTIN_EXCEPTIONS.get(_id(cls))
+        if name is not None:
+            return name
+    return "?"
+
+
+def encode(value: Any, recorder: Recorder = RECORDER) -> Any:
+    """``value`` as canonical, typed JSON data (see the module docstring)."""
+    return _encode(value, recorder, 0, set())
+
+
+def _encode(value: Any, rec: Recorder, depth: int, open_ids: set[int]) -> Any:
+    rec.nodes += 1
+    if rec.nodes > MAX_NODES:
+        raise _TooLarge
+    kind = _type(value)
+    if value is None:
+        return ["none"]
+    if kind is bool:
+        return ["bool", value is True]
+    if kind is int:
+        if value.bit_length() > MAX_INT_BITS:
+            return ["int", "0x" + _int_hex(value, "x")]
+        return ["int", _int_repr(value)]
+    if kind is float:
+        return ["float", _float_repr(value)]
+    if kind is str:
+        return ["str", value]
+    if kind is bytes:
+        return ["bytes", value.hex()]
+    if kind is decimal.Decimal:
+        return ["decimal", _decimal_str(value)]
+    if kind in (list, tuple, dict, set, frozenset):
+        if depth >= MAX_DEPTH:
+            return ["too-deep"]
+        key = _id(value)
+        if key in open_ids:
+            return ["cycle"]
+        open_ids.add(key)
+        try:
+            if kind is dict:
+                items = [[_encode(k, rec, depth + 1, open_ids), _encode(v, rec, depth + 1, open_ids)]
+                         for k, v in _dict_items(value)]
+                return ["dict", items]
+            parts = [_encode(item, rec, depth + 1, open_ids) for item in _list_iter(list(value))]
+            return [kind.__name__, parts]
+        finally:
+            open_ids.discard(key)
+    return rec.ref(value)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _record(observation: Any) -> None:
+    RECORDER.records.append(observation)
+
+
+def see(value: T) -> T:
+    """Record ``value`` (exactly as typed) and hand it back."""
+    try:
+        _record(["value", encode(value)])
+    except _TooLarge:
+        _record(["too-large"])
+    return value
+
+
+def call(func: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """Call ``func``; record what it returned or the exception it raised (which is swallowed)."""
+    try:
+        result = func(*args, **kwargs)
+    except BaseException as exc:
+        _record(["raised", exception_name(exc)])
+        return None
+    try:
+        _record(["returned", encode(result)])
+    except _TooLarge:
+        _record(["too-large"])
+    return result
+
+
+@contextmanager
+def raised(*group: type[BaseException]) -> Iterator[None]:
+    """Record whether the block raised, and what; the exception is swallowed.
+
+    ``raised(TypeError, ValueError)`` records one label for either class, for
+    contracts that allow several.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        _record(["raised", exception_name(exc, group)])
+    else:
+        _record(["no-raise"])
+
+
+def within(min_s: float | None = None, max_s: float | None = None) -> Callable[[T], T]:
+    """Mark a test's wall-time bounds. A no-op here: the host reads the literal bounds from the source."""
+
+    def mark(func: T) -> T:
+        return func
+
+    return mark
