@@ -137,11 +137,11 @@ class TestWindow:
 
 
 class TestValidation:
-    def test_max_requests_bounds(self):
+    def test_rejects_bad_max_requests(self):
         for value in (0, -1, -100, 1, 5):
             call(RateLimiter, value, 1.0, FakeClock())
 
-    def test_window_bounds(self):
+    def test_rejects_bad_window(self):
         for value in (0, 0.0, -1.0, -0.5, 0.5, 2.0):
             call(RateLimiter, 5, value, FakeClock())
 
