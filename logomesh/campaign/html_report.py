@@ -19,6 +19,7 @@ from logomesh.campaign.report import (
     Cell,
     FamilyFindings,
     LeaderRow,
+    ci_text,
 )
 
 _CSS = """
@@ -83,10 +84,10 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence
 
 
 def _leaderboard_table(board: Sequence[LeaderRow]) -> str:
-    rows = [[str(r.rank), _e(r.agent), _f(r.mean_cis, 4), f"[{_f(r.ci_low, 4)}, {_f(r.ci_high, 4)}]",
-             str(r.battles), str(r.scored), str(r.failed)] for r in board]
-    return _table(["#", "agent", "mean CIS", "95% CI", "battles", "scored", "failed"], rows,
-                  [True, False, True, True, True, True, True])
+    rows = [[str(r.rank), _e(r.agent), _f(r.mean_cis, 4), ci_text(r.ci_low, r.ci_high, 4),
+             str(r.battles), str(r.scored), str(r.failed), str(r.cancelled)] for r in board]
+    return _table(["#", "agent", "mean CIS", "95% CI", "battles", "scored", "failed", "cancelled"], rows,
+                  [True, False, True, True, True, True, True, True])
 
 
 def _cell_background(mean: float | None) -> str:
@@ -98,16 +99,17 @@ def _cell_background(mean: float | None) -> str:
 
 def _cells_table(cells: Sequence[Cell]) -> str:
     head = ["agent", "task", "n", "mean CIS", "95% CI", "hidden pass", "scored", "failed purple", "failed infra",
-            "findings"]
+            "cancelled", "findings"]
     out = ["<table>", "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
     for c in cells:
         out.append(
             f"<tr><td>{_e(c.agent)}</td><td>{_e(c.task_id)}</td><td class=\"n\">{c.counted}</td>"
             f"<td class=\"n\"{_cell_background(c.mean_cis)}>{_f(c.mean_cis)}</td>"
-            f"<td class=\"n\">[{_f(c.ci_low)}, {_f(c.ci_high)}]</td>"
+            f"<td class=\"n\">{ci_text(c.ci_low, c.ci_high, 3)}</td>"
             f"<td class=\"n\">{_pct(c.pass_rate)} ({c.hidden_passed}/{c.hidden_total})</td>"
             f"<td class=\"n\">{c.scored}/{c.recorded}</td><td class=\"n\">{c.agent_failed}</td>"
-            f"<td class=\"n\">{c.infra_failed}</td><td class=\"n\">{c.findings}</td></tr>"
+            f"<td class=\"n\">{c.infra_failed}</td><td class=\"n\">{c.cancelled}</td>"
+            f"<td class=\"n\">{c.findings}</td></tr>"
         )
     out.append("</tbody></table>")
     return "\n".join(out)
@@ -144,15 +146,17 @@ def _strip_row(agent: str, y: float, battles: Sequence[BattleSummary], row: Lead
                plot_w: float) -> list[str]:
     parts = [_label(agent, _LEFT - 8, y + 4)]
     if row is not None:
-        lo, hi = _x(row.ci_low, _LEFT, plot_w), _x(row.ci_high, _LEFT, plot_w)
+        if row.ci_low is not None and row.ci_high is not None:
+            lo, hi = _x(row.ci_low, _LEFT, plot_w), _x(row.ci_high, _LEFT, plot_w)
+            parts.append(f'<line x1="{lo:.1f}" y1="{y:.1f}" x2="{hi:.1f}" y2="{y:.1f}" stroke="#1f2328" '
+                         'stroke-width="1.5"/>')
+            for end in (lo, hi):
+                parts.append(f'<line x1="{end:.1f}" y1="{y - 5:.1f}" x2="{end:.1f}" y2="{y + 5:.1f}" '
+                             'stroke="#1f2328"/>')
         mean = _x(row.mean_cis, _LEFT, plot_w)
-        parts.append(f'<line x1="{lo:.1f}" y1="{y:.1f}" x2="{hi:.1f}" y2="{y:.1f}" stroke="#1f2328" '
-                     'stroke-width="1.5"/>')
-        for end in (lo, hi):
-            parts.append(f'<line x1="{end:.1f}" y1="{y - 5:.1f}" x2="{end:.1f}" y2="{y + 5:.1f}" stroke="#1f2328"/>')
         parts.append(f'<line x1="{mean:.1f}" y1="{y - 12:.1f}" x2="{mean:.1f}" y2="{y + 12:.1f}" stroke="#1f2328" '
                      f'stroke-width="3"><title>{_e(agent)}: mean {row.mean_cis:.4f}, 95% CI '
-                     f'[{row.ci_low:.4f}, {row.ci_high:.4f}]</title></line>')
+                     f'{ci_text(row.ci_low, row.ci_high, 4)}</title></line>')
     for b in battles:
         if b.cis is None:
             continue
@@ -224,7 +228,8 @@ def _overview(report: CampaignReport) -> str:
         f"<p>{report.recorded} of {report.planned} planned battles recorded "
         f"({len(report.agents)} agents × {len(report.task_ids)} tasks × {report.repeat} repeats); "
         f"{len(report.missing)} missing, {len(report.retries)} retried; "
-        f"{report.agent_failures} failed at stage purple, {report.infra_failures} infrastructure failures.</p>\n"
+        f"{report.agent_failures} failed at stage purple, {report.infra_failures} infrastructure failures, "
+        f"{report.cancelled} cancelled.</p>\n"
         f'<p class="note">{_e(DEFINITIONS["policy"])} Pass rate: {_e(DEFINITIONS["pass_rate"])}.</p>'
     )
 
@@ -263,7 +268,7 @@ def render_html(report: CampaignReport) -> str:
     parts += [
         "<h2>CIS per agent</h2>",
         '<p class="note">Each dot is one battle (hollow red: failed at stage purple, counted as 0); '
-        "the bar is the mean, the whisker its 95% CI (drawn within 0..1).</p>",
+        "the bar is the mean, the whisker its 95% CI (none below three counted battles).</p>",
         score_plot(report),
         "<h2>Per agent and task</h2>",
         _cells_table(report.cells),
@@ -271,6 +276,8 @@ def render_html(report: CampaignReport) -> str:
     parts += _findings_section(report)
     parts.append("<h2>Failures</h2>")
     parts.append(_failures_table(report) if report.failures else "<p>No failed battles.</p>")
+    parts += _list_section(f"Cancelled battles ({report.cancelled})",
+                           [f"{g.count} in stage {g.stage}: {', '.join(g.battle_ids)}" for g in report.cancellations])
     parts += _list_section(f"Missing battles ({len(report.missing)})", report.missing)
     parts += _list_section(f"Retried battles ({len(report.retries)})",
                            [f"{r.battle_id}: {r.attempts} attempts, {r.outcome}" for r in report.retries])

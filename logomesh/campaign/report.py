@@ -2,7 +2,7 @@
 
 Which battles count
 -------------------
-Every recorded battle of the plan gets one of three outcomes:
+Every recorded battle of the plan gets one of four outcomes:
 
 * **scored** (``status`` is not ``"failed"``): its ``cis_score`` counts.
 * **agent failure** (failed at stage ``purple``): the agent did not deliver a
@@ -12,25 +12,29 @@ Every recorded battle of the plan gets one of three outcomes:
   ``cis_score``): the agent is not to blame, so the battle is **excluded** from
   every mean and rate and listed separately. A battle whose worker was lost
   too often is recorded as an ``engine`` failure and lands here.
+* **cancelled** (``status`` is ``"cancelled"``, with the ``stage`` it was
+  stopped in): someone stopped it; neither the agent nor the infrastructure
+  failed. Excluded from every mean and rate and counted in a column of its own.
 
 What the numbers mean
 ---------------------
 * **mean CIS, 95% CI**: the mean over the *counted* battles (scored + agent
-  failures) with a two-sided Student t interval (``stats.mean_ci95``), not
-  clipped to [0, 1]. Per cell it runs over the repeats of one (agent, task);
-  on the leaderboard over every counted battle of the agent, all tasks pooled.
-  With one counted battle the interval collapses onto the value.
+  failures) with a two-sided Student t interval clipped to [0, 1]
+  (``stats.bounded_mean_ci95`` says why that is sound). Per cell it runs over
+  the repeats of one (agent, task); on the leaderboard over every counted
+  battle of the agent, all tasks pooled. Below three counted battles there is
+  no interval (``None``, shown as ``n/a``).
 * **pass rate**: hidden tests passed / hidden tests run, both summed over the
   cell's *scored* battles (failed battles ran no tests and add nothing).
 * **scored share**: scored battles / recorded battles of the cell.
 * **leaderboard**: agents by mean CIS, highest first, ties broken by agent
   name; ``failed`` counts agent and infrastructure failures, so
-  ``battles == scored + failed``. Agents without a counted battle are not
-  ranked (``unranked``).
+  ``battles == scored + failed + cancelled``. Agents without a counted battle
+  are not ranked (``unranked``).
 * **findings**: every entry of ``red_analysis.vulnerabilities`` of the
   recorded battles, by severity and by family.
 * **failures**: failed battles grouped by (stage, reason), each marked as
-  ``agent`` or ``infrastructure``.
+  ``agent`` or ``infrastructure``; cancelled battles are grouped apart, by stage.
 * **missing**: battles the plan holds but the ledger does not (an interrupted
   campaign); **retries**: battles recorded after more than one attempt.
 """
@@ -43,19 +47,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from logomesh.campaign.plan import BattleJob, CampaignPlan
-from logomesh.campaign.stats import mean_ci95
+from logomesh.campaign.stats import bounded_mean_ci95
 from logomesh.findings import SEVERITY_ORDER
 
-Outcome = Literal["scored", "agent_failed", "infra_failed"]
+Outcome = Literal["scored", "agent_failed", "infra_failed", "cancelled"]
 FailureKind = Literal["agent", "infrastructure"]
 AGENT_STAGE = "purple"
+CANCELLED = "cancelled"
 UNKNOWN = "unknown"
 SEVERITIES: tuple[str, ...] = tuple(reversed(SEVERITY_ORDER))
 """Severities worst first: the order every report lists them in."""
 
 POLICY = (
     "A battle failed at stage 'purple' counts as CIS 0 for its agent; battles failed at any other "
-    "(infrastructure) stage are excluded from means and rates and listed separately."
+    "(infrastructure) stage are excluded from means and rates and listed separately; so are cancelled battles, "
+    "counted apart."
 )
 
 
@@ -98,6 +104,7 @@ class Cell:
     scored: int
     agent_failed: int
     infra_failed: int
+    cancelled: int
     mean_cis: float | None
     ci_low: float | None
     ci_high: float | None
@@ -120,16 +127,20 @@ class Cell:
 
 @dataclass(frozen=True)
 class LeaderRow:
-    """One ranked agent; ``battles == scored + failed`` (failed = agent and infrastructure failures)."""
+    """One ranked agent; ``battles == scored + failed + cancelled`` (failed = agent and infrastructure failures).
+
+    ``ci_low`` and ``ci_high`` are ``None`` below three counted battles.
+    """
 
     rank: int
     agent: str
     mean_cis: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     battles: int
     scored: int
     failed: int
+    cancelled: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,6 +155,13 @@ class FailureGroup:
     kind: FailureKind
     stage: str
     reason: str
+    count: int
+    battle_ids: list[str]
+
+
+@dataclass(frozen=True)
+class CancelledGroup:
+    stage: str
     count: int
     battle_ids: list[str]
 
@@ -171,6 +189,7 @@ class CampaignReport:
     findings_by_severity: dict[str, int]
     findings_by_family: list[FamilyFindings]
     failures: list[FailureGroup]
+    cancellations: list[CancelledGroup]
     retries: list[Retry]
 
     @property
@@ -184,6 +203,10 @@ class CampaignReport:
     @property
     def infra_failures(self) -> int:
         return sum(1 for b in self.battles if b.outcome == "infra_failed")
+
+    @property
+    def cancelled(self) -> int:
+        return sum(1 for b in self.battles if b.outcome == "cancelled")
 
 
 # ---------------------------------------------------------------- reading the ledger
@@ -266,7 +289,10 @@ def summarise(row: BattleRow) -> BattleSummary:
     cis = _finite(result.get("cis_score"))
     stage: str | None = None
     reason: str | None = None
-    if result.get("status") == "failed":
+    if result.get("status") == CANCELLED:
+        stage = _label(result.get("stage", result.get("failed_stage")))
+        outcome, cis, reason = "cancelled", None, str(result.get("reason") or "")
+    elif result.get("status") == "failed":
         stage, reason = _label(result.get("failed_stage")), str(result.get("reason") or "")
         outcome, cis = ("agent_failed", 0.0) if stage == AGENT_STAGE else ("infra_failed", None)
     elif cis is None:
@@ -282,7 +308,7 @@ def summarise(row: BattleRow) -> BattleSummary:
 def _interval(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
     if not values:
         return None, None, None
-    return mean_ci95(values)
+    return bounded_mean_ci95(values)
 
 
 def _cell(agent: str, task_id: str, planned: int, battles: Sequence[BattleSummary],
@@ -299,13 +325,14 @@ def _cell(agent: str, task_id: str, planned: int, battles: Sequence[BattleSummar
         scored=sum(1 for b in battles if b.outcome == "scored"),
         agent_failed=sum(1 for b in battles if b.outcome == "agent_failed"),
         infra_failed=sum(1 for b in battles if b.outcome == "infra_failed"),
+        cancelled=sum(1 for b in battles if b.outcome == "cancelled"),
         mean_cis=mean, ci_low=low, ci_high=high, hidden_passed=passed, hidden_total=total,
         findings=sum(b.findings for b in battles),
     )
 
 
 def _leaderboard(agents: Sequence[str], battles: Sequence[BattleSummary]) -> tuple[list[LeaderRow], list[str]]:
-    scored: list[tuple[float, str, float, float, int, int]] = []
+    scored: list[tuple[float, str, float | None, float | None, int, int, int]] = []
     unranked: list[str] = []
     for agent in agents:
         mine = [b for b in battles if b.agent == agent]
@@ -313,13 +340,15 @@ def _leaderboard(agents: Sequence[str], battles: Sequence[BattleSummary]) -> tup
         if not values:
             unranked.append(agent)
             continue
-        mean, low, high = mean_ci95(values)
+        mean, low, high = bounded_mean_ci95(values)
         n_scored = sum(1 for b in mine if b.outcome == "scored")
-        scored.append((mean, agent, low, high, len(mine), n_scored))
+        n_cancelled = sum(1 for b in mine if b.outcome == "cancelled")
+        scored.append((mean, agent, low, high, len(mine), n_scored, n_cancelled))
     scored.sort(key=lambda item: (-round(item[0], 12), item[1]))
     board = [
-        LeaderRow(rank=i, agent=agent, mean_cis=mean, ci_low=low, ci_high=high, battles=n, scored=s, failed=n - s)
-        for i, (mean, agent, low, high, n, s) in enumerate(scored, start=1)
+        LeaderRow(rank=i, agent=agent, mean_cis=mean, ci_low=low, ci_high=high, battles=n, scored=s,
+                  failed=n - s - c, cancelled=c)
+        for i, (mean, agent, low, high, n, s, c) in enumerate(scored, start=1)
     ]
     return board, unranked
 
@@ -349,7 +378,7 @@ def _findings(rows: Sequence[BattleRow]) -> tuple[dict[str, int], list[FamilyFin
 def _failures(battles: Sequence[BattleSummary]) -> list[FailureGroup]:
     groups: dict[tuple[str, str], list[str]] = {}
     for b in battles:
-        if b.outcome != "scored":
+        if b.outcome in ("agent_failed", "infra_failed"):
             groups.setdefault((b.stage or UNKNOWN, b.reason or ""), []).append(b.battle_id)
     out = [
         FailureGroup("agent" if stage == AGENT_STAGE else "infrastructure", stage, reason, len(ids), ids)
@@ -357,6 +386,15 @@ def _failures(battles: Sequence[BattleSummary]) -> list[FailureGroup]:
     ]
     out.sort(key=lambda g: (g.kind != "agent", -g.count, g.stage, g.reason))
     return out
+
+
+def _cancellations(battles: Sequence[BattleSummary]) -> list[CancelledGroup]:
+    by_stage: dict[str, list[str]] = {}
+    for b in battles:
+        if b.outcome == "cancelled":
+            by_stage.setdefault(b.stage or UNKNOWN, []).append(b.battle_id)
+    return sorted((CancelledGroup(stage, len(ids), ids) for stage, ids in by_stage.items()),
+                  key=lambda g: (-g.count, g.stage))
 
 
 def build_report(plan: CampaignPlan, rows: Sequence[BattleRow]) -> CampaignReport:
@@ -392,6 +430,7 @@ def build_report(plan: CampaignPlan, rows: Sequence[BattleRow]) -> CampaignRepor
         findings_by_severity=by_severity,
         findings_by_family=by_family,
         failures=_failures(battles),
+        cancellations=_cancellations(battles),
         retries=[Retry(b.battle_id, b.attempts, b.outcome) for b in battles if b.attempts > 1],
     )
 
@@ -408,7 +447,7 @@ def _cell_json(cell: Cell) -> dict[str, Any]:
     return {
         "agent": cell.agent, "task_id": cell.task_id, "planned": cell.planned, "recorded": cell.recorded,
         "scored": cell.scored, "agent_failed": cell.agent_failed, "infra_failed": cell.infra_failed,
-        "counted": cell.counted, "mean_cis": _r(cell.mean_cis), "ci_low": _r(cell.ci_low),
+        "cancelled": cell.cancelled, "counted": cell.counted, "mean_cis": _r(cell.mean_cis), "ci_low": _r(cell.ci_low),
         "ci_high": _r(cell.ci_high), "hidden_passed": cell.hidden_passed, "hidden_total": cell.hidden_total,
         "pass_rate": _r(cell.pass_rate), "scored_share": _r(cell.scored_share), "findings": cell.findings,
     }
@@ -424,8 +463,12 @@ def _battle_json(b: BattleSummary) -> dict[str, Any]:
 
 DEFINITIONS = {
     "policy": POLICY,
-    "mean_cis": "mean CIS over counted battles (scored + purple-stage failures as 0); 95% Student t interval",
-    "leaderboard": "agents by mean CIS over all their counted battles, ties by name; failed = agent + infrastructure",
+    "mean_cis": "mean CIS over counted battles (scored + purple-stage failures as 0); 95% Student t interval "
+                "clipped to [0, 1], null below 3 counted battles",
+    "leaderboard": "agents by mean CIS over all their counted battles, ties by name; failed = agent + infrastructure; "
+                   "battles = scored + failed + cancelled",
+    "cancelled": "battles stopped by a cancel, by the stage they were in: neither agent nor infrastructure failures, "
+                 "excluded from means and rates",
     "pass_rate": "hidden tests passed / hidden tests run, summed over the cell's scored battles",
     "scored_share": "scored battles / recorded battles",
     "findings": "entries of red_analysis.vulnerabilities over recorded battles",
@@ -447,7 +490,8 @@ def report_json(report: CampaignReport) -> dict[str, Any]:
                                 for r in report.retries]},
         "leaderboard": [
             {"rank": row.rank, "agent": row.agent, "mean_cis": _r(row.mean_cis), "ci_low": _r(row.ci_low),
-             "ci_high": _r(row.ci_high), "battles": row.battles, "scored": row.scored, "failed": row.failed}
+             "ci_high": _r(row.ci_high), "battles": row.battles, "scored": row.scored, "failed": row.failed,
+             "cancelled": row.cancelled}
             for row in report.leaderboard
         ],
         "unranked": list(report.unranked),
@@ -463,6 +507,11 @@ def report_json(report: CampaignReport) -> dict[str, Any]:
             "infrastructure": report.infra_failures,
             "groups": [{"kind": g.kind, "stage": g.stage, "reason": g.reason, "count": g.count,
                         "battle_ids": list(g.battle_ids)} for g in report.failures],
+        },
+        "cancelled": {
+            "count": report.cancelled,
+            "groups": [{"stage": g.stage, "count": g.count, "battle_ids": list(g.battle_ids)}
+                       for g in report.cancellations],
         },
         "battles": [_battle_json(b) for b in report.battles],
         "definitions": dict(DEFINITIONS),
@@ -486,8 +535,13 @@ def _num(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _ci(low: float | None, high: float | None, digits: int) -> str:
-    return "—" if low is None or high is None else f"[{low:.{digits}f}, {high:.{digits}f}]"
+NO_INTERVAL = "n/a"
+"""Shown for a 95% interval over fewer than three counted battles."""
+
+
+def ci_text(low: float | None, high: float | None, digits: int) -> str:
+    """``[low, high]``, or ``n/a`` where there is no interval."""
+    return NO_INTERVAL if low is None or high is None else f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def _pct(value: float | None) -> str:
@@ -510,12 +564,14 @@ def _summary_lines(report: CampaignReport) -> list[str]:
 
 
 def _leaderboard_lines(report: CampaignReport) -> list[str]:
-    aw = _width([r.agent for r in report.leaderboard], 5, 24)
+    aw = _width([r.agent for r in report.leaderboard], 5, 19)
     lines = ["", "Leaderboard (mean CIS over all counted battles, 95% CI)",
-             f"{'#':>3}  {'agent':<{aw}}  {'mean':>6}  {'95% CI':<18}  {'battles':>7}  {'scored':>6}  {'failed':>6}"]
+             f"{'#':>3}  {'agent':<{aw}}  {'mean':>6}  {'95% CI':<16}  {'battles':>7}  {'scored':>6}  {'failed':>6}"
+             f"  {'cxl':>3}"]
     for row in report.leaderboard:
         lines.append(f"{row.rank:>3}  {_fit(row.agent, aw):<{aw}}  {row.mean_cis:>6.4f}  "
-                     f"{_ci(row.ci_low, row.ci_high, 4):<18}  {row.battles:>7}  {row.scored:>6}  {row.failed:>6}")
+                     f"{ci_text(row.ci_low, row.ci_high, 4):<16}  {row.battles:>7}  {row.scored:>6}  {row.failed:>6}  "
+                     f"{row.cancelled:>3}")
     if not report.leaderboard:
         lines.append("  (no agent has a counted battle yet)")
     if report.unranked:
@@ -525,18 +581,19 @@ def _leaderboard_lines(report: CampaignReport) -> list[str]:
 
 def _cell_lines(report: CampaignReport) -> list[str]:
     aw = _width(report.agents, 5, 12)
-    tw = _width(report.task_ids, 4, 16)
+    tw = _width(report.task_ids, 4, 15)
     lines = ["", "Per agent and task",
-             f"{'agent':<{aw}}  {'task':<{tw}}  {'n':>2}  {'mean':>5}  {'95% CI':<16}  {'pass':>4}  "
-             f"{'scored':>6}  {'fail':>5}"]
+             f"{'agent':<{aw}}  {'task':<{tw}}  {'n':>2}  {'mean':>5}  {'95% CI':<14}  {'pass':>4}  "
+             f"{'scored':>6}  {'fail':>5}  {'cxl':>3}"]
     for c in report.cells:
         fails = f"{c.agent_failed}/{c.infra_failed}"
         lines.append(f"{_fit(c.agent, aw):<{aw}}  {_fit(c.task_id, tw):<{tw}}  {c.counted:>2}  "
-                     f"{_num(c.mean_cis, 3):>5}  {_ci(c.ci_low, c.ci_high, 3):<16}  {_pct(c.pass_rate):>4}  "
-                     f"{f'{c.scored}/{c.recorded}':>6}  {fails:>5}")
-    lines += ["n = counted battles (scored + failed at stage purple, as 0); pass = hidden tests",
-              "passed / run in scored battles; scored = scored / recorded; fail = failed at",
-              "stage purple / infrastructure failures (excluded)"]
+                     f"{_num(c.mean_cis, 3):>5}  {ci_text(c.ci_low, c.ci_high, 3):<14}  {_pct(c.pass_rate):>4}  "
+                     f"{f'{c.scored}/{c.recorded}':>6}  {fails:>5}  {c.cancelled:>3}")
+    lines += ["n = counted battles (scored + failed at stage purple, as 0); 95% CI n/a below 3;",
+              "pass = hidden tests passed / run in scored battles; scored = scored / recorded;",
+              "fail = failed at stage purple / infrastructure failures (excluded);",
+              "cxl = cancelled (excluded)"]
     return lines
 
 
@@ -563,6 +620,14 @@ def _failure_lines(report: CampaignReport) -> list[str]:
     return lines
 
 
+def _cancelled_lines(report: CampaignReport) -> list[str]:
+    if not report.cancelled:
+        return []
+    lines = ["", f"Cancelled: {report.cancelled} (neither agent nor infrastructure failures; excluded)"]
+    lines.extend(f"  {g.count:>4}×  in stage {printable(g.stage)}" for g in report.cancellations)
+    return lines
+
+
 def _list_lines(title: str, items: Sequence[str], limit: int = 10) -> list[str]:
     lines = ["", title]
     lines.extend(f"  {printable(item)}" for item in items[:limit])
@@ -574,7 +639,7 @@ def _list_lines(title: str, items: Sequence[str], limit: int = 10) -> list[str]:
 def render_table(report: CampaignReport) -> str:
     """The report as plain text without a final newline, about 80 columns wide (failure reasons print in full)."""
     lines = _summary_lines(report) + _leaderboard_lines(report) + _cell_lines(report)
-    lines += _findings_lines(report) + _failure_lines(report)
+    lines += _findings_lines(report) + _failure_lines(report) + _cancelled_lines(report)
     if report.missing:
         lines += _list_lines(f"Missing: {len(report.missing)} of {report.planned} planned battles are not in the "
                              "ledger", report.missing)

@@ -20,7 +20,7 @@ from logomesh.campaign.report import (
     report_json,
     rows_from_ledger,
 )
-from logomesh.campaign.stats import mean_ci95, t_quantile
+from logomesh.campaign.stats import bounded_mean_ci95, mean_ci95, t_quantile
 
 TASKS = ("t-alpha", "t-beta")
 
@@ -121,6 +121,90 @@ def test_mean_ci95_by_hand() -> None:
         mean_ci95([])
 
 
+def test_bounded_interval_stays_in_range_and_needs_three_values() -> None:
+    # two values: the t interval is [-3.21, 4.41]; a report shows no interval at all
+    assert mean_ci95([0.3, 0.9])[1] < 0.0 < 1.0 < mean_ci95([0.3, 0.9])[2]
+    assert bounded_mean_ci95([0.3, 0.9]) == (pytest.approx(0.6), None, None)
+    assert bounded_mean_ci95([0.7]) == (0.7, None, None)
+    # three spread values: t gives [-0.330, 1.263]; clipped at both ends
+    mean, low, high = bounded_mean_ci95([0.0, 0.5, 0.9])
+    half = 4.302653 * math.sqrt(((0.0 - mean) ** 2 + (0.5 - mean) ** 2 + (0.9 - mean) ** 2) / 2) / math.sqrt(3)
+    assert mean - half < 0.0 and mean + half > 1.0
+    assert (low, high) == (0.0, 1.0)
+    # one end only: [0.4, 0.6, 0.2] -> t [-0.097, 0.897], clipped below, the upper end untouched
+    mean, low, high = bounded_mean_ci95([0.4, 0.6, 0.2])
+    assert low == 0.0 and high == pytest.approx(0.4 + 4.302653 * 0.2 / math.sqrt(3), abs=1e-5)
+    assert bounded_mean_ci95([0.5, 0.6, 0.7]) == pytest.approx(mean_ci95([0.5, 0.6, 0.7]))  # inside: untouched
+
+
+def test_cell_intervals_stay_in_zero_one_and_are_na_below_three_battles() -> None:
+    plan = _plan(repeat=3)
+    results = _full(plan, {"good": [0.95, 1.0, 0.2], "flawed": [0.3, 0.9, 0.1]})
+    results[("flawed", "t-beta", 3)] = _failed("sandbox", "broke")  # two counted battles left
+    report = build_report(plan, _rows(plan, results))
+    wide = _cell(report, "good", "t-alpha")
+    assert wide.counted == 3 and (wide.ci_low, wide.ci_high) == (0.0, 1.0)
+    two = _cell(report, "flawed", "t-beta")
+    assert two.counted == 2 and two.mean_cis == pytest.approx(0.6)
+    assert (two.ci_low, two.ci_high) == (None, None)
+    for cell in report.cells:
+        assert cell.ci_low is None or 0.0 <= cell.ci_low <= cell.ci_high <= 1.0  # type: ignore[operator]
+    body = report_json(report)
+    flawed_beta = next(c for c in body["cells"] if (c["agent"], c["task_id"]) == ("flawed", "t-beta"))
+    assert (flawed_beta["ci_low"], flawed_beta["ci_high"]) == (None, None)
+    text = render_table(report)
+    row = next(line for line in text.splitlines() if line.startswith("flawed") and "t-beta" in line)
+    assert " n/a " in row and "-" not in row.split("t-beta", 1)[1]
+    assert "[0.000, 1.000]" in text
+    page = render_html(report)
+    assert "<td class=\"n\">n/a</td>" in page and "[-" not in page
+
+
+def test_leaderboard_interval_is_na_below_three_counted_battles() -> None:
+    plan = _plan(agents=("solo",), repeat=1)
+    report = build_report(plan, _rows(plan, {("solo", "t-alpha", 1): _scored(0.2), ("solo", "t-beta", 1):
+                                             _scored(0.9)}))
+    (row,) = report.leaderboard
+    assert (row.mean_cis, row.ci_low, row.ci_high) == (pytest.approx(0.55), None, None)
+    assert report_json(report)["leaderboard"][0]["ci_low"] is None
+    assert "n/a" in render_table(report) and "n/a" in render_html(report)
+
+
+def _cancelled(stage: str) -> dict[str, Any]:
+    """A cancelled battle as the engine records it: status ``cancelled`` and the ``stage`` it was stopped in."""
+    body = _scored(0.0, 0, 0)
+    body.update(status="cancelled", stage=stage, reason="cancelled by the user")
+    return body
+
+
+def test_cancelled_battles_are_counted_apart_from_agent_and_infrastructure_failures() -> None:
+    plan = _plan()
+    results = _full(plan, {"good": [0.9, 0.6, 0.6], "flawed": [0.3, 0.3, 0.3]})
+    results[("good", "t-alpha", 3)] = _cancelled("red")
+    results[("good", "t-beta", 2)] = _cancelled("purple")  # stopped while the agent worked: not its failure
+    results[("flawed", "t-alpha", 1)] = _failed("purple", "timed out")
+    report = build_report(plan, _rows(plan, results))
+
+    cell = _cell(report, "good", "t-alpha")
+    assert (cell.counted, cell.scored, cell.agent_failed, cell.infra_failed, cell.cancelled) == (2, 2, 0, 0, 1)
+    assert cell.mean_cis == pytest.approx(0.75)  # the cancelled battle neither counts as 0 nor as a score
+    assert cell.scored_share == pytest.approx(2 / 3)
+    assert (report.agent_failures, report.infra_failures, report.cancelled) == (1, 0, 2)
+    assert [(g.kind, g.stage) for g in report.failures] == [("agent", "purple")]
+    assert [(g.stage, g.count) for g in report.cancellations] == [("purple", 1), ("red", 1)]
+    board = {r.agent: r for r in report.leaderboard}
+    assert (board["good"].battles, board["good"].scored, board["good"].failed, board["good"].cancelled) == (6, 4, 0, 2)
+    assert board["good"].mean_cis == pytest.approx((0.9 + 0.6 + 0.9 + 0.6) / 4)
+    assert (board["flawed"].failed, board["flawed"].cancelled) == (1, 0)
+
+    body = report_json(report)
+    assert body["cancelled"]["count"] == 2 and body["failures"]["agent"] == 1
+    assert next(b for b in body["battles"] if b["outcome"] == "cancelled")["cis"] is None
+    text = render_table(report)
+    assert "Cancelled: 2" in text and "in stage red" in text
+    assert "cancelled." in render_html(report)
+
+
 # ---------------------------------------------------------------- reading the ledger
 
 
@@ -155,7 +239,7 @@ def test_leaderboard_ranks_by_mean_and_breaks_ties_by_name() -> None:
     assert top.mean_cis == pytest.approx(0.8)
     assert (top.battles, top.scored, top.failed) == (6, 6, 0)
     expected = mean_ci95([0.9, 0.8, 0.7] * 2)
-    assert (top.ci_low, top.ci_high) == pytest.approx(expected[1:])
+    assert (top.ci_low, top.ci_high) == pytest.approx(expected[1:])  # inside [0, 1]: nothing to clip
 
 
 def test_purple_failure_counts_as_zero_and_infrastructure_failure_is_excluded() -> None:

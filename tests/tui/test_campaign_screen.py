@@ -51,12 +51,14 @@ def score(job: BattleJob) -> float | Failed:
 
 
 def expected_row(values: list[float]) -> tuple[str, str]:
-    """The mean and 95% CI cells the leaderboard must show for these counted CIS values."""
+    """The mean and 95% CI cells the leaderboard must show for these counted CIS values (clipped to 0..1)."""
     n = len(values)
     mean = sum(values) / n
+    if n < 3:
+        return f"{mean:.3f}", "n/a"
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = T975[n - 1] * sd / math.sqrt(n) if n > 1 else 0.0
-    return f"{mean:.3f}", f"{mean - half:.3f}–{mean + half:.3f}"
+    half = T975[n - 1] * sd / math.sqrt(n)
+    return f"{mean:.3f}", f"{max(0.0, mean - half):.3f}–{min(1.0, mean + half):.3f}"
 
 
 
@@ -115,7 +117,7 @@ def test_a_campaign_runs_to_the_end_and_ranks_the_agents_by_mean_cis(tmp_path: P
                 expected_row([0.3, 0.3, 0.0])
             assert good == ("0.800", "0.800–0.800")
             assert no_lock == ("0.600", "0.508–0.692")
-            assert alice == ("0.200", "-0.230–0.630")
+            assert alice == ("0.200", "0.000–0.630")  # the t interval reaches -0.230: clipped to what CIS can be
             assert shown_rows(screen) == [
                 ("1", "good", *good, "4", "0"),
                 ("2", "no-lock", *no_lock, "4", "0"),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from logomesh.campaign.report import LeaderRow
+from logomesh.campaign.report import NO_INTERVAL, LeaderRow
 
 COLUMNS = ("#", "agent", "mean CIS", "95% CI", "battles", "failed")
 NONE = "—"
@@ -15,8 +15,8 @@ TITLE = "Leaderboard  (mean CIS, 95% CI)"
 
 
 def leader_cells(row: LeaderRow) -> tuple[str, ...]:
-    return (str(row.rank), row.agent, f"{row.mean_cis:.3f}", f"{row.ci_low:.3f}–{row.ci_high:.3f}",
-            str(row.battles), str(row.failed))
+    interval = NO_INTERVAL if row.ci_low is None or row.ci_high is None else f"{row.ci_low:.3f}–{row.ci_high:.3f}"
+    return (str(row.rank), row.agent, f"{row.mean_cis:.3f}", interval, str(row.battles), str(row.failed))
 
 
 class Leaderboard(DataTable[str | Text]):
