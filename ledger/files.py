@@ -15,11 +15,17 @@ CHECKPOINT_DIR = "checkpoints"
 DBOM_DIR = "dboms"
 LATEST_FILE = "latest"
 HISTORY_FILE = "history.jsonl"
+_TMP_SUFFIX = ".tmp"
+
+
+def is_temporary(name: str) -> bool:
+    """A file :func:`write_atomic` was writing (a crash can leave one behind), not a copy of anything."""
+    return name.startswith(".") and name.endswith(_TMP_SUFFIX)
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never a mix."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP_SUFFIX}")
     with open(tmp, "wb") as fh:
         fh.write(data)
         if durable:

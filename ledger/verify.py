@@ -10,6 +10,7 @@ Each problem names the sequence number (when there is one) and its kind.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ KINDS = {
     "fork": "two checkpoints of one size have different roots",
     "unsigned-entries": "entries exist beyond the newest signed checkpoint",
     "dbom-file": "a DBOM file outside the database differs from its row",
+    "dbom-file-missing": "an entry's DBOM file in dboms/ was deleted",
+    "dbom-file-orphan": "a file in dboms/ matches no entry",
     "untrusted-key": "the ledger trusts a key the auditor did not give",
 }
 
@@ -140,6 +143,7 @@ def verify_ledger(
     if not db_path.exists():
         raise LedgerError(f"no ledger at {db_path}: check --home")
     report = VerifyReport()
+    listing = _dbom_listing(home)  # before the rows are read: a file listed now belongs to a row committed already
     engine = make_engine(db_path)
     try:
         with engine.connect() as conn:
@@ -161,6 +165,7 @@ def verify_ledger(
                     report.add("untrusted-key", f"the ledger trusts {text}, which neither the auditor nor a "
                                                 "signed key rotation vouches for")
             _check_blobs(conn, blob_users, report)
+            _check_dbom_folder(home, conn, listing, report)
             _check_nodes(conn, tree, report)
             seen = _Seen()
             _check_db_checkpoints(conn, tree, keys, origin, seen, report)
@@ -208,6 +213,44 @@ def _check_blobs(conn: Connection, users: dict[str, list[int]], report: VerifyRe
         if digest not in found:
             for sequence in sequences:
                 report.add("blob-missing", f"input blob {digest[:16]}… is not stored", sequence)
+
+
+def _dbom_listing(home: Path) -> set[str] | None:
+    """The names in ``dboms/``, without the temporary files a crash can leave; None when the folder is absent."""
+    try:
+        names = os.listdir(home / files.DBOM_DIR)
+    except FileNotFoundError:
+        return None
+    return {n for n in names if not files.is_temporary(n)}
+
+
+def _check_dbom_folder(home: Path, conn: Connection, listing: set[str] | None, report: VerifyReport) -> None:
+    """Every entry has its file in ``dboms/`` and every file there is an entry's.
+
+    An append writes the DBOM files after its commit and before it adds the checkpoint to
+    ``checkpoints/history.jsonl``, so a crash can leave entries beyond the history's newest size
+    without a file (the next open writes them): only a file missing below that size is reported,
+    and only if it is still missing once the history has been read, so an append running beside
+    this check is never mistaken for a deletion. Contents are compared entry by entry elsewhere.
+    """
+    prefix = f"{files.DBOM_DIR}/"
+    battles = table("battles")
+    wanted = {str(rel).removeprefix(prefix): int(seq)
+              for seq, rel in conn.execute(select(battles.c.sequence, battles.c.dbom_path))
+              if str(rel).startswith(prefix)}  # any other path is reported as dbom-file by the entry checks
+    for name in sorted((listing or set()) - set(wanted)):
+        report.add("dbom-file-orphan", f"{prefix}{name} matches no entry: an entry removed from the database "
+                                       "(compare a saved checkpoint), or a file put there")
+    written_below = files.last_history_size(home / files.CHECKPOINT_DIR)
+    gone = sorted((seq, name) for name, seq in wanted.items() if seq < written_below
+                  and (listing is None or name not in listing) and not (home / prefix / name).exists())
+    if listing is None and gone:
+        report.add("dbom-file-missing", f"the {files.DBOM_DIR}/ folder is gone: {len(gone)} entries lost their "
+                                        "file; restore it from a backup (each file is its row's dbom column)")
+        return
+    for seq, name in gone:
+        report.add("dbom-file-missing", f"{prefix}{name} was deleted (it is written when the entry is appended); "
+                                        "restore it from a backup: it holds the row's dbom column", seq)
 
 
 def _check_nodes(conn: Connection, tree: MemoryTree, report: VerifyReport) -> None:

@@ -206,9 +206,13 @@ def test_truncated_log_is_caught_by_the_copies_outside(filled: Path) -> None:
             f"DELETE FROM checkpoints WHERE size > {SIZE - 2}",
             f"DELETE FROM nodes WHERE (idx + 1) * (1 << level) > {SIZE - 2}")
     _restore_triggers(filled)
-    assert ("rollback", SIZE - 2) in _problems(filled)
+    problems = _problems(filled)
+    assert ("rollback", SIZE - 2) in problems and ("dbom-file-orphan", None) in problems
     (filled / "checkpoints" / "history.jsonl").unlink()
     (filled / "checkpoints" / "latest").unlink()
+    assert _problems(filled) == {("dbom-file-orphan", None)}  # the removed entries' DBOM files are still there
+    for i in range(SIZE - 2, SIZE):
+        (filled / "dboms" / f"b{i}.json").unlink()
     assert verify_ledger(filled).ok  # with every copy gone, only a saved checkpoint can tell
 
 
@@ -222,6 +226,9 @@ def test_rollback_against_a_saved_checkpoint(filled: Path, tmp_path: Path) -> No
     for suffix in ("-wal", "-shm"):
         (filled / f"battles.db{suffix}").unlink(missing_ok=True)
     shutil.rmtree(filled / "checkpoints")
+    assert _problems(filled) == {("dbom-file-orphan", None)}  # the newer entries' files outlive the restore
+    for i in range(SIZE, SIZE + 3):
+        (filled / "dboms" / f"b{i}.json").unlink()
     assert verify_ledger(filled).ok
     assert _problems(filled, saved_checkpoints=[saved]) == {("rollback", SIZE)}
 
@@ -260,6 +267,38 @@ def test_edited_dbom_file_outside_the_database(filled: Path) -> None:
     doc["result"]["cis_score"] = 1.0
     path.write_text(json.dumps(doc))
     assert _problems(filled) == {("dbom-file", 1)}
+
+
+def test_deleted_dbom_file_is_reported(filled: Path) -> None:
+    (filled / "dboms" / "b2.json").unlink()
+    problems = verify_ledger(filled).problems
+    assert [(p.kind, p.sequence) for p in problems] == [("dbom-file-missing", 2)]
+    assert "dboms/b2.json" in problems[0].detail
+
+
+def test_deleted_dbom_folder_is_one_problem(filled: Path) -> None:
+    shutil.rmtree(filled / "dboms")
+    problems = verify_ledger(filled).problems
+    assert [p.kind for p in problems] == ["dbom-file-missing"] and f"{SIZE} entries" in problems[0].detail
+
+
+def test_dbom_file_matching_no_entry_is_reported(filled: Path) -> None:
+    shutil.copy(filled / "dboms" / "b1.json", filled / "dboms" / "planted.json")
+    (filled / "dboms" / ".b3.json.123.tmp").write_bytes(b"{")  # what a crash inside write_atomic leaves
+    problems = verify_ledger(filled).problems
+    assert [(p.kind, p.sequence) for p in problems] == [("dbom-file-orphan", None)]
+    assert "dboms/planted.json" in problems[0].detail
+
+
+def test_file_an_interrupted_append_did_not_write_yet_is_not_a_deletion(filled: Path) -> None:
+    """A crash after the commit leaves the newest entries without files until the next open writes them."""
+    history = filled / "checkpoints" / "history.jsonl"
+    history.write_text("".join(history.read_text().splitlines(keepends=True)[:-1]))  # the crash came first
+    (filled / "checkpoints" / "latest").unlink()
+    (filled / "dboms" / f"b{SIZE - 1}.json").unlink()
+    assert verify_ledger(filled).ok
+    Ledger.open(filled).close()
+    assert (filled / "dboms" / f"b{SIZE - 1}.json").exists() and verify_ledger(filled).ok
 
 
 def test_forged_checkpoint_signature(filled: Path) -> None:
