@@ -1,6 +1,6 @@
 """Replay a recorded battle from the inputs the ledger stored, and compare H(Δ).
 
-The task spec, hidden suite and purple response come from the ledger's
+The task spec, hidden suite, reference solution and purple response come from the ledger's
 content-addressed blobs, not from today's task library, so an edited task
 folder cannot make an old battle look reproducible. The stages after the
 purple agent answered run again (``battle.judge``) with the recorded seed and
@@ -41,9 +41,14 @@ class ReplayReport:
 
 
 def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskSpec:
+    if "reference_solution" not in inputs:
+        raise ReplayError("this battle was recorded before hidden tests were judged against a stored reference "
+                          "solution; replay it with the LogoMesh release that recorded it")
     root = workdir / task_id
     (root / "hidden").mkdir(parents=True)
+    (root / "reference").mkdir()
     (root / "task.toml").write_bytes(inputs["task_spec"])
+    (root / "reference" / "solution.py").write_bytes(inputs["reference_solution"])
     try:
         hidden = json.loads(inputs["hidden_tests"])
         for name, source in hidden.items():
@@ -106,7 +111,11 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         submission = _stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         facts: dict[str, Any] = {"inputs": {}, "attributes": {}, "intent_vector": None}
         replayed = judge(_request_for(result, home, sandbox), task, submission, emit, facts)
-    differences = tuple(sorted(k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)))
+    changed = {k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)}
+    basis = facts["inputs"].get("reference_observations")
+    if "reference_observations" in stored.inputs and basis != stored.inputs["reference_observations"]:
+        changed.add("reference_observations")  # the verdicts' basis moved, even where no verdict did
+    differences = tuple(sorted(changed))
     return ReplayReport(
         battle_id=battle_id,
         sequence=stored.sequence,

@@ -27,3 +27,24 @@ ADD_NAMES = ("test_add.TestAdd.test_large", "test_add.TestAdd.test_negative", "t
 
 GOOD_ADD = "def add(a, b):\n    return a + b\n"
 WRONG_ADD = "def add(a, b):\n    return a + b if a >= 0 else 0\n"  # fails test_negative only
+
+ADD_DRIVERS = {
+    "test_add.py": """
+from observe import see
+from solution import add
+
+
+class TestAdd:
+    def test_small(self):
+        see(add(1, 2))
+
+    def test_negative(self):
+        see(add(-2, -3))
+
+    def test_zero(self):
+        see(add(0, 0))
+
+    def test_large(self):
+        see(add(10**20, 1))
+""",
+}

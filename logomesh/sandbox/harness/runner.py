@@ -33,6 +33,10 @@ def _main():
     import unittest.case
 
     config = json.loads(sys.argv[1])
+    # Early binding is a security measure here: everything below is bound before the first untrusted
+    # import, so a submission that later patches os, json, traceback, unittest or sys cannot change what
+    # the checks compare against or how records reach the server. (It cannot stop a submission that
+    # rewrites this frame's locals; that is why hidden tests are judged outside, see observer.py.)
     ctl_fd = config["ctl"]
     res_fd = config["res"]
     write = os.write
@@ -49,6 +53,8 @@ def _main():
     dumps = json.dumps
     getpid = os.getpid
     runner_pid = getpid()
+    gettrace = sys.gettrace
+    getprofile = sys.getprofile
 
     def snapshot_class(cls):
         return {k: v for k, v in vars(cls).items()}
@@ -195,6 +201,10 @@ def _main():
             for key, value in before.items():
                 if now.get(key, None) is not value:
                     problems.append(f"{mod.__name__}.{key} was replaced")
+        if gettrace() is not None:
+            problems.append("a trace hook was installed (sys.settrace)")
+        if getprofile() is not None:
+            problems.append("a profile hook was installed (sys.setprofile)")
         if sys.modules.get("unittest") is not unittest:
             problems.append("sys.modules['unittest'] was replaced")
         for mod_name, mod in modules.items():
