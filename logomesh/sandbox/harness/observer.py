@@ -104,7 +104,8 @@ def main() -> None:
                 getattr(module, func_name)()
         except base_exc as exc:
             recorder.records.append(["ended-by", exception_name(exc)])
-        return reset()
+        records: list[Any] = reset()
+        return records
 
     pending = b""
     while True:

@@ -21,8 +21,12 @@ Protocol (server -> runner on the control fd, one line each):
 ``{"k": "verdict", "i": index, "nonce": nonce, "status": ..., "reason": ..., "tamper": [...]}``.
 """
 
+from __future__ import annotations
 
-def _main():
+from typing import Any
+
+
+def _main() -> None:
     import builtins
     import json
     import os
@@ -56,22 +60,22 @@ def _main():
     gettrace = sys.gettrace
     getprofile = sys.getprofile
 
-    def snapshot_class(cls):
+    def snapshot_class(cls: type) -> dict[str, Any]:
         return {k: v for k, v in vars(cls).items()}
 
-    guarded = [orig_case, orig_result, unittest.case._Outcome]
+    guarded = [orig_case, orig_result, unittest.case._Outcome]  # type: ignore[attr-defined]
     guarded_dicts = {cls: snapshot_class(cls) for cls in guarded}
     guarded_modules = {m: dict(vars(m)) for m in (unittest, unittest.case, unittest.result, builtins)}
-    baseline_names = {}  # judge namespace label -> its contents right after import
+    baseline_names: dict[str, dict[str, Any]] = {}  # judge namespace label -> its contents right after import
 
     # Compile the judge's test files before any untrusted import.
     tests_dir = config["tests_dir"]
-    compiled = {}  # qualname-path -> code, per module
+    compiled: dict[str, dict[str, list[types.CodeType]]] = {}  # qualname-path -> code, per module
     for file_name in config["files"]:
         path = os.path.join(tests_dir, file_name)
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
-        codes = {}
+        codes: dict[str, list[types.CodeType]] = {}
         try:
             top = compile(source, path, "exec", dont_inherit=True)
         except SyntaxError:
@@ -90,11 +94,11 @@ def _main():
     sys.path.append(config["sol_dir"])
     sys.dont_write_bytecode = True
 
-    def reason_of(text):
+    def reason_of(text: object) -> str:
         lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
         return (lines[-1] if lines else "error")[:500]
 
-    def exc_line(err):
+    def exc_line(err: Any) -> str:
         """``Type: first line of the message`` for an exc_info triple."""
         try:
             message = str(err[1]).strip().splitlines()
@@ -103,29 +107,29 @@ def _main():
         except base_exc:
             return "an exception whose message cannot be shown"
 
-    class Recorder(orig_result):
+    class Recorder(unittest.TestResult):  # the class bound above as orig_result
         """Keeps the first failure's exception, for a one-line reason."""
 
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__()
             self.first = None
 
-        def addFailure(self, test, err):
+        def addFailure(self, test: Any, err: Any) -> None:
             self.first = self.first or err
             super().addFailure(test, err)
 
-        def addError(self, test, err):
+        def addError(self, test: Any, err: Any) -> None:
             self.first = self.first or err
             super().addError(test, err)
 
-        def addSubTest(self, test, subtest, err):
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
             if err is not None:
                 self.first = self.first or err
             super().addSubTest(test, subtest, err)
 
     guarded_dicts[Recorder] = snapshot_class(Recorder)
 
-    def emit(record):
+    def emit(record: dict[str, Any]) -> None:
         if getpid() != runner_pid:  # a fork made by the code under test: only the runner reports
             exit_now(0)
         data = (dumps(record) + "\n").encode()
@@ -141,7 +145,7 @@ def _main():
         except base_exc:
             import_errors[name] = reason_of(format_exc())
 
-    def code_ok(module_name, func):
+    def code_ok(module_name: str, func: Any) -> bool:
         code = getattr(func, "__code__", None)
         if code is None:
             return True
@@ -156,7 +160,7 @@ def _main():
     trusted_wrapper_modules = ("unittest", "functools", "contextlib")
     missing = object()
 
-    def judge_callable(mod_name, value):
+    def judge_callable(mod_name: str, value: Any) -> bool:
         """True when ``value`` is the judge's function, possibly under stdlib decorators (mock.patch...)."""
         func = getattr(value, "__func__", value)
         for _ in range(20):
@@ -170,7 +174,7 @@ def _main():
             func = getattr(inner, "__func__", inner)
         return False
 
-    def namespace_problems(mod_name, label, namespace):
+    def namespace_problems(mod_name: str, label: str, namespace: Any) -> list[str]:
         """Verdict-relevant names and the judge's functions must stay the judge's code."""
         problems = []
         before = baseline_names.setdefault(label, dict(namespace))
@@ -189,7 +193,7 @@ def _main():
                 problems.append(f"{label}.{attr} was replaced")
         return problems
 
-    def check_integrity():
+    def check_integrity() -> list[str]:
         problems = []
         for cls, before in guarded_dicts.items():
             now = vars(cls)
@@ -219,7 +223,7 @@ def _main():
     baseline = check_integrity()
     emit({"k": "imported", "errors": import_errors, "tamper": baseline})
 
-    def run_plain(call):
+    def run_plain(call: Any) -> tuple[str, str]:
         """A pytest-style test: passing means returning without an exception."""
         try:
             call()
@@ -231,7 +235,7 @@ def _main():
             return "error", exc_line(exc_info())
         return "passed", ""
 
-    def run_one(module, cls_name, meth_name, done):
+    def run_one(module: Any, cls_name: str, meth_name: str, done: dict[str, str | None]) -> tuple[str, str]:
         if not cls_name:
             func = getattr(module, meth_name, None)
             if not callable(func):
@@ -239,7 +243,7 @@ def _main():
             return run_plain(func)
         cls = getattr(module, cls_name, None)
         if isinstance(cls, type) and not issubclass(cls, orig_case):
-            def plain_method():
+            def plain_method() -> None:
                 instance = cls()
                 set_up = getattr(instance, "setup_method", None)
                 if callable(set_up):
@@ -258,7 +262,7 @@ def _main():
             return "error", f"{cls_name}.{meth_name} not found"
         # Module and class set-up run once per runner; a failure fails every test that needed it.
         for key, set_up in ((module.__name__, getattr(module, "setUpModule", None)),
-                            (module.__name__ + "." + cls_name, cls.setUpClass)):
+                            (module.__name__ + "." + cls_name, getattr(cls, "setUpClass", None))):
             if key not in done:
                 done[key] = None
                 try:
@@ -266,8 +270,9 @@ def _main():
                         set_up()
                 except base_exc:
                     done[key] = "set-up failed: " + exc_line(exc_info())
-            if done[key] is not None:
-                return "error", done[key]
+            failure = done[key]
+            if failure is not None:
+                return "error", failure
         result = Recorder()
         try:
             orig_run(cls(meth_name), result)
@@ -285,7 +290,7 @@ def _main():
             return "error", "the test did not run"
         return "passed", ""
 
-    set_ups = {}  # module or class -> None (done) or why its set-up failed
+    set_ups: dict[str, str | None] = {}  # module or class -> None (done) or why its set-up failed
     pending = b""
     while True:
         while b"\n" not in pending:
@@ -316,4 +321,5 @@ def _main():
 
 
 
-_main()
+if __name__ == "__main__":
+    _main()
