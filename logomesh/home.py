@@ -14,7 +14,3 @@ def resolve_home(home: Path | None) -> Path:
     path = (chosen or DEFAULT_HOME).expanduser().resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def ledger_path(home: Path) -> Path:
-    return home / "battles.db"

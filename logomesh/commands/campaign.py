@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logomesh.commands.battle import SANDBOX_KINDS
-from logomesh.commands.common import EXIT_ERROR, HomeOption, JsonOption, fail
+from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, HomeOption, JsonOption, SandboxOption, fail
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
@@ -28,11 +27,22 @@ FORMATS = ("table", "json", "html")
 def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: str, repeat: int, seed: int,
                        campaign_id: str | None, sandbox: str, red_budget: float, no_red: bool,
                        purple_timeout: float, protocol: str | None) -> CampaignPlan:
-    from logomesh.campaign.plan import Settings, new_plan, parse_agents, plan_path, resolve_tasks, save_plan
+    from logomesh.campaign.plan import (
+        PlanError,
+        Settings,
+        new_plan,
+        parse_agents,
+        plan_path,
+        resolve_tasks,
+        save_plan,
+    )
 
     settings = Settings(sandbox=sandbox, red=not no_red, red_budget_s=red_budget if not no_red else 0.0,
                         purple_timeout_s=purple_timeout, protocol=protocol)
-    plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
+    try:
+        plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
+    except PlanError as exc:  # agents, tasks, repeat, seed or id as given: a usage error
+        fail(str(exc), EXIT_USAGE)
     if plan_path(home, plan.campaign_id).exists():
         fail(f"campaign {plan.campaign_id} already exists under {home}: add --resume {plan.campaign_id} to run "
              "what it is missing, or name a new one with --campaign-id")
@@ -55,10 +65,8 @@ def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_addre
     return LocalExecutor(workers, plan.settings, home, log_file=worker_log(home, plan.campaign_id))
 
 
-def _check_options(sandbox: str, red_budget: float, purple_timeout: float, protocol: str | None, executor: str,
+def _check_options(red_budget: float, purple_timeout: float, protocol: str | None, executor: str,
                    workers: int | None, ray_address: str | None) -> None:
-    if sandbox not in SANDBOX_KINDS:
-        fail(f"--sandbox must be one of {', '.join(SANDBOX_KINDS)}, not {sandbox!r}", 2)
     if red_budget <= 0:
         fail("--red-budget must be a positive number of seconds (or use --no-red)", 2)
     if purple_timeout <= 0:
@@ -97,7 +105,7 @@ def run(
         str | None, typer.Option("--campaign-id", help="Name the campaign (default: a hash of its plan).")
     ] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Run only what campaign ID is missing.")] = None,
-    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    sandbox: SandboxOption = "auto",
     red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent per battle.")] = 10.0,
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
@@ -114,7 +122,7 @@ def run(
     from logomesh.commands.campaign_progress import CampaignProgressBar
     from logomesh.home import resolve_home
 
-    _check_options(sandbox, red_budget, purple_timeout, protocol, executor, workers, ray_address)
+    _check_options(red_budget, purple_timeout, protocol, executor, workers, ray_address)
     state = resolve_home(home)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
     plan: CampaignPlan | None = None

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+
+from logomesh.sandbox.choose import KINDS
 
 HomeOption = Annotated[
     Path | None,
@@ -26,5 +29,22 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     raise typer.Exit(code)
 
 
-def not_implemented(what: str) -> NoReturn:
-    fail(f"'{what}' is not implemented yet")
+class OneOf:
+    """A choice among fixed words as a typer ``parser``: anything else is the one-line usage error (exit 2)."""
+
+    def __init__(self, option: str, choices: Sequence[str]) -> None:
+        self.option = option
+        self.choices = tuple(choices)
+        self.metavar = "[" + "|".join(self.choices) + "]"
+
+    def __call__(self, value: str) -> str:
+        if value in self.choices:
+            return value
+        fail(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}", EXIT_USAGE)
+
+
+SANDBOX_CHOICE = OneOf("--sandbox", KINDS)
+SandboxOption = Annotated[
+    str, typer.Option("--sandbox", parser=SANDBOX_CHOICE, metavar=SANDBOX_CHOICE.metavar,
+                      help="auto (Docker, else bubblewrap), docker or bwrap.")
+]

@@ -17,9 +17,10 @@ from typing import Any
 
 from logomesh.battle import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
+from logomesh.purple.agent_url import agent_url_problem
+from logomesh.sandbox.choose import KINDS
 from logomesh.tasks import TaskError, load_task
 
-SANDBOXES = ("auto", "docker", "bwrap")
 PROTOCOLS = ("0.3", "1.0")
 _CONFIG_KEYS = {"task_id", "seed", "battle_id", "red", "red_budget_s", "sandbox", "protocol"}
 
@@ -60,8 +61,11 @@ def _purple_url(request: dict[str, Any]) -> str:
     if not isinstance(participants, dict):
         raise AssessmentError("'participants' must be an object mapping roles to agent URLs")
     url = participants.get("purple")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str):
         raise AssessmentError("'participants.purple' must be the http(s) URL of the purple agent")
+    problem = agent_url_problem(url)
+    if problem is not None:
+        raise AssessmentError(f"'participants.purple' {problem}")
     return url
 
 
@@ -118,6 +122,6 @@ def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path
         battle_id=battle_id,
         red=red,
         red_budget_s=_budget(config),
-        sandbox=_choice(config, "sandbox", SANDBOXES, "auto") or "auto",
+        sandbox=_choice(config, "sandbox", KINDS, "auto") or "auto",
         protocol=_choice(config, "protocol", PROTOCOLS, None),
     )

@@ -19,10 +19,6 @@ if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
 
 
-class RedUnavailable(RuntimeError):
-    """The red agent is not installed in this checkout."""
-
-
 @dataclass(frozen=True)
 class Measured:
     hidden: SuiteRun
@@ -34,10 +30,8 @@ class Measured:
 def red_findings(
     task: TaskSpec, source: str, box: Sandbox, budget_s: float, seed: int, battle_id: str, emit: EventSink
 ) -> tuple[Finding, ...]:
-    try:
-        from logomesh.red import attack
-    except ImportError:
-        raise RedUnavailable("the red agent is not available in this checkout; pass --no-red") from None
+    from logomesh.red import attack
+
     report = attack(task, source, box, budget_s=budget_s, seed=seed, battle_id=battle_id, emit=emit)
     return tuple(report.findings)
 

@@ -42,6 +42,21 @@ def test_bad_config_names_the_field(config: dict[str, Any], reason: str) -> None
         parse_assessment([], [{"participants": {"purple": URL}, "config": config}])
 
 
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [("ftp://x", "must start with http:// or https://"),
+     ("localhost:19103", "has no scheme: write http://localhost:19103"),
+     ("http://", "names no host"),
+     ("http://127.0.0.1:99999/", "not a valid URL"),
+     ("http://127.0.0.1:0/", "port 0"),
+     ("http://a b/", "spaces"),
+     ("", "is empty")],
+)
+def test_a_purple_url_is_checked_by_the_shared_rule(url: str, reason: str) -> None:
+    with pytest.raises(AssessmentError, match=f"participants.purple.*{reason}"):
+        parse_assessment([], [{"participants": {"purple": url}, "config": {"task_id": "rate-limiter"}}])
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
     | st.sampled_from(["rate-limiter", URL, "participants", "config", "purple", "task_id"]),

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, Static
 
+from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
 from tui.widgets.form_values import FormError, good_first, red_budget, whole_number
 
@@ -130,8 +131,8 @@ class SetupForm(Vertical):
             raise FormError("no task: add a task folder under tasks/ (see tasks/README.md)")
         purple = str(self.query_one("#purple", Select).value)
         url = self.query_one("#url", Input).value.strip()
-        if purple == URL_CHOICE and not url.startswith(("http://", "https://")):
-            raise FormError("the purple URL must start with http:// or https://")
+        if purple == URL_CHOICE and (problem := agent_url_problem(url)):
+            raise FormError(f"the purple URL {problem}")
         seed = whole_number(self.query_one("#seed", Input).value.strip() or "0", "seed")
         budget = red_budget(self.query_one("#budget", Input).value.strip() or "10")
         battle_id = self.query_one("#battle-id", Input).value.strip() or None
