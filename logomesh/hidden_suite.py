@@ -4,9 +4,9 @@ The task's drivers run twice in the box: against the task's reference
 solution, then against the submission; each run only records observations.
 The verdicts are computed here, on the host, by ``sandbox.verdict``. The
 reference's observations depend only on the reference, the drivers, the
-harness and the box's interpreter, so they are computed once per process for
-each such combination and reused (a battle then costs one suite run, as it
-did when verdicts were decided in the box). Between runs the harness kills
+harness and the box's image, so they are computed once for each such
+combination and cached in memory and on disk (a battle then costs one suite
+run, as it did when verdicts were decided in the box). Between runs the harness kills
 every process of the box and removes the run's folder, whose name no run
 can predict, so a submission cannot reach into a later reference run.
 """
@@ -14,10 +14,13 @@ can predict, so a submission cannot reach into a later reference run.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
-from logomesh.sandbox.base import ObservedSuite, OutputSink, Sandbox, SuiteRun
+from logomesh.sandbox.base import Observed, ObservedSuite, OutputSink, Sandbox, SuiteRun
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
 from logomesh.sandbox.verdict import judge_suite, observations_bytes
@@ -39,36 +42,81 @@ def _harness_sha256() -> str:
     return digest.hexdigest()
 
 
+def default_cache_dir() -> Path:
+    """``$LOGOMESH_CACHE``, else ``$XDG_CACHE_HOME/logomesh``, else ``~/.cache/logomesh``."""
+    if os.environ.get("LOGOMESH_CACHE"):
+        return Path(os.environ["LOGOMESH_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "logomesh"
+
+
 class ReferenceCache:
-    """Reference observations by (backend, image, reference, drivers, harness)."""
+    """Reference observations by (backend, image, reference, drivers, harness), in memory and on disk.
 
-    def __init__(self) -> None:
+    The disk copy spares each new process (one ``battle run``) the reference's suite run. It is only
+    a cache: the bytes every verdict was judged against are stored in the ledger entry, and ``replay``
+    recomputes them in a fresh box and reports any difference.
+    """
+
+    def __init__(self, directory: Path | None = None) -> None:
         self._lock = threading.Lock()
-        self._runs: dict[tuple[str, ...], ObservedSuite] = {}
+        self._runs: dict[str, ObservedSuite] = {}
         self._harness = _harness_sha256()
+        self._dir = directory
 
-    def key(self, box: Sandbox, task: TaskSpec) -> tuple[str, ...]:
+    def key(self, box: Sandbox, task: TaskSpec) -> str:
         reference = hashlib.sha256(task.reference_bytes).hexdigest()
-        return (box.backend, box.image_id, reference, task.hidden_sha256, self._harness)
+        parts = (box.backend, box.image_id, reference, task.hidden_sha256, self._harness)
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def get(self, box: Sandbox, task: TaskSpec) -> ObservedSuite:
         key = self.key(box, task)
         with self._lock:
-            cached = self._runs.get(key)
+            cached = self._runs.get(key) or self._load(key)
         if cached is not None:
             return cached
         run = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S)
         if run.error is None and not run.tamper_reasons and all(t.status == "observed" for t in run.tests):
             with self._lock:
                 self._runs[key] = run
+                self._store(key, run)
         return run
 
     def clear(self) -> None:
         with self._lock:
             self._runs.clear()
 
+    def _path(self, key: str) -> Path | None:
+        return None if self._dir is None else self._dir / "reference-observations" / f"{key}.json"
 
-REFERENCE_CACHE = ReferenceCache()
+    def _load(self, key: str) -> ObservedSuite | None:
+        path = self._path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            run = ObservedSuite(tests=tuple(Observed(str(t["name"]), "observed", tuple(t["obs"]), "",
+                                                     float(t["duration_s"])) for t in data["tests"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # unreadable: recompute
+        self._runs[key] = run
+        return run
+
+    def _store(self, key: str, run: ObservedSuite) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        data = {"tests": [{"name": t.name, "obs": list(t.observations), "duration_s": t.duration_s} for t in run.tests]}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            partial.replace(path)
+        except OSError:
+            pass  # a read-only cache only costs time
+
+
+REFERENCE_CACHE = ReferenceCache(default_cache_dir())
 
 
 def run_hidden(
