@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from logomesh.cancel import Cancelled, CancelToken
+from logomesh.cancel import Cancelled, CancelToken, abandon_on_cancel
 from logomesh.events import (
     BattleCancelled,
     BattleFailed,
@@ -80,6 +80,8 @@ class BattleRequest:
     red: bool = True
     campaign_id: str | None = None
     purple_timeout_s: float = 120.0
+    purple_stream: bool = False
+    """Ask with ``message/stream`` (SSE) instead of ``message/send``."""
     cancel: CancelToken | None = field(default=None, compare=False, repr=False)
     """Cancelling it stops the battle (see the module docstring); ``None``: nobody can."""
 
@@ -159,7 +161,8 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
     assert request.purple_url is not None
     try:
         return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol,
-                                  total_timeout_s=request.purple_timeout_s, cancel=request.token)
+                                  total_timeout_s=request.purple_timeout_s, stream=request.purple_stream,
+                                  cancel=request.token)
     except PurpleError as exc:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
@@ -307,10 +310,15 @@ def judge(
 
     cancel.check()
     emit(StageStarted(battle_id, "scoring"))
-    card = score_submission(
-        task, submission, hidden, purple, findings, config=DEFAULT_CONFIG, battle_id=battle_id, emit=emit
-    )
-    cancel.check()
+
+    def quiet_once_cancelled(event: Event) -> None:
+        if not cancel.cancelled:
+            emit(event)
+
+    card = abandon_on_cancel(  # scoring only computes: a cancel need not wait for the model
+        lambda: score_submission(task, submission, hidden, purple, findings, config=DEFAULT_CONFIG,
+                                 battle_id=battle_id, emit=quiet_once_cancelled),
+        cancel, name="logomesh-scoring")
     facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
     for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
         facts["attributes"][f"model:{name}"] = model

@@ -126,6 +126,15 @@ class BattleFailed:
     reason: str
 
 
+@dataclass(frozen=True)
+class BattleCancelled:
+    """The battle stopped in ``stage`` because its caller cancelled it; it is recorded as ``cancelled``."""
+
+    battle_id: str
+    stage: str
+    reason: str
+
+
 Event = (
     BattleStarted
     | StageStarted
@@ -140,6 +149,7 @@ Event = (
     | BattleFinished
     | LedgerAppended
     | BattleFailed
+    | BattleCancelled
 )
 EventSink = Callable[[Event], None]
 

@@ -31,13 +31,13 @@ from logomesh.campaign.plan import CampaignPlan, Settings, save_plan
 from logomesh.campaign.report import BattleRow, rows_from_ledger
 from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
 from logomesh.campaign.work import JobDone
+from logomesh.cancel import CANCEL_REASON
 from tui.messages import CampaignEnded, CampaignProgressed
 
 ExecutorFactory = Callable[[int, Settings, Path], Executor]
 """Builds the executor for a campaign from (workers, settings, home); tests pass a scripted one."""
 
 FLUSH_INTERVAL_S = 0.05
-CANCEL_REASON = "cancelled by the user"
 _swap_lock = threading.Lock()
 
 

@@ -7,10 +7,17 @@ buffer and posts one ``BattleEventsReceived`` per batch, then ``BattleEnded``
 once the engine has returned. No event is dropped; within a batch, repeated
 ``MctsNodeUpdated`` for the same node collapse to the last one, which is the
 only one a widget would show.
+
+Cancel (Esc) cancels the battle's ``CancelToken``, which the runner puts in the
+request: the real engine abandons the purple agent's request or kills the
+sandbox and records the battle as ``cancelled`` within about a second. An
+engine that ignores the token is stopped by its next event, which raises
+``Cancelled`` inside it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +26,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from logomesh.battle import BattleOutcome, BattleRequest, BattleSetupError
+from logomesh.cancel import CANCEL_REASON, Cancelled, CancelToken
 from logomesh.events import (
+    BattleCancelled,
     BattleFailed,
     BattleFinished,
     Event,
@@ -34,11 +43,6 @@ Engine = Callable[[BattleRequest, EventSink], BattleOutcome]
 
 FLUSH_INTERVAL_S = 0.05
 MAX_BATCH = 2000  # events handled per tick at most, so a burst cannot freeze a frame
-CANCEL_REASON = "cancelled by the user"
-
-
-class BattleCancelled(Exception):
-    """Raised inside the engine, from its event sink, once the user cancels."""
 
 
 def default_engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
@@ -72,7 +76,7 @@ def _passes_after_cancel(event: Event) -> bool:
     """Events the engine emits while recording a battle: they must reach the UI, never raise."""
     if isinstance(event, StageStarted):
         return event.stage == "ledger"
-    return isinstance(event, BattleFailed | LedgerAppended | BattleFinished)
+    return isinstance(event, BattleCancelled | BattleFailed | LedgerAppended | BattleFinished)
 
 
 class BattleRunner:
@@ -85,6 +89,7 @@ class BattleRunner:
         self._buffer: list[Event] = []
         self._ending: _Ending | None = None
         self._cancel = threading.Event()
+        self._token = CancelToken()
         self._recording = False
         self._timer: Timer | None = None
         self.running = False
@@ -96,15 +101,18 @@ class BattleRunner:
             raise RuntimeError("a battle is already running")
         self.running = True
         self._cancel.clear()
+        self._token = CancelToken()
+        request = dataclasses.replace(request, cancel=self._token)
         self._recording = False
         self._ending = None
         self._timer = self._target.set_interval(FLUSH_INTERVAL_S, self.flush)
         self._target.run_worker(lambda: self._run(request), thread=True, group="battle", name=request.battle_id)
 
     def cancel(self) -> None:
-        """Ask the engine to stop: its next event raises ``BattleCancelled`` inside it."""
+        """Stop the battle: cancel its token (see the module docstring); returns at once."""
         if self.running:
             self._cancel.set()
+            self._token.cancel(CANCEL_REASON)
 
     @property
     def cancelling(self) -> bool:
@@ -114,7 +122,7 @@ class BattleRunner:
         """The engine's ``EventSink``: never blocks beyond a short lock."""
         if self._cancel.is_set() and not self._recording:
             if not _passes_after_cancel(event):
-                raise BattleCancelled(CANCEL_REASON)
+                raise Cancelled(CANCEL_REASON)
             self._recording = True
         with self._lock:
             self._buffer.append(event)
@@ -122,7 +130,7 @@ class BattleRunner:
     def _run(self, request: BattleRequest) -> None:
         try:
             outcome = self._engine(request, self.emit)
-        except BattleCancelled:
+        except Cancelled:
             ending = _Ending("cancelled", None, None, CANCEL_REASON)
         except BattleSetupError as exc:
             ending = _Ending("error", None, None, str(exc))

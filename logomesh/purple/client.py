@@ -5,18 +5,26 @@ one JSON-RPC call, follows a task answered before it finished with
 ``tasks/get`` polls, and turns every failure into a ``PurpleError`` subclass
 whose ``str()`` is a one-line reason. The exact request and response bytes
 travel with the submission for the ledger.
+
+The exchange runs on an event loop of its own, so a cancel token can abandon it
+at any point: the waiting coroutine is cancelled, which closes its connection,
+and ``Cancelled`` is raised at once instead of waiting out the deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
+from logomesh.cancel import Cancelled, CancelToken
 from logomesh.purple.a2a_errors import (
     PurpleHTTPError,
     PurpleMalformed,
@@ -49,6 +57,7 @@ __all__ = [
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 _POLL_START_S = 0.2
 _POLL_MAX_S = 2.0
+T = TypeVar("T")
 
 
 class Deadline:
@@ -96,15 +105,15 @@ def _stream_finished(body: bytes) -> bool:
         return True
 
 
-def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_bytes: int,
-           call: RpcCall | None = None) -> Fetched:
+async def _fetch(http: httpx.AsyncClient, method: str, url: str, deadline: Deadline, max_bytes: int,
+                 call: RpcCall | None = None) -> Fetched:
     """One HTTP exchange, read in chunks under the size cap and the deadline.
 
     An event stream is cut as soon as it has said its last word, so an agent
     that keeps the stream open after the final event costs no time.
     """
     try:
-        with http.stream(method, url, content=call.body if call else None, headers=call.headers if call else None,
+        async with http.stream(method, url, content=call.body if call else None, headers=call.headers if call else None,
                          timeout=deadline.timeout()) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > max_bytes:
@@ -113,7 +122,7 @@ def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_by
             sse = response.status_code < 400 and _is_sse_type(content_type)
             chunks: list[bytes] = []
             size = 0
-            for chunk in response.iter_bytes():
+            async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > max_bytes:
                     raise PurpleTooLarge(f"response exceeds the {max_bytes}-byte cap")
@@ -136,14 +145,15 @@ def _fetch(http: httpx.Client, method: str, url: str, deadline: Deadline, max_by
         raise PurpleUnreachable(f"HTTP failure talking to {url}: {one_line(str(exc))}") from None
 
 
-def _read_card(http: httpx.Client, base_url: str, deadline: Deadline, max_bytes: int) -> dict[str, Any] | None:
+async def _read_card(http: httpx.AsyncClient, base_url: str, deadline: Deadline,
+                     max_bytes: int) -> dict[str, Any] | None:
     """The agent card, or ``None`` when the agent publishes none (or an unreadable one).
 
     Like the a2a-sdk resolver, the well-known path goes under the URL given,
     so an agent served below a path prefix is found too.
     """
     for path in CARD_PATHS:
-        fetched = _fetch(http, "GET", base_url.rstrip("/") + path, deadline, max_bytes)
+        fetched = await _fetch(http, "GET", base_url.rstrip("/") + path, deadline, max_bytes)
         if fetched.status != 200:
             continue
         try:
@@ -179,8 +189,8 @@ def _same_origin(a: str, b: str) -> bool:
     return (left.scheme, left.hostname, left.port) == (right.scheme, right.hostname, right.port)
 
 
-def discover(http: httpx.Client, base_url: str, deadline: Deadline, max_bytes: int,
-             protocol: str | None) -> Endpoint:
+async def discover(http: httpx.AsyncClient, base_url: str, deadline: Deadline, max_bytes: int,
+                   protocol: str | None) -> Endpoint:
     """Read the card and settle the endpoint and protocol; ``protocol`` overrides the card.
 
     An agent with no card speaks 0.3 at ``base_url``. A card URL on another
@@ -188,7 +198,7 @@ def discover(http: httpx.Client, base_url: str, deadline: Deadline, max_bytes: i
     favour of the URL the user gave.
     """
     forced = check_protocol(protocol) if protocol is not None else None
-    card = _read_card(http, base_url, deadline, max_bytes)
+    card = await _read_card(http, base_url, deadline, max_bytes)
     if card is None:
         return Endpoint(base_url, forced or "0.3", base_url)
     offered, card_url = _card_interface(card)
@@ -197,8 +207,9 @@ def discover(http: httpx.Client, base_url: str, deadline: Deadline, max_bytes: i
     return Endpoint(url, forced or offered, one_line(name, 80) if isinstance(name, str) and name.strip() else base_url)
 
 
-def _rpc(http: httpx.Client, endpoint: Endpoint, call: RpcCall, deadline: Deadline, max_bytes: int) -> Fetched:
-    fetched = _fetch(http, "POST", endpoint.url, deadline, max_bytes, call)
+async def _rpc(http: httpx.AsyncClient, endpoint: Endpoint, call: RpcCall, deadline: Deadline,
+               max_bytes: int) -> Fetched:
+    fetched = await _fetch(http, "POST", endpoint.url, deadline, max_bytes, call)
     if fetched.status >= 400:
         raise PurpleHTTPError(f"HTTP {fetched.status} {one_line(fetched.reason, 60)} from {endpoint.url}".rstrip())
     return fetched
@@ -212,7 +223,7 @@ def _is_sse(fetched: Fetched) -> bool:
     return _is_sse_type(fetched.content_type)
 
 
-def _poll(http: httpx.Client, endpoint: Endpoint, reply: Reply, battle_id: str, deadline: Deadline,
+async def _poll(http: httpx.AsyncClient, endpoint: Endpoint, reply: Reply, battle_id: str, deadline: Deadline,
           max_bytes: int) -> tuple[Reply, bytes]:
     """Follow a task answered before it finished until it does or the deadline passes."""
     if reply.task_id is None:
@@ -220,8 +231,8 @@ def _poll(http: httpx.Client, endpoint: Endpoint, reply: Reply, battle_id: str, 
     call = get_task_call(endpoint.protocol, reply.task_id, battle_id)
     wait = _POLL_START_S
     while True:
-        time.sleep(min(wait, deadline.remaining()))
-        fetched = _rpc(http, endpoint, call, deadline, max_bytes)
+        await asyncio.sleep(min(wait, deadline.remaining()))
+        fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
         reply = parse_reply(fetched.body, sse=_is_sse(fetched))
         if not reply.pending:
             return reply, fetched.body
@@ -230,22 +241,48 @@ def _poll(http: httpx.Client, endpoint: Endpoint, reply: Reply, battle_id: str, 
 
 def request_submission(url: str, task: TaskSpec, battle_id: str, *, protocol: str | None = None,
                        connect_timeout_s: float = 5.0, total_timeout_s: float = 120.0,
-                       max_bytes: int = 2 * 1024 * 1024, stream: bool = False) -> PurpleExchange:
+                       max_bytes: int = 2 * 1024 * 1024, stream: bool = False,
+                       cancel: CancelToken | None = None) -> PurpleExchange:
     """Send ``task`` to the purple agent at ``url`` and return its validated submission.
 
     ``protocol`` (``"0.3"`` or ``"1.0"``) overrides the card; ``stream`` asks
     with ``message/stream`` instead of ``message/send`` (SSE answers to either
-    are read the same way). Raises ``PurpleError`` subclasses only.
+    are read the same way). Raises ``PurpleError`` subclasses only, or
+    ``Cancelled`` once ``cancel`` is cancelled. Call it where no event loop runs.
     """
     deadline = Deadline(total_timeout_s, connect_timeout_s)
-    with httpx.Client(follow_redirects=False, trust_env=False) as http:
-        endpoint = discover(http, url, deadline, max_bytes, protocol)
+    exchange = _exchange(url, task, battle_id, protocol, deadline, max_bytes, stream)
+    return asyncio.run(exchange if cancel is None else abandon_on_cancel(exchange, cancel))
+
+
+async def _exchange(url: str, task: TaskSpec, battle_id: str, protocol: str | None, deadline: Deadline,
+                    max_bytes: int, stream: bool) -> PurpleExchange:
+    async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
+        endpoint = await discover(http, url, deadline, max_bytes, protocol)
         call = task_call(endpoint.protocol, task, battle_id, stream=stream)
-        fetched = _rpc(http, endpoint, call, deadline, max_bytes)
+        fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
         reply = parse_reply(fetched.body, sse=_is_sse(fetched))
         body = fetched.body
         if reply.pending:
-            reply, body = _poll(http, endpoint, reply, battle_id, deadline, max_bytes)
+            reply, body = await _poll(http, endpoint, reply, battle_id, deadline, max_bytes)
         submission = extract_submission(reply, body)
     return PurpleExchange(submission=submission, request_bytes=call.body, response_bytes=body,
                           agent=endpoint.name, protocol=f"a2a-{endpoint.protocol}")
+
+
+async def abandon_on_cancel(work: Coroutine[Any, Any, T], cancel: CancelToken) -> T:
+    """Await ``work`` unless ``cancel`` fires first: then ``work`` is cancelled and ``Cancelled`` raised."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+
+    def stop() -> None:  # on the cancel's thread
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the work is over anyway
+            loop.call_soon_threadsafe(task.cancel)
+
+    with cancel.hook(stop):
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if cancel.cancelled:
+                raise Cancelled(cancel.reason) from None
+            raise

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from logomesh.cancel import CancelToken
 from logomesh.events import EventSink, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated, discard
 from logomesh.findings import Finding, max_severity
 from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeRun, ProbeSpec
 from logomesh.red.mcts import Mcts, MctsConfig, Node, Path, walk
 from logomesh.red.problem import Confirmed, ProbeRunner, RedProblem, default_seed, sandbox_runner
 from logomesh.sandbox.base import Sandbox
@@ -78,10 +81,14 @@ def attack(
     emit: EventSink = discard,
     strategy: Strategy = "mcts",
     config: MctsConfig | None = None,
+    cancel: CancelToken | None = None,
 ) -> RedReport:
-    """Attack ``source`` (the submission's solution.py) inside ``box`` for about ``budget_s`` seconds."""
+    """Attack ``source`` (the submission's solution.py) inside ``box`` for about ``budget_s`` seconds.
+
+    A cancelled ``cancel`` raises ``Cancelled`` before the next search step or probe.
+    """
     return run_attack(task, source, sandbox_runner(box, source), budget_s=budget_s, seed=seed,
-                      battle_id=battle_id, emit=emit, strategy=strategy, config=config)
+                      battle_id=battle_id, emit=emit, strategy=strategy, config=config, cancel=cancel)
 
 
 def run_attack(
@@ -95,9 +102,12 @@ def run_attack(
     emit: EventSink = discard,
     strategy: Strategy = "mcts",
     config: MctsConfig | None = None,
+    cancel: CancelToken | None = None,
 ) -> RedReport:
     """``attack`` with the probe runner injected (the sandbox in production)."""
     started = time.monotonic()
+    check = cancel.check if cancel is not None else _never_cancelled
+    runner = _checked(runner, check)
     seed = default_seed(source) if seed is None else seed
     node_of_path: dict[tuple[str, ...], int] = {}
 
@@ -118,7 +128,7 @@ def run_attack(
     elif strategy == "mcts":
         base = config or MctsConfig()
         cfg = replace(base, max_time_seconds=budget_s)
-        search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path))
+        search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path), check=check)
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
         stats.update(iterations=result.iterations, stopped_because=result.stopped_because)
@@ -139,6 +149,20 @@ def run_attack(
         sandbox_s=round(counters.sandbox_s, 3),
     )
     return RedReport(findings, nodes, history, stats, tree)
+
+
+def _never_cancelled() -> None:
+    return None
+
+
+def _checked(runner: ProbeRunner, check: Callable[[], None]) -> ProbeRunner:
+    """``runner`` that calls ``check`` before each probe, so a cancel never starts one."""
+
+    def run(spec: ProbeSpec, seed: int) -> ProbeRun:
+        check()
+        return runner(spec, seed)
+
+    return run
 
 
 def _baseline(problem: RedProblem, strategy: Strategy, seed: int, budget_s: float,

@@ -17,6 +17,9 @@ agent needs:
   the node's path and its visit count, and ties break by action id, so the
   same problem and seed give the same tree whatever the wall clock does --
   until the time budget cuts the run short.
+
+``check`` runs before every iteration; whatever it raises (a cancel) stops the
+search and propagates to the caller.
 """
 
 from __future__ import annotations
@@ -142,8 +145,10 @@ class Mcts:
         seed: int = 0,
         observer: SearchObserver | None = None,
         clock: Callable[[], float] = time.monotonic,
+        check: Callable[[], None] = lambda: None,
     ) -> None:
         self.problem = problem
+        self.check = check
         self.config = config
         self.seed = seed
         self.observer: SearchObserver = observer or _NullObserver()
@@ -161,6 +166,7 @@ class Mcts:
         iterations = 0
         stopped = "exhausted"
         while True:
+            self.check()
             self._refresh(self.root)
             if self.root.exhausted:
                 stopped = "exhausted"

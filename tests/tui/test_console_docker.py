@@ -93,6 +93,6 @@ def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: P
             with Ledger.open(home) as led:
                 stored = led.get("console-cancel-1")
             assert stored is not None
-            assert stored.result["status"] == "failed"
+            assert (stored.result["status"], stored.result["stage"]) == ("cancelled", "red")
             assert "cancelled by the user" in stored.result["reason"]
     asyncio.run(scenario())

@@ -1,0 +1,173 @@
+"""What the cancel tests (and benchmarks/console_bench.py) share: agents that keep a battle busy in each stage.
+
+* ``hanging_purple``: an HTTP server on loopback that reads the request and never answers;
+* ``purple_serving``: the real mock purple agent, answering battle ids from a folder of submissions
+  (``TASK:VARIANT`` ids fall back to the task library's labelled submissions);
+* ``BoxSpy``: wraps ``logomesh.sandbox.make_sandbox`` to note each real box a battle opens;
+* ``Trigger``: an event sink that cancels the battle's token once a chosen event arrives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ledger.keys import create_key
+from logomesh.cancel import CancelToken
+from logomesh.events import Event, MctsNodeAdded, StageStarted
+from logomesh.purple.mock import MockResponses, mock_app_factory
+from logomesh.purple.server import start_in_thread
+from logomesh.sandbox.base import Sandbox
+
+SLEEPER = {  # its import never returns: the hidden suite waits on it until the box is killed
+    "sourceCode": "import time\n\ntime.sleep(600)\n\n\nclass RateLimiter:\n    pass\n",
+    "testCode": "",
+    "rationale": "A rate limiter.",
+}
+
+
+def make_home(root: Path) -> Path:
+    home = root / "home"
+    create_key(home / "keys", seed=hashlib.sha256(b"cancel-tests").digest())
+    return home
+
+
+@contextlib.contextmanager
+def hanging_purple() -> Iterator[str]:
+    """A purple agent that accepts every connection, reads it, and never answers; yields its URL."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.1)
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)
+
+    thread = threading.Thread(target=serve, daemon=True, name="hanging-purple")
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
+@contextlib.contextmanager
+def purple_serving(folder: Path, submissions: dict[str, dict[str, Any]]) -> Iterator[str]:
+    """The mock purple agent answering ``battle_id -> submission``; yields its URL."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for battle_id, body in submissions.items():
+        (folder / f"{battle_id}.json").write_text(json.dumps(body), encoding="utf-8")
+    with start_in_thread(mock_app_factory(MockResponses(folder))) as server:
+        yield server.url
+
+
+class BoxSpy:
+    """Stands in for ``logomesh.sandbox.make_sandbox``: opens the real box and notes it, for the checks."""
+
+    def __init__(self, real: Callable[..., Sandbox]) -> None:
+        self._real = real
+        self.boxes: list[tuple[str, str]] = []  # (backend, container id or "")
+        self.opened = threading.Event()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Sandbox:
+        box = self._real(*args, **kwargs)
+        self.boxes.append((box.backend, str(getattr(box, "container_id", ""))))
+        self.opened.set()
+        return box
+
+
+def box_gone(backend: str, container: str) -> bool:
+    """Whether a box is gone: its container removed, or no bubblewrap process of ours alive."""
+    if backend == "docker":
+        found = subprocess.run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"id={container}"],
+                               capture_output=True, text=True, timeout=30)
+        return container != "" and found.returncode == 0 and found.stdout.strip() == ""
+    return not bwrap_children()
+
+
+def bwrap_children() -> list[int]:
+    """The bubblewrap processes this test process started that are still alive (not zombies)."""
+    alive = []
+    me = str(os.getpid())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[1] == me and fields[0] != "Z" and os.path.basename(cmdline) == b"bwrap":
+            alive.append(int(entry.name))
+    return alive
+
+
+class Trigger:
+    """An event sink that keeps every event and cancels ``token`` once ``when`` matches one.
+
+    With ``delay_s`` the cancel comes from another thread that long after the match (the battle is then
+    busy inside the stage, as a user's cancel would find it); without, it is made inside the sink.
+    ``after`` is an extra wait (an ``Event``) before the delay starts, such as "the box is open".
+    """
+
+    def __init__(self, token: CancelToken, when: Callable[[Event], bool], delay_s: float | None = None,
+                 after: threading.Event | None = None) -> None:
+        self.token = token
+        self.when = when
+        self.delay_s = delay_s
+        self.after = after
+        self.events: list[Event] = []
+        self.cancelled_at: float | None = None
+        self.cancelled_after: int | None = None  # events seen when the cancel was made
+        self._fired = False
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        if self._fired or not self.when(event):
+            return
+        self._fired = True
+        if self.delay_s is None:
+            self._cancel()
+        else:
+            threading.Thread(target=self._later, daemon=True).start()
+
+    def _later(self) -> None:
+        if self.after is not None:
+            self.after.wait(120)
+        time.sleep(self.delay_s or 0.0)
+        self._cancel()
+
+    def _cancel(self) -> None:
+        self.cancelled_after = len(self.events)
+        self.cancelled_at = time.monotonic()
+        self.token.cancel()
+
+
+def stage_is(name: str) -> Callable[[Event], bool]:
+    return lambda event: isinstance(event, StageStarted) and event.stage == name
+
+
+def search_started(event: Event) -> bool:
+    """The red agent's tree has a node below the root: a probe is about to run."""
+    return isinstance(event, MctsNodeAdded) and event.node_id >= 1
