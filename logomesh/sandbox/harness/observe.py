@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 MAX_NODES = 200_000  # per test: a bigger observation is recorded as too large
 MAX_DEPTH = 64
-MAX_INT_BITS = 64_000
+MAX_INT_BITS = 10_000  # beyond: hex, since str(int) stops at 4,300 digits
 
 _mro_of = type.__dict__["__mro__"].__get__
 _BUILTIN_EXCEPTIONS = {
