@@ -1,11 +1,11 @@
 """The task library's data, checked without a sandbox.
 
 Every task folder must load through the real loader, carry at least twelve
-hidden unittest methods that import only the standard library and
-``solution``, a reference whose public shape matches the contract in the
+hidden drivers that import only the standard library, ``observe`` and
+``solution`` and judge nothing themselves, a reference whose public shape matches the contract in the
 issue, and at least four labelled submissions whose code parses. Running the
-hidden suites is the sandbox tests' job (and ``python3 tasks/check_library.py``
-on a developer's host); here only static properties are checked, so the file
+hidden suites is the sandbox tests' job (and ``python3 tasks/check_library.py``,
+through a sandbox); here only static properties are checked, so the file
 stays fast.
 """
 
@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from logomesh.sandbox.discover import discover
+from logomesh.task_check import judging_code
 from logomesh.tasks import Constraints, TaskSpec, all_tasks, default_tasks_dir, load_task
 
 TASKS_DIR = default_tasks_dir()
@@ -86,19 +88,6 @@ def _task(task_id: str) -> TaskSpec:
     return load_task(task_id, TASKS_DIR)
 
 
-def _test_methods(source: str) -> list[str]:
-    """Names of ``test*`` methods defined in classes of a unittest module."""
-    names = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ClassDef):
-            names += [
-                f"{node.name}.{item.name}"
-                for item in node.body
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test")
-            ]
-    return names
-
-
 def _imported_roots(tree: ast.AST) -> set[str]:
     roots = set()
     for node in ast.walk(tree):
@@ -140,16 +129,16 @@ def test_task_loads_with_a_complete_spec(task_id: str) -> None:
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
-def test_hidden_suite_has_enough_stdlib_only_tests(task_id: str) -> None:
+def test_hidden_suite_has_enough_stdlib_only_drivers_that_judge_nothing(task_id: str) -> None:
     task = _task(task_id)
-    methods = [m for source in task.hidden_tests.values() for m in _test_methods(source)]
-    assert len(methods) >= MIN_HIDDEN_TESTS, f"{task_id}: {len(methods)} hidden test methods"
-    assert len(set(methods)) == len(methods), "duplicate test names shadow each other"
-    allowed = set(sys.stdlib_module_names) | {"solution"}
+    names = discover(task.hidden_tests)
+    assert len(names) >= MIN_HIDDEN_TESTS, f"{task_id}: {len(names)} hidden drivers"
+    allowed = set(sys.stdlib_module_names) | {"solution", "observe"}
     for name, source in task.hidden_tests.items():
         foreign = _imported_roots(ast.parse(source)) - allowed
         assert not foreign, f"{task_id}/hidden/{name} imports non-stdlib {sorted(foreign)}"
         assert "from solution import" in source or "import solution" in source
+        assert judging_code(name, source) == [], "drivers observe; the host judges"
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
@@ -243,7 +232,7 @@ def test_submissions_are_labelled_and_parse(task_id: str) -> None:
         source_tree = ast.parse(data["sourceCode"], filename=where)
         defined = {n.name for n in source_tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
         assert task.entry_point in defined, f"{where} does not define {task.entry_point}"
-        assert _test_methods(data["testCode"]), f"{where}: testCode has no unittest methods"
+        assert discover({"test_submission.py": data["testCode"]}), f"{where}: testCode has no tests"
         labelled = task.labelled_submission(name)
         assert labelled.label == data["label"]
         assert labelled.submission.source == data["sourceCode"]
