@@ -7,9 +7,16 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from ledger import Ledger
+from logomesh.purple.mock import MockResponses, mock_app_factory
+from logomesh.purple.server import start_in_thread
 
 
 def logomesh(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
@@ -29,6 +36,15 @@ def _assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) 
     assert needle in error_lines[0]
 
 
+def _assert_usage_error(proc: subprocess.CompletedProcess[str], needle: str, home: Path) -> None:
+    """Exit 2, one line naming the problem, and nothing written: no ledger, no key."""
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    error_lines = [line for line in proc.stderr.splitlines() if line.startswith("logomesh: error:")]
+    assert len(error_lines) == 1 and needle in error_lines[0], proc.stderr
+    assert not (home / "battles.db").exists() and not (home / "keys").exists()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -40,19 +56,35 @@ def _rows(home: Path) -> list[dict[str, object]]:
         return [json.loads(raw) for (raw,) in db.execute("SELECT raw_result FROM battles ORDER BY rowid")]
 
 
-def test_unknown_task_is_one_line_and_exit_1(tmp_path: Path) -> None:
-    proc = logomesh("battle", "run", "--task", "no-such-task", "--mock", "good", home=tmp_path)
-    _assert_one_line_error(proc, "unknown task 'no-such-task'")
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--task", "no-such-task", "--mock", "good"], "unknown task 'no-such-task'"),
+        (["--task", "no-such-task", "--purple", "http://127.0.0.1:9"], "unknown task 'no-such-task'"),
+        (["--task", "rate-limiter", "--mock", "nope"], "has no submission 'nope'"),
+        (["--task", "rate-limiter", "--purple", "ftp://x"], "must start with http:// or https://"),
+        (["--task", "rate-limiter", "--purple", "localhost:19103"],
+         "--purple 'localhost:19103' has no scheme: write http://localhost:19103"),
+        (["--task", "rate-limiter", "--purple", "http://:9009"], "names no host"),
+        (["--task", "rate-limiter"], "name exactly one purple agent"),
+        (["--task", "rate-limiter", "--mock", "good", "--purple", "http://127.0.0.1:9"], "exactly one purple agent"),
+        (["--task", "rate-limiter", "--mock", "good", "--stream"], "--stream goes with --purple"),
+        (["--task", "rate-limiter", "--mock", "good", "--sandbox", "host"], "--sandbox must be one of auto, docker"),
+        (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "0"], "--purple-timeout must be a positive number"),
+    ],
+)
+def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:
+    proc = logomesh("battle", "run", *args, home=tmp_path)
+    _assert_usage_error(proc, needle, tmp_path)
 
 
-def test_unknown_mock_variant_is_one_line_and_exit_1(tmp_path: Path) -> None:
-    proc = logomesh("battle", "run", "--task", "rate-limiter", "--mock", "nope", home=tmp_path)
-    _assert_one_line_error(proc, "has no submission 'nope'")
-
-
-def test_bad_sandbox_choice_is_a_usage_error(tmp_path: Path) -> None:
-    proc = logomesh("battle", "run", "--task", "rate-limiter", "--mock", "good", "--sandbox", "host", home=tmp_path)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+def test_a_battle_id_already_recorded_is_a_usage_error(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    first = logomesh("battle", "run", "--task", "rate-limiter", "--purple", url, "--battle-id", "b1", home=tmp_path)
+    assert first.returncode == 1  # nobody answers: a failed battle, recorded
+    again = logomesh("battle", "run", "--task", "rate-limiter", "--purple", url, "--battle-id", "b1", home=tmp_path)
+    assert again.returncode == 2 and "already in the ledger" in again.stderr, again.stderr
+    assert len(_rows(tmp_path)) == 1
 
 
 def test_unreachable_purple_is_recorded_as_failed(tmp_path: Path) -> None:
@@ -62,6 +94,58 @@ def test_unreachable_purple_is_recorded_as_failed(tmp_path: Path) -> None:
     (row,) = _rows(tmp_path)
     assert row["status"] == "failed" and row["failed_stage"] == "purple"
     assert url in str(row["reason"])
+
+
+@pytest.fixture
+def silent_agent() -> Iterator[str]:
+    """An HTTP address that accepts connections and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+def test_purple_timeout_bounds_the_wait_for_an_agent(tmp_path: Path, silent_agent: str) -> None:
+    started = time.monotonic()
+    proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", silent_agent, "--purple-timeout", "1.5",
+                    "--no-red", home=tmp_path)
+    elapsed = time.monotonic() - started
+    _assert_one_line_error(proc, "battle failed")
+    (row,) = _rows(tmp_path)
+    assert row["failed_stage"] == "purple" and "within 1.5 s" in str(row["reason"])
+    assert elapsed < 60  # the default would wait 120 s
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("protocol", "method"), [("1.0", b'"SendStreamingMessage"'), ("0.3", b'"message/stream"')])
+def test_stream_asks_the_purple_agent_over_sse(tmp_path: Path, protocol: str, method: bytes) -> None:
+    with start_in_thread(mock_app_factory(MockResponses())) as purple:
+        proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", purple.url, "--battle-id",
+                        "rate-limiter:good:stream", "--stream", "--protocol", protocol, "--no-red", "--json",
+                        home=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "scored"
+    with Ledger.open(tmp_path) as led:
+        stored = led.get("rate-limiter:good:stream")
+    assert stored is not None and method in stored.inputs["purple_request"]
 
 
 @pytest.mark.docker

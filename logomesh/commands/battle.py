@@ -7,11 +7,27 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, HomeOption, JsonOption, fail
+from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, HomeOption, JsonOption, SandboxOption, fail
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
-SANDBOX_KINDS = ("auto", "docker", "bwrap")
+def check_agent(task_id: str, purple: str | None, mock: str | None, stream: bool) -> None:
+    """Refuse, as a usage error, a battle that cannot start: before anything touches the ledger."""
+    from logomesh.purple.agent_url import agent_url_problem
+    from logomesh.tasks import TaskError, load_task
+
+    if (purple is None) == (mock is None):
+        fail("name exactly one purple agent: --purple URL or --mock VARIANT", EXIT_USAGE)
+    if purple is not None and (problem := agent_url_problem(purple)):
+        fail(f"--purple {problem}", EXIT_USAGE)
+    if stream and purple is None:
+        fail("--stream goes with --purple URL (the mock answers in-process)", EXIT_USAGE)
+    try:
+        task = load_task(task_id)
+        if mock is not None:
+            task.labelled_submission(mock)
+    except TaskError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 @app.command("run")
@@ -23,10 +39,16 @@ def run(
         str | None, typer.Option("--battle-id", help="Battle id (default: derived from task, purple and seed).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice.")] = 0,
-    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    sandbox: SandboxOption = "auto",
     red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")] = 10.0,
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
+    purple_timeout: Annotated[
+        float, typer.Option("--purple-timeout", help="Seconds the purple agent may take.")
+    ] = 120.0,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Ask the purple agent with message/stream (SSE) instead of message/send.")
+    ] = False,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -43,12 +65,13 @@ def run(
     from logomesh.home import resolve_home
     from logomesh.progress import ProgressPrinter
 
-    if sandbox not in SANDBOX_KINDS:
-        fail(f"--sandbox must be one of {', '.join(SANDBOX_KINDS)}, not {sandbox!r}", 2)
     if red_budget <= 0:
         fail("--red-budget must be a positive number of seconds", 2)
     if protocol not in (None, "0.3", "1.0"):
         fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
+    if purple_timeout <= 0:
+        fail("--purple-timeout must be a positive number of seconds", EXIT_USAGE)
+    check_agent(task, purple, mock, stream)
     label = purple or f"mock:{mock}"
     state = resolve_home(home)
     try:
@@ -66,10 +89,14 @@ def run(
         sandbox=sandbox,
         red_budget_s=red_budget,
         red=not no_red,
+        purple_timeout_s=purple_timeout,
+        purple_stream=stream,
     )
     try:
         outcome = run_battle(request, ProgressPrinter())
-    except (BattleSetupError, LedgerError) as exc:
+    except BattleSetupError as exc:  # what check_agent cannot see, e.g. a battle id already recorded
+        fail(str(exc), EXIT_USAGE)
+    except LedgerError as exc:
         fail(str(exc))
     result = outcome.result
     if as_json:
