@@ -3,13 +3,23 @@
 The battle runs on a worker thread (``run_battle`` is synchronous); its events
 cross to the event loop through an asyncio queue and go out, in order, as
 ``working`` status updates. Each assessment owns its request, queue and
-updater; the executor itself holds only read-only settings, so concurrent
-assessments share no mutable state.
+updater; besides its read-only settings the executor holds only the cancel
+token and future of each running battle, by A2A task id, touched on the event
+loop alone.
+
+``tasks/cancel`` cancels that token and waits for the battle thread to return
+(within about a second: it is recorded as ``cancelled`` with its stage) before
+it closes the task as canceled, so when the caller hears back nothing keeps
+running and nothing was recorded as scored. ``execute`` then ends its progress
+relay and adds no result. If ``execute`` itself is cancelled (the SDK does so
+after a cancel, and at shutdown) it stops the battle the same way and waits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +32,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import TaskState
 
 from logomesh.battle import BattleOutcome, BattleRequest, BattleSetupError, run_battle
+from logomesh.cancel import CancelToken
 from logomesh.events import EventSink
 from logomesh.green.assessment import Assessment, AssessmentError, parse_assessment
 from logomesh.green.progress import progress_line
@@ -68,9 +79,17 @@ async def _relay(updater: TaskUpdater, lines: asyncio.Queue[str | None]) -> None
         await updater.update_status(TaskState.TASK_STATE_WORKING, _say(updater, line))
 
 
+async def _stop(relay: asyncio.Task[None]) -> None:
+    """End a progress relay at once, dropping the lines it has not sent."""
+    relay.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await relay
+
+
 class GreenExecutor(AgentExecutor):
     def __init__(self, settings: GreenSettings) -> None:
         self.settings = settings
+        self._running: dict[str, tuple[CancelToken, asyncio.Future[BattleOutcome]]] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = await open_task(context, event_queue)
@@ -83,7 +102,7 @@ class GreenExecutor(AgentExecutor):
         request = battle_request(assessment, context.task_id or "", self.settings)
         await updater.start_work(_say(updater, f"battle {request.battle_id}: task {request.task_id} against "
                                                f"{request.purple_url}"))
-        outcome = await self._run(request, updater)
+        outcome = await self._run(request, context.task_id or "", updater)
         if outcome is None:
             return
         summary = summary_line(outcome)
@@ -91,7 +110,7 @@ class GreenExecutor(AgentExecutor):
                                     new_text_part(summary)], name="assessment-result")
         await updater.complete(_say(updater, summary))
 
-    async def _run(self, request: BattleRequest, updater: TaskUpdater) -> BattleOutcome | None:
+    async def _run(self, request: BattleRequest, task_id: str, updater: TaskUpdater) -> BattleOutcome | None:
         """Run the battle off the loop, streaming its progress; ``None`` once the task is closed as failed."""
         loop = asyncio.get_running_loop()
         lines: asyncio.Queue[str | None] = asyncio.Queue()
@@ -101,9 +120,21 @@ class GreenExecutor(AgentExecutor):
             if line is not None:
                 loop.call_soon_threadsafe(lines.put_nowait, line)
 
+        token = CancelToken()
         relay = asyncio.create_task(_relay(updater, lines))
+        cancellable = dataclasses.replace(request, cancel=token)
+        battle = asyncio.ensure_future(asyncio.to_thread(self.settings.runner, cancellable, emit))
+        self._running[task_id] = (token, battle)
         try:
-            outcome = await asyncio.to_thread(self.settings.runner, request, emit)
+            outcome = await asyncio.shield(battle)
+        except asyncio.CancelledError:  # the SDK cancelled execute (after tasks/cancel, or at shutdown)
+            token.cancel()
+            try:
+                with contextlib.suppress(Exception):
+                    await battle  # it stops within about a second and is recorded as cancelled
+            finally:
+                await _stop(relay)
+            raise
         except BattleSetupError as exc:
             await self._finish_relay(relay, lines)
             await updater.reject(_say(updater, f"rejected: {exc}"))
@@ -111,6 +142,11 @@ class GreenExecutor(AgentExecutor):
         except Exception as exc:  # the runner should not raise; if it does, the caller still gets a reason
             await self._finish_relay(relay, lines)
             await updater.failed(_say(updater, f"battle crashed: {type(exc).__name__}: {one_line(str(exc))}"))
+            return None
+        finally:
+            self._running.pop(task_id, None)
+        if token.cancelled:  # tasks/cancel closes the task as canceled: no progress or result after it
+            await _stop(relay)
             return None
         await self._finish_relay(relay, lines)
         return outcome
@@ -121,5 +157,12 @@ class GreenExecutor(AgentExecutor):
         await relay
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        """``tasks/cancel``: stop the task's battle and wait until it is recorded, then close the task."""
+        running = self._running.get(context.task_id or "")
+        if running is not None:
+            token, battle = running
+            token.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.shield(battle)
         updater = await open_task(context, event_queue)
         await updater.cancel()
