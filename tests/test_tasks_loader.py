@@ -27,12 +27,15 @@ description = "f() == 1"
 """
 
 
-def _make(tmp_path: Path, toml: str = TOML, name: str = "demo", hidden: bool = True) -> Path:
+def _make(tmp_path: Path, toml: str = TOML, name: str = "demo", hidden: bool = True, reference: bool = True) -> Path:
     root = tmp_path / name
     (root / "hidden").mkdir(parents=True)
     (root / "task.toml").write_text(toml)
     if hidden:
-        (root / "hidden" / "test_demo.py").write_text("import unittest\n")
+        (root / "hidden" / "test_demo.py").write_text("from observe import see\n")
+    if reference:
+        (root / "reference").mkdir()
+        (root / "reference" / "solution.py").write_text("def f():\n    return 1\n")
     return root
 
 
@@ -43,13 +46,14 @@ def test_valid_task_loads_with_constraints_and_hashes(tmp_path: Path) -> None:
     assert task.constraints.forbid_loops is True
     assert task.invariants[0].name == "one"
     assert list(task.hidden_tests) == ["test_demo.py"]
+    assert task.reference == "def f():\n    return 1\n"
     assert len(task.spec_sha256) == 64 and len(task.hidden_sha256) == 64
 
 
 def test_hidden_hash_changes_when_a_test_changes(tmp_path: Path) -> None:
     root = _make(tmp_path)
     before = load_task_dir(root).hidden_sha256
-    (root / "hidden" / "test_demo.py").write_text("import unittest  # edited\n")
+    (root / "hidden" / "test_demo.py").write_text("from observe import see  # edited\n")
     assert load_task_dir(root).hidden_sha256 != before
 
 
@@ -71,6 +75,11 @@ def test_malformed_task_toml_is_named(tmp_path: Path, toml: str, message: str) -
 def test_task_without_hidden_tests_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(TaskError, match="no hidden tests"):
         load_task_dir(_make(tmp_path, hidden=False))
+
+
+def test_task_without_a_reference_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(TaskError, match=r"no reference/solution\.py"):
+        load_task_dir(_make(tmp_path, reference=False))
 
 
 def test_unknown_task_lists_the_known_ones(tmp_path: Path) -> None:
