@@ -11,6 +11,8 @@ from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, HomeOption, JsonOpt
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
+EXIT_CANCELLED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+
 def check_agent(task_id: str, purple: str | None, mock: str | None, stream: bool) -> None:
     """Refuse, as a usage error, a battle that cannot start: before anything touches the ledger."""
     from logomesh.purple.agent_url import agent_url_problem
@@ -62,6 +64,7 @@ def run(
         result_json,
         run_battle,
     )
+    from logomesh.cancel import CancelToken, cancel_on_sigint
     from logomesh.home import resolve_home
     from logomesh.progress import ProgressPrinter
 
@@ -91,9 +94,11 @@ def run(
         red=not no_red,
         purple_timeout_s=purple_timeout,
         purple_stream=stream,
+        cancel=CancelToken(),
     )
     try:
-        outcome = run_battle(request, ProgressPrinter())
+        with cancel_on_sigint(request.token):  # Ctrl-C stops the battle, which is recorded as cancelled
+            outcome = run_battle(request, ProgressPrinter())
     except BattleSetupError as exc:  # what check_agent cannot see, e.g. a battle id already recorded
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:
@@ -107,6 +112,10 @@ def run(
             f"  T {result['testing_score']:.3f}  L {result['logic_score']:.3f})  status {result['status']}"
         )
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
+    if outcome.cancelled:
+        print(f"logomesh: battle cancelled at stage {result.get('stage', '?')}; recorded as cancelled",
+              file=sys.stderr)
+        raise typer.Exit(EXIT_CANCELLED)
     if outcome.failed:
         print(f"logomesh: error: battle failed: {result.get('reason', 'unknown reason')}", file=sys.stderr)
         raise typer.Exit(EXIT_ERROR)

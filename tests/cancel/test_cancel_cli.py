@@ -1,0 +1,129 @@
+"""Ctrl-C on ``logomesh battle run``: a real CLI process gets SIGINT, stops its battle and records it cancelled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from cancel_helpers import hanging_purple, make_home
+
+from ledger import Ledger
+from logomesh.purple.mock import MockResponses, mock_app_factory
+from logomesh.purple.server import start_in_thread
+
+HANG_BOUND_S = 10.0
+
+
+class Battle:
+    """``logomesh battle run`` in a subprocess, its stderr read line by line as it comes."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "logomesh", "battle", "run", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not any(text in line for line in self.lines):
+            assert self.proc.poll() is None, f"the battle ended before {text!r}: {self.lines}"
+            assert time.monotonic() < deadline, f"no {text!r} on stderr: {self.lines}"
+            time.sleep(0.05)
+
+    def interrupt(self) -> tuple[int, float]:
+        """Send SIGINT; the exit code and the seconds until the process exited."""
+        sent = time.monotonic()
+        self.proc.send_signal(signal.SIGINT)
+        code = self.proc.wait(timeout=60)
+        waited = time.monotonic() - sent
+        self._reader.join(timeout=5)
+        return code, waited
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@contextmanager
+def battle(*args: str) -> Iterator[Battle]:
+    running = Battle(*args)
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def _children_named(pid: int, name: bytes) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if ppid == str(pid) and os.path.basename(argv0) == name:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _assert_recorded_cancelled(home: Path, battle_id: str, stage: str, code: int, lines: list[str]) -> None:
+    assert code == 130, lines
+    assert not any("Traceback" in line for line in lines), lines
+    assert f"logomesh: battle cancelled at stage {stage}; recorded as cancelled" in lines
+    with Ledger.open(home) as led:
+        stored = led.get(battle_id)
+    assert stored is not None
+    assert (stored.result["status"], stored.result["stage"]) == ("cancelled", stage)
+
+
+def test_ctrl_c_while_the_purple_agent_is_answering(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    with hanging_purple() as url, battle("--task", "rate-limiter", "--purple", url, "--battle-id", "cli-cancel",
+                                         "--no-red", "--home", str(home)) as running:
+        running.wait_for("stage: purple")
+        time.sleep(0.3)  # the request is on the wire
+        code, waited = running.interrupt()
+    assert waited < HANG_BOUND_S
+    _assert_recorded_cancelled(home, "cli-cancel", "purple", code, running.lines)
+
+
+@pytest.mark.bwrap
+def test_ctrl_c_during_the_red_search_kills_the_box(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    battle_id = "lru-cache:no-lock:cli-cancel"
+    with start_in_thread(mock_app_factory(MockResponses())) as purple, \
+            battle("--task", "lru-cache", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "bwrap",
+                   "--red-budget", "600", "--home", str(home)) as running:
+        running.wait_for("stage: red")
+        time.sleep(0.5)  # probes are running in the box
+        boxes = _children_named(running.proc.pid, b"bwrap")
+        assert boxes, "no bubblewrap box under the battle process"
+        code, waited = running.interrupt()
+    assert waited < HANG_BOUND_S
+    _assert_recorded_cancelled(home, battle_id, "red", code, running.lines)
+    assert not [pid for pid in boxes if _alive(pid)]
