@@ -1,8 +1,15 @@
-"""Judge tests for build_select: run the built queries against a real sqlite3 database."""
+"""Hidden drivers for build_select: the built queries run against a real sqlite3 database.
+
+The SQL text may quote identifiers or not, so drivers record what it does
+rather than how it reads: the params, the rows the query selects (sorted, as
+the contract leaves row order open), and counts of characters that only an
+injected value could put in the text. The host compares the record with the
+reference solution's; no expected value appears here.
+"""
 
 import sqlite3
-import unittest
 
+from observe import raised, see
 from solution import build_select
 
 ROWS = [
@@ -17,110 +24,126 @@ BAD_IDENTIFIERS = [
     "users\n", "\nusers", "naïve", "ｕsers", "name\x00", "*", "a/*c*/", None, 3, b"users",
 ]
 
-
-class SelectCase(unittest.TestCase):
-    def setUp(self):
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute('CREATE TABLE users (id INTEGER, name TEXT, age INTEGER, "order" TEXT, blob BLOB)')
-        self.db.executemany("INSERT INTO users VALUES (?, ?, ?, ?, ?)", ROWS)
-        self.db.execute('CREATE TABLE "group" (id INTEGER, "select" TEXT)')
-        self.db.execute('INSERT INTO "group" VALUES (1, \'kw\')')
-
-    def tearDown(self):
-        self.db.close()
-
-    def run_query(self, table, columns, where):
-        sql, params = build_select(table, columns, where)
-        self.assertIsInstance(params, tuple)
-        return self.db.execute(sql, params).fetchall()
+# Valid identifiers go through the same guards, so the harness does not tell which calls must fail.
+GOOD_IDENTIFIERS = ["users", "_x", "Name_2", "order", "a" * 64, "Z"]
 
 
-class TestQueries(SelectCase):
+def database():
+    db = sqlite3.connect(":memory:")
+    db.execute('CREATE TABLE users (id INTEGER, name TEXT, age INTEGER, "order" TEXT, blob BLOB)')
+    db.executemany("INSERT INTO users VALUES (?, ?, ?, ?, ?)", ROWS)
+    db.execute('CREATE TABLE "group" (id INTEGER, "select" TEXT)')
+    db.execute("INSERT INTO \"group\" VALUES (1, 'kw')")
+    return db
+
+
+def rows(db, sql, params):
+    return sorted(db.execute(sql, params).fetchall())
+
+
+def query(db, table, columns, where):
+    """Record the params and the rows the built query selects; hand back the SQL text."""
+    sql, params = build_select(table, columns, where)
+    see(params)
+    see(rows(db, sql, params))
+    return sql
+
+
+def counts(sql, *fragments):
+    """How often each fragment occurs in the SQL text (str's own count, whatever the text's class)."""
+    return [str.count(sql, fragment) for fragment in fragments]
+
+
+def outcome(table, columns, where):
+    """Record the params of a valid call, or ValueError (any subclass), or the nearest builtin of anything else."""
+    with raised(ValueError):
+        see(build_select(table, columns, where)[1])
+
+
+class TestQueries:
     def test_empty_columns_select_star(self):
-        rows = self.run_query("users", [], {})
-        self.assertEqual(sorted(rows), sorted(ROWS))
+        db = database()
+        query(db, "users", [], {})
+        query(db, "group", [], {})
 
     def test_columns_in_given_order(self):
-        rows = self.run_query("users", ["name", "id"], {})
-        self.assertEqual(sorted(rows, key=lambda r: r[1]), [(r[1], r[0]) for r in ROWS])
+        db = database()
+        query(db, "users", ["name", "id"], {})
+        query(db, "users", ["age", "order", "name"], {"id": 4})
 
     def test_single_condition(self):
-        self.assertEqual(self.run_query("users", ["id"], {"name": "bob"}), [(2,)])
+        db = database()
+        query(db, "users", ["id"], {"name": "bob"})
+        query(db, "users", ["name"], {"id": 5})
 
     def test_conditions_are_anded(self):
-        self.assertEqual(sorted(self.run_query("users", ["id"], {"age": 30})), [(1,), (3,)])
-        self.assertEqual(self.run_query("users", ["id"], {"age": 30, "name": "carol"}), [(3,)])
-        self.assertEqual(self.run_query("users", ["id"], {"age": 25, "name": "carol"}), [])
+        db = database()
+        query(db, "users", ["id"], {"age": 30})
+        query(db, "users", ["id"], {"age": 30, "name": "carol"})
+        query(db, "users", ["id"], {"age": 25, "name": "carol"})
 
     def test_params_follow_insertion_order(self):
-        sql, params = build_select("users", ["id"], {"name": "carol", "age": 30, "id": 3})
-        self.assertEqual(params, ("carol", 30, 3))
-        self.assertEqual(sql.count("?"), 3)
-        self.assertLess(sql.index("name"), sql.index("age"))
-        self.assertEqual(self.db.execute(sql, params).fetchall(), [(3,)])
+        db = database()
+        where = {"name": "carol", "age": 30, "id": 3}
+        sql = query(db, "users", ["id"], where)
+        see(counts(sql, "?"))
+        see(sorted(where, key=lambda key: str.rfind(sql, key)))  # the keys in the order the text names them last
+        query(db, "users", ["name"], {"id": 2, "age": 25})
 
     def test_empty_where_has_no_where_clause(self):
-        sql, params = build_select("users", ["id"], {})
-        self.assertEqual(params, ())
-        self.assertNotIn("WHERE", sql.upper())
-        self.assertNotIn("?", sql)
+        db = database()
+        sql = query(db, "users", ["id"], {})
+        see(counts(str.upper(sql), "WHERE", "?"))
 
     def test_keywords_as_identifiers(self):
-        self.assertEqual(self.run_query("users", ["order"], {"id": 2}), [("second",)])
-        self.assertEqual(self.run_query("users", ["id"], {"order": "third"}), [(3,)])
-        self.assertEqual(self.run_query("group", ["select"], {"id": 1}), [("kw",)])
+        db = database()
+        query(db, "users", ["order"], {"id": 2})
+        query(db, "users", ["id"], {"order": "third"})
+        query(db, "group", ["select"], {"id": 1})
 
     def test_value_types_bind_correctly(self):
-        self.assertEqual(self.run_query("users", ["id"], {"blob": b"\x00\x01"}), [(1,)])
-        self.assertEqual(self.run_query("users", ["name"], {"age": 25.0}), [("bob",)])
+        db = database()
+        query(db, "users", ["id"], {"blob": b"\x00\x01"})
+        query(db, "users", ["name"], {"age": 25.0})
+        query(db, "users", ["id"], {"name": None})
 
 
-class TestInjection(SelectCase):
+class TestInjection:
     def test_quote_payload_in_value_matches_literally(self):
+        db = database()
         payload = "x' OR '1'='1"
-        sql, params = build_select("users", ["id"], {"name": payload})
-        self.assertNotIn(payload, sql)
-        self.assertNotIn("'", sql)
-        self.assertEqual(self.db.execute(sql, params).fetchall(), [(4,)])
+        sql = query(db, "users", ["id"], {"name": payload})
+        see(counts(sql, payload, "'"))
 
     def test_values_never_in_sql_text(self):
+        db = database()
         where = {"name": "robert'); DROP TABLE users;--", "age": 424242, "order": '" OR 1=1 --'}
-        sql, params = build_select("users", [], where)
-        for fragment in ("robert", "DROP", "424242", "OR 1=1", "--", ";"):
-            self.assertNotIn(fragment, sql)
-        self.assertEqual(params, tuple(where.values()))
-        self.assertEqual(self.db.execute(sql, params).fetchall(), [])
-        self.assertEqual(len(self.db.execute("SELECT * FROM users").fetchall()), 4)
+        sql = query(db, "users", [], where)
+        see(counts(sql, "robert", "DROP", "424242", "OR 1=1", "--", ";"))
+        see(rows(db, "SELECT id FROM users", ()))
 
     def test_bad_table_names_rejected(self):
-        for bad in BAD_IDENTIFIERS:
-            with self.assertRaises(ValueError, msg=repr(bad)):
-                build_select(bad, [], {})
+        for name in BAD_IDENTIFIERS[:10] + GOOD_IDENTIFIERS + BAD_IDENTIFIERS[10:]:
+            outcome(name, [], {})
 
     def test_bad_column_names_rejected(self):
-        for bad in BAD_IDENTIFIERS + ["name FROM users --", "id, name"]:
-            with self.assertRaises(ValueError, msg=repr(bad)):
-                build_select("users", ["id", bad], {})
+        for name in BAD_IDENTIFIERS[:10] + GOOD_IDENTIFIERS + BAD_IDENTIFIERS[10:] + ["name FROM users --", "id, name"]:
+            outcome("users", ["id", name], {})
 
     def test_bad_where_keys_rejected(self):
-        for bad in BAD_IDENTIFIERS + ["1=1 OR name", "name = 'a' OR 1"]:
-            with self.assertRaises(ValueError, msg=repr(bad)):
-                build_select("users", [], {"id": 1, bad: "x"})
+        for name in BAD_IDENTIFIERS[:10] + GOOD_IDENTIFIERS + BAD_IDENTIFIERS[10:] + ["1=1 OR name", "name = 'a' OR 1"]:
+            outcome("users", [], {"id": 1, name: "x"})
 
     def test_output_is_one_statement(self):
-        sql, params = build_select("users", ["id", "name"], {"id": 1})
-        self.assertTrue(sql.lstrip().upper().startswith("SELECT"))
-        self.assertTrue(sqlite3.complete_statement(sql + ";"))
-        self.assertNotIn(";", sql.rstrip().rstrip(";"))
-        self.assertEqual(self.db.execute(sql, params).fetchall(), [(1, "alice")])
+        db = database()
+        sql = query(db, "users", ["id", "name"], {"id": 1})
+        see(str.split(str.upper(sql))[:1])
+        see(counts(str.rstrip(str.rstrip(sql), ";"), ";"))
 
     def test_inputs_are_not_mutated(self):
+        db = database()
         columns = ["id", "name"]
         where = {"age": 30}
-        build_select("users", columns, where)
-        self.assertEqual(columns, ["id", "name"])
-        self.assertEqual(where, {"age": 30})
-
-
-if __name__ == "__main__":
-    unittest.main()
+        query(db, "users", columns, where)
+        see(columns)
+        see(where)
