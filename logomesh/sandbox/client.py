@@ -70,8 +70,8 @@ class HarnessClient:
     def feed_line(self, line: bytes) -> None:
         try:
             event = json.loads(line)
-        except ValueError:
-            return  # not ours (the server only prints JSON lines)
+        except (ValueError, RecursionError):
+            return  # not ours (the server only prints JSON lines, nested no deeper than it checks)
         if isinstance(event, dict):
             self._events.put(event)
 

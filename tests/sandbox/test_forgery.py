@@ -255,7 +255,20 @@ FORGE_RECORDS = (
     "                pass\n"
     "os._exit(0)\n"
 )
+NESTED_RECORDS = (
+    "import gc\n"
+    "def add(a, b):\n"
+    "    for o in gc.get_objects():\n"
+    "        if type(o).__name__ == 'Recorder':\n"
+    "            deep = []\n"
+    "            for _ in range({depth}):\n"
+    "                deep = [deep]\n"
+    "            o.records.append(deep)\n"
+    "    return a + b\n"
+)
 HOSTILE = {  # name -> (solution, passed, status of test_small or None)
+    "nested-300": (NESTED_RECORDS.format(depth=300), 0, None),
+    "nested-5000": (NESTED_RECORDS.format(depth=5000), 0, None),
     "fork-bomb": (attack_in_small("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
                                   "        pass"), 3, ("timeout", "error", "crashed")),
     "memory-bomb": (attack_in_small("hog = []\nwhile True:\n    hog.append(b'x' * (32 << 20))"), 3,

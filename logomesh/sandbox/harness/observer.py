@@ -124,7 +124,7 @@ def main() -> None:
         tamper += [p for p in meddling() if p not in tamper]
         try:
             emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "tamper": tamper})
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "tamper": tamper})
 
 

@@ -38,17 +38,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
+MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64); deeper is malformed
 SIGNAL_NAMES = {9: "SIGKILL (memory or process limit?)", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ (file too big)",
                 24: "SIGXCPU"}
 
 
 def parse_record(line: bytes | None) -> dict[str, Any] | None:
-    """A JSON object from one line, or None."""
+    """A JSON object from one line, or None (nesting too deep to parse included)."""
     try:
         value = json.loads(line or b"")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def shallow(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when ``value`` nests no deeper than ``limit`` (checked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+    return True
 
 
 def prctl(option: int, value: int) -> None:
@@ -528,7 +543,8 @@ class Server:
             state.note_tamper(reasons)
             if mode == "observe":
                 obs = record.get("obs")
-                state.set(index, "observed", "", elapsed, obs if isinstance(obs, list) else [["malformed"]])
+                well_formed = isinstance(obs, list) and shallow(obs)
+                state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]])
                 return True
             status = record.get("status")
             reason = str(record.get("reason", ""))
