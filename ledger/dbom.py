@@ -26,7 +26,10 @@ from ledger.canonical import canonical_object, canonicalize, member_bytes, sha25
 from ledger.errors import LedgerError
 from ledger.keys import SignerKey, VerifierKey
 
-SCHEMA = "logomesh-dbom/2"  # /1 held the intent vector as a JSON array of numbers; both verify alike
+SCHEMA = "logomesh-dbom/3"
+# /1 held the intent vector as a JSON array of numbers, /2 its float32 bytes; neither names its signing key.
+LEGACY_SCHEMAS = frozenset({"logomesh-dbom/1", "logomesh-dbom/2"})
+JUDGE_KEY_FIELD = "judge_key"  # from /3: the fingerprint of the key that signs the entry
 VECTOR_ENCODING = "float32-le-base64"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -210,7 +213,13 @@ class SignedEntry:
 
 
 def sign_encoded(entry: Mapping[str, Any], key: SignerKey, result_bytes: bytes | None = None) -> SignedEntry:
-    """Sign ``entry`` and build its leaf, canonicalizing the result once."""
+    """Sign ``entry`` and build its leaf, canonicalizing the result once.
+
+    An entry of the current schema is signed with the fingerprint of ``key`` in ``judge_key``: what is
+    signed names who signed it, so a swapped public key cannot pass for the one the ledger was written with.
+    """
+    if entry.get("schema") not in LEGACY_SCHEMAS:
+        entry = {**entry, JUDGE_KEY_FIELD: key.verifier.fingerprint}
     if result_bytes is None:
         result_bytes = canonicalize(entry["result"])
     members = entry_members(entry, result_bytes)
@@ -234,12 +243,17 @@ def envelope_payload(envelope: Mapping[str, Any]) -> bytes:
 
 def verify_envelope(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) -> bool:
     """True when one of ``keys`` made a valid signature over the envelope's PAE."""
+    return envelope_signer(envelope, keys) is not None
+
+
+def envelope_signer(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) -> VerifierKey | None:
+    """The first of ``keys`` that made a valid signature over the envelope's PAE, or None."""
     if envelope.get("payloadType") != PAYLOAD_TYPE:
-        return False
+        return None
     try:
         message = pae(PAYLOAD_TYPE, envelope_payload(envelope))
     except LedgerError:
-        return False
+        return None
     by_id = {k.key_id_hex: k for k in keys}
     for sig in envelope.get("signatures") or []:
         key = by_id.get(str(sig.get("keyid")))
@@ -250,14 +264,33 @@ def verify_envelope(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) ->
         except binascii.Error:
             continue
         if key.verify(message, raw):
-            return True
-    return False
+            return key
+    return None
 
 
 @dataclass(frozen=True)
 class DbomCheck:
     problems: list[tuple[str, str]]
     result_bytes: bytes | None
+    signer: VerifierKey | None = None  # the trusted key whose signature verified
+
+
+def _named_signers(
+    document: Mapping[str, Any], keys: Sequence[VerifierKey]
+) -> tuple[list[VerifierKey], tuple[str, str] | None]:
+    """The keys that may have signed ``document``: those whose fingerprint its ``judge_key`` names (schema /3 on),
+    or all of ``keys`` for a legacy entry that names none; and the problem, if the entry names no trusted key."""
+    named = document.get(JUDGE_KEY_FIELD)
+    if named is None and document.get("schema") in LEGACY_SCHEMAS:
+        return list(keys), None
+    if not isinstance(named, str):
+        return [], ("malformed", f"entry of schema {document.get('schema')!r} does not name its judge_key")
+    matching = [k for k in keys if k.fingerprint == named]
+    if not matching:
+        trusted = ", ".join(k.fingerprint for k in keys) or "none"
+        return [], ("bad-signature", f"the entry was signed with judge key {named}, which is not a trusted key "
+                                     f"(trusted: {trusted})")
+    return matching, None
 
 
 def check_dbom(document: Mapping[str, Any], keys: Sequence[VerifierKey], data: bytes | None = None) -> DbomCheck:
@@ -281,7 +314,11 @@ def check_dbom(document: Mapping[str, Any], keys: Sequence[VerifierKey], data: b
     envelope = document.get(SIGNATURE_FIELD)
     if not isinstance(envelope, dict):
         return DbomCheck([*problems, ("signature-missing", "no sigma_judge envelope")], result_bytes)
-    if not verify_envelope(envelope, keys):
+    candidates, key_problem = _named_signers(document, keys)
+    signer = envelope_signer(envelope, candidates)
+    if key_problem is not None:
+        problems.append(key_problem)
+    elif signer is None:
         problems.append(("bad-signature", "sigma_judge does not verify with the judge key"))
     try:
         signed = envelope_payload(envelope)
@@ -291,7 +328,7 @@ def check_dbom(document: Mapping[str, Any], keys: Sequence[VerifierKey], data: b
         return DbomCheck([*problems, ("malformed", str(exc))], result_bytes)
     if signed != expected_payload:
         problems.append(("entry-edited", "the entry differs from the statement sigma_judge signs"))
-    return DbomCheck(problems, result_bytes)
+    return DbomCheck(problems, result_bytes, signer)
 
 
 def dbom_problems(document: Mapping[str, Any], keys: Sequence[VerifierKey]) -> list[tuple[str, str]]:

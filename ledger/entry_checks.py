@@ -75,6 +75,34 @@ class EntryFindings:
     problems: list[Finding]
     blobs: list[str]
     signed_ok: bool = False
+    signer: str | None = None  # the verifier key (encoded) whose signature on the entry verified
+
+
+@dataclass
+class SignerRun:
+    """Consecutive entries whose signatures verified with one key (a key rotation starts the next run)."""
+
+    key: str
+    first: int
+    last: int
+    entries: int = 1
+
+    @property
+    def fingerprint(self) -> str:
+        return parse_verifier_key(self.key).fingerprint
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "verifier_key": self.key,
+                "first": self.first, "last": self.last, "entries": self.entries}
+
+
+@dataclass
+class Walk:
+    """What checking every entry gives the rest of verification."""
+
+    tree: MemoryTree
+    blob_users: dict[str, list[int]]
+    signers: list[SignerRun]
 
 
 def default_workers(entries: int) -> int:
@@ -84,12 +112,12 @@ def default_workers(entries: int) -> int:
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
-def check_entries(
-    home: Path, conn: Connection, chain: KeyChain, report_add: Report, workers: int
-) -> tuple[MemoryTree, dict[str, list[int]]]:
-    """Check every entry, report its problems in sequence order; the rebuilt tree and who uses which blob."""
+def check_entries(home: Path, conn: Connection, chain: KeyChain, report_add: Report, workers: int) -> Walk:
+    """Check every entry, report its problems in sequence order; the rebuilt tree, who uses which blob, and
+    which keys signed which entries."""
     tree = MemoryTree()
     blob_users: dict[str, list[int]] = {}
+    signers: list[SignerRun] = []
     expected = 0
     findings = _sequential(home, conn, chain) if workers <= 1 else _parallel(home, conn, chain, workers)
     for found in findings:
@@ -102,7 +130,13 @@ def check_entries(
             report_add(kind, detail, found.sequence)
         for digest in found.blobs:
             blob_users.setdefault(digest, []).append(found.sequence)
-    return tree, blob_users
+        if found.signer is None:
+            continue
+        if signers and signers[-1].key == found.signer:
+            signers[-1].last, signers[-1].entries = found.sequence, signers[-1].entries + 1
+        else:
+            signers.append(SignerRun(found.signer, found.sequence, found.sequence))
+    return Walk(tree, blob_users, signers)
 
 
 def _rows(conn: Connection, *where: Any) -> Iterator[RowMapping]:
@@ -118,7 +152,8 @@ def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[Entry
 
 
 def _with(found: EntryFindings, extra: Finding) -> EntryFindings:
-    return EntryFindings(found.sequence, found.leaf, [*found.problems, extra], found.blobs, found.signed_ok)
+    return EntryFindings(found.sequence, found.leaf, [*found.problems, extra], found.blobs, found.signed_ok,
+                         found.signer)
 
 
 def follow_rotation(document: Mapping[str, Any], chain: KeyChain) -> Finding | None:
@@ -218,7 +253,8 @@ def check_entry(
     problems += _column_problems(row, document, check.result_bytes)
     blobs = [str(info.get("sha256")) for info in (document.get("inputs") or {}).values()]
     problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data)
-    return EntryFindings(sequence, leaf, problems, blobs, signed_ok=not check.problems), document
+    signer = check.signer.encode() if check.signer is not None else None
+    return EntryFindings(sequence, leaf, problems, blobs, signed_ok=not check.problems, signer=signer), document
 
 
 def _entry_document(data: bytes, problems: list[Finding]) -> dict[str, Any] | None:

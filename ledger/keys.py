@@ -30,9 +30,17 @@ VERIFIER_FILE = "judge.pub"
 _PRIVATE_PREFIX = "PRIVATE+KEY+"
 
 
+FINGERPRINT_PREFIX = "sha256:"
+
+
+def key_digest(name: str, public: bytes) -> bytes:
+    """SHA-256(name ‖ 0x0A ‖ 0x01 ‖ pubkey): the C2SP key id is its first four bytes, the fingerprint all of it."""
+    return hashlib.sha256(name.encode() + b"\n" + ED25519_ALG + public).digest()
+
+
 def key_id(name: str, public: bytes) -> bytes:
     """The 4-byte C2SP key id of an Ed25519 key."""
-    return hashlib.sha256(name.encode() + b"\n" + ED25519_ALG + public).digest()[:4]
+    return key_digest(name, public)[:4]
 
 
 def check_key_name(name: str) -> str:
@@ -48,22 +56,30 @@ class VerifierKey:
     name: str
     public: bytes
     _verify: VerifyKey = field(init=False, repr=False, compare=False)
-    _key_id: bytes = field(init=False, repr=False, compare=False)
+    _digest: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_key_name(self.name)
         if len(self.public) != 32:
             raise LedgerError("an Ed25519 public key is 32 bytes")
         object.__setattr__(self, "_verify", VerifyKey(self.public))
-        object.__setattr__(self, "_key_id", key_id(self.name, self.public))
+        object.__setattr__(self, "_digest", key_digest(self.name, self.public))
 
     @property
     def key_id(self) -> bytes:
-        return self._key_id
+        return self._digest[:4]
 
     @property
     def key_id_hex(self) -> str:
-        return self._key_id.hex()
+        return self._digest[:4].hex()
+
+    @property
+    def fingerprint(self) -> str:
+        """``sha256:`` and the 64 hex digits of :func:`key_digest`; the first eight are the key id.
+
+        Signed into every entry (schema ``logomesh-dbom/3``), so an entry names the key that signed it.
+        """
+        return FINGERPRINT_PREFIX + self._digest.hex()
 
     def encode(self) -> str:
         """``name+hexkeyid+base64(0x01 ‖ pubkey)``."""

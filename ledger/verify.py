@@ -23,9 +23,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ledger import files
 from ledger.checkpoint import CheckpointError, open_checkpoint
-from ledger.entry_checks import KeyChain, check_entries, default_workers
+from ledger.entry_checks import KeyChain, SignerRun, check_entries, default_workers
 from ledger.errors import LedgerError
-from ledger.keys import VerifierKey, load_verifier, parse_verifier_key
+from ledger.keys import VERIFIER_FILE, VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, verify_consistency
 from ledger.schema import APPEND_ONLY, make_engine, table, trigger_problems
 from ledger.store import DB_FILE, KEYS_DIR, judge_key_chain
@@ -57,6 +57,7 @@ KINDS = {
     "dbom-file-missing": "an entry's DBOM file in dboms/ was deleted",
     "dbom-file-orphan": "a file in dboms/ matches no entry",
     "untrusted-key": "the ledger trusts a key the auditor did not give",
+    "key-file": "keys/judge.pub is not the key the ledger is signed with",
 }
 
 
@@ -82,6 +83,8 @@ class VerifyReport:
     blobs: int = 0
     seconds: float = 0.0
     problems: list[Problem] = field(default_factory=list)
+    judge_key: VerifierKey | None = None  # the key that signs new entries: the first, followed through rotations
+    signers: list[SignerRun] = field(default_factory=list)  # which keys' signatures verified, over which entries
 
     @property
     def ok(self) -> bool:
@@ -97,6 +100,9 @@ class VerifyReport:
         return {
             "ok": self.ok, "size": self.size, "root": self.root.hex(), "checkpoints": self.checkpoints,
             "blobs": self.blobs, "seconds": round(self.seconds, 3),
+            "judge_key": None if self.judge_key is None else {
+                "fingerprint": self.judge_key.fingerprint, "verifier_key": self.judge_key.encode()},
+            "signed_by": [run.as_dict() for run in self.signers],
             "problems": [p.as_dict() for p in self.problems],
         }
 
@@ -158,7 +164,11 @@ def verify_ledger(
             origin = str(row[0]) if row else None
             if workers is None:
                 workers = default_workers(conn.execute(select(func.count()).select_from(table("battles"))).scalar_one())
-            tree, blob_users = check_entries(home, conn, chain, report.add, workers)
+            walk = check_entries(home, conn, chain, report.add, workers)
+            tree, blob_users = walk.tree, walk.blob_users
+            report.signers = walk.signers
+            report.judge_key = chain.current
+            _check_key_file(home, chain.current, report)
             keys = chain.all_keys()
             for text in recorded:
                 if text not in {k.encode() for k in keys}:
@@ -213,6 +223,28 @@ def _check_blobs(conn: Connection, users: dict[str, list[int]], report: VerifyRe
         if digest not in found:
             for sequence in sequences:
                 report.add("blob-missing", f"input blob {digest[:16]}… is not stored", sequence)
+
+
+def _check_key_file(home: Path, signing: VerifierKey | None, report: VerifyReport) -> None:
+    """``keys/judge.pub``, what ``logomesh keys show`` hands auditors, is the key the ledger signs with.
+
+    ``signing`` is the ledger's first key (or the auditor's), followed through every verified rotation
+    entry; from schema /3 each entry also names its signer's fingerprint in what it signs.
+    """
+    path = home / KEYS_DIR / VERIFIER_FILE
+    if signing is None or not path.exists():
+        return
+    where = f"{KEYS_DIR}/{VERIFIER_FILE}"
+    try:
+        published = parse_verifier_key(path.read_text(encoding="utf-8"))
+    except (LedgerError, UnicodeDecodeError) as exc:
+        report.add("key-file", f"{where} is not a verifier key ({exc}); restore it: the ledger is signed with "
+                               f"{signing.encode()} (fingerprint {signing.fingerprint})")
+        return
+    if published != signing:
+        report.add("key-file", f"{where} holds judge key {published.fingerprint}, but the ledger is signed with "
+                               f"{signing.fingerprint}: the file was replaced (or a key rotation was interrupted: "
+                               f"open the ledger to finish it); restore it: {signing.encode()}")
 
 
 def _dbom_listing(home: Path) -> set[str] | None:

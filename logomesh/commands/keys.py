@@ -19,8 +19,8 @@ def _key_json(encoded: str) -> str:
     from ledger.keys import parse_verifier_key
 
     key = parse_verifier_key(encoded)
-    return json.dumps({"name": key.name, "key_id": key.key_id_hex, "verifier_key": encoded,
-                       "ed25519_public_hex": key.public.hex()}, indent=2)
+    return json.dumps({"name": key.name, "key_id": key.key_id_hex, "fingerprint": key.fingerprint,
+                       "verifier_key": encoded, "ed25519_public_hex": key.public.hex()}, indent=2)
 
 
 @app.command("init")

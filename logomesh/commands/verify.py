@@ -13,6 +13,7 @@ from logomesh.home import resolve_home
 
 if TYPE_CHECKING:
     from ledger.keys import VerifierKey
+    from ledger.verify import VerifyReport
 
 app = typer.Typer(help="Verify the ledger or an exported bundle.", no_args_is_help=True)
 
@@ -96,8 +97,21 @@ def ledger(
         print(f"ledger {status}: {report.size} entries, {report.checkpoints} checkpoints, {report.blobs} blobs, "
               f"root {report.root.hex()}, {len(saved)} saved checkpoints, {report.seconds:.2f}s ({rate:.0f} entries/s)"
               + ("" if keys else "; key taken from the ledger itself, pass --pubkey to pin it"))
+        print(_judge_key_line(report))
     if not report.ok:
         raise typer.Exit(EXIT_VERIFY_FAILED)
+
+
+def _judge_key_line(report: VerifyReport) -> str:
+    """Which key the ledger is written with, and which keys signed which entries when that is not one key."""
+    if report.judge_key is None:
+        return "judge key: none found (no --pubkey, no key in the ledger or its keys/ folder)"
+    line = f"written with judge key {report.judge_key.fingerprint} ({report.judge_key.encode()})"
+    runs = report.signers
+    if len(runs) > 1 or (runs and runs[0].key != report.judge_key.encode()):
+        line += "; signed by " + ", ".join(
+            f"{r.fingerprint} (entries {r.first}-{r.last})" for r in runs)
+    return line
 
 
 @app.command("bundle")

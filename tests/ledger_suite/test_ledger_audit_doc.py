@@ -13,7 +13,7 @@ from ledger_fixtures import fill, step_clock
 
 from ledger import Ledger
 from ledger.export import export_dboms
-from ledger.keys import SignerKey
+from ledger.keys import SignerKey, parse_verifier_key
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "audit.md"
 
@@ -47,6 +47,7 @@ def test_doc_script_accepts_every_exported_bundle(script: Path, exported: tuple[
         done = _run(script, out / "bundles" / f"b{i}.json", key)
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.startswith(f"OK: battle b{i}") and f"entry {i} of 6" in done.stdout
+        assert done.stdout.rstrip().endswith(f"signed with {parse_verifier_key(key).fingerprint}")
 
 
 @pytest.mark.parametrize("tamper, why", [

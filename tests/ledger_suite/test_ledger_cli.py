@@ -12,6 +12,7 @@ from ledger_fixtures import fill, step_clock
 from typer.testing import CliRunner
 
 from ledger import Ledger
+from ledger.keys import SignerKey, parse_verifier_key
 from ledger.schema import trigger_names
 from logomesh.cli import app
 
@@ -54,8 +55,23 @@ def test_keys_show_without_key(tmp_path: Path) -> None:
 def test_verify_ledger_ok_and_json(filled: Path) -> None:
     code, out, _ = _run("verify", "ledger", "--home", str(filled))
     assert code == 0 and out.startswith("ledger OK: 5 entries, 5 checkpoints")
+    _, key, _ = _run("keys", "show", "--home", str(filled))
+    fingerprint = parse_verifier_key(key).fingerprint
+    assert out.splitlines()[-1] == f"written with judge key {fingerprint} ({key.strip()})"
     code, out, _ = _run("verify", "ledger", "--home", str(filled), "--json")
     assert code == 0 and json.loads(out)["ok"] is True and json.loads(out)["size"] == 5
+    assert json.loads(out)["judge_key"] == {"fingerprint": fingerprint, "verifier_key": key.strip()}
+    assert json.loads(_run("keys", "show", "--home", str(filled), "--json")[1])["fingerprint"] == fingerprint
+
+
+def test_verify_ledger_fails_on_a_swapped_judge_pub(filled: Path) -> None:
+    _, key, _ = _run("keys", "show", "--home", str(filled))
+    impostor = SignerKey("logomesh-judge", b"\x0c" * 32).verifier
+    (filled / "keys" / "judge.pub").write_text(impostor.encode() + "\n")
+    code, out, _ = _run("verify", "ledger", "--home", str(filled))
+    assert code == 3
+    assert out.splitlines()[0].startswith(f"ledger: key-file: keys/judge.pub holds judge key {impostor.fingerprint}, "
+                                          f"but the ledger is signed with {parse_verifier_key(key).fingerprint}")
 
 
 def test_verify_ledger_reports_tamper_with_exit_3(filled: Path) -> None:

@@ -37,10 +37,26 @@ def test_rotation_is_a_signed_entry_and_the_log_keeps_verifying(home: Path) -> N
     assert load_verifier(home / "keys") == new
     retired = home / "keys" / "retired" / f"judge-{original.key_id_hex}.key"
     assert stat.S_IMODE(retired.stat().st_mode) == 0o600
-    assert verify_ledger(home).ok
+    report = verify_ledger(home)
+    assert report.ok and report.judge_key == new
+    assert [(r.key, r.first, r.last) for r in report.signers] == [(original.encode(), 0, 3), (new.encode(), 4, 6)]
     assert verify_ledger(home, pubkeys=[original]).ok  # the auditor's pinned key vouches for the rotation
     pinned_new = verify_ledger(home, pubkeys=[new])
     assert {p.kind for p in pinned_new.problems} >= {"bad-signature", "untrusted-key"}
+
+
+def test_judge_pub_put_back_to_the_retired_key_is_reported(home: Path) -> None:
+    """After a rotation the published key must be the new one: the old one is a valid key, and still wrong."""
+    original = load_verifier(home / "keys")
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 2)
+        led.rotate_key(new_seed=b"\x42" * 32)
+        new = led.verifier
+    assert verify_ledger(home).judge_key == new  # rotated, and nothing signed by the new key yet
+    (home / "keys" / "judge.pub").write_text(original.encode() + "\n")
+    problems = verify_ledger(home, pubkeys=[original]).problems
+    assert [p.kind for p in problems] == ["key-file"]
+    assert original.fingerprint in problems[0].detail and new.fingerprint in problems[0].detail
 
 
 def test_old_key_cannot_sign_after_rotation(home: Path) -> None:

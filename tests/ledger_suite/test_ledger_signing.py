@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
+import json
 import os
 import random
 import stat
@@ -135,7 +137,32 @@ def test_dsse_envelope_shape_and_in_toto_statement() -> None:
     assert JUDGE.verifier.verify(pae(PAYLOAD_TYPE, payload), sig)
     assert pae("t", b"ab") == b"DSSEv1 1 t 2 ab"
     assert dbom_problems(doc, [JUDGE.verifier]) == []
-    assert ("bad-signature", "sigma_judge does not verify with the judge key") in dbom_problems(doc, [OTHER.verifier])
+    [(kind, detail)] = dbom_problems(doc, [OTHER.verifier])
+    assert kind == "bad-signature"
+    assert f"signed with judge key {JUDGE.verifier.fingerprint}" in detail and OTHER.verifier.fingerprint in detail
+
+
+def test_the_entry_names_the_fingerprint_of_the_key_that_signs_it() -> None:
+    doc = _document()
+    fingerprint = JUDGE.verifier.fingerprint
+    assert doc["schema"] == "logomesh-dbom/3" and doc["judge_key"] == fingerprint
+    assert fingerprint == "sha256:" + hashlib.sha256(b"logomesh-judge\n\x01" + JUDGE.verifier.public).hexdigest()
+    assert fingerprint[7:15] == JUDGE.verifier.key_id_hex
+    payload = json.loads(base64.b64decode(doc["sigma_judge"]["payload"]))
+    assert payload["predicate"]["judge_key"] == fingerprint  # inside what is signed
+
+
+def test_a_renamed_judge_key_is_caught_even_with_both_keys_trusted() -> None:
+    """Pointing judge_key at another trusted key changes the signed statement and finds no signature by that key."""
+    doc = _document() | {"judge_key": OTHER.verifier.fingerprint}
+    kinds = {kind for kind, _ in dbom_problems(doc, [JUDGE.verifier, OTHER.verifier])}
+    assert kinds == {"bad-signature", "entry-edited"}
+
+
+def test_an_entry_of_the_current_schema_must_name_its_key() -> None:
+    doc = {k: v for k, v in _document().items() if k != "judge_key"}
+    assert ("malformed", "entry of schema 'logomesh-dbom/3' does not name its judge_key") in dbom_problems(
+        doc, [JUDGE.verifier])
 
 
 def test_entry_hashes_every_input() -> None:
@@ -173,8 +200,19 @@ def test_an_entry_of_the_first_schema_still_verifies_and_reads() -> None:
                         result=make_result("old-1", 0.5), inputs=make_inputs(1), attributes=ATTRS, intent_vector=None)
     entry |= {"schema": "logomesh-dbom/1", "intent_vector": [0.123456, -0.5, 1e-7]}
     document = sign_entry(entry, JUDGE)
-    assert dbom_problems(document, [JUDGE.verifier]) == []
+    assert dbom_problems(document, [JUDGE.verifier]) == [] and "judge_key" not in document
     assert decode_vector(document["intent_vector"]) == [0.123456, -0.5, 1e-7]
+
+
+def test_an_entry_of_the_second_schema_verifies_without_naming_its_key() -> None:
+    """Entries written before schema /3 carry no judge_key; any trusted key that signed them will do."""
+    entry = build_entry(sequence=1, battle_id="old-2", timestamp="2026-01-02T03:04:05.000000Z",
+                        result=make_result("old-2", 0.5), inputs=make_inputs(1), attributes=ATTRS,
+                        intent_vector=[0.5]) | {"schema": "logomesh-dbom/2"}
+    document = sign_entry(entry, JUDGE)
+    assert "judge_key" not in document
+    assert dbom_problems(document, [OTHER.verifier, JUDGE.verifier]) == []
+    assert [k for k, _ in dbom_problems(document, [OTHER.verifier])] == ["bad-signature"]
 
 
 def test_our_envelope_verifies_with_securesystemslib() -> None:
@@ -231,5 +269,5 @@ def test_signed_leaf_is_exactly_rfc8785_for_awkward_values() -> None:
     assert signed.leaf_data == reference_canonicalize(signed.document)
     assert signed.result_bytes == reference_canonicalize(result)
     payload = base64.b64decode(signed.document["sigma_judge"]["payload"])
-    assert payload == reference_canonicalize(statement(entry))
+    assert payload == reference_canonicalize(statement(entry | {"judge_key": JUDGE.verifier.fingerprint}))
     assert dbom_problems(signed.document, [JUDGE.verifier]) == []

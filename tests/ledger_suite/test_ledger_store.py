@@ -61,7 +61,7 @@ def test_the_intent_vector_reads_back_at_float32_precision(ledger: Ledger) -> No
     ledger.append("b-v", make_result("b-v"), make_inputs(1), ATTRS, vector)
     stored = ledger.get("b-v")
     assert stored is not None and stored.intent_vector is not None
-    assert stored.dbom["schema"] == "logomesh-dbom/2"
+    assert stored.dbom["schema"] == "logomesh-dbom/3" and stored.dbom["judge_key"] == ledger.verifier.fingerprint
     assert stored.intent_vector == array("f", vector).tolist()  # each value rounded once, to float32
     assert stored.intent_vector != vector
 

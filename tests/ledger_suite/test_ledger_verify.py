@@ -12,7 +12,7 @@ from ledger_fixtures import fill, step_clock
 
 from ledger import Ledger, LedgerError
 from ledger.canonical import canonical_sha256, canonicalize
-from ledger.keys import create_key, load_verifier
+from ledger.keys import SignerKey, create_key, load_verifier
 from ledger.merkle import leaf_hash
 from ledger.schema import trigger_names, trigger_sql
 from ledger.verify import verify_ledger
@@ -51,6 +51,12 @@ def _problems(home: Path, **kwargs: object) -> set[tuple[str, int | None]]:
     report = verify_ledger(home, **kwargs)  # type: ignore[arg-type]
     assert not report.ok
     return {(p.kind, p.sequence) for p in report.problems}
+
+
+def _row_dbom_text(home: Path, sequence: int) -> str:
+    row = sqlite3.connect(home / "battles.db").execute(
+        "SELECT dbom FROM battles WHERE sequence = ?", (sequence,)).fetchone()
+    return str(row[0])
 
 
 def _row_dbom(home: Path, sequence: int) -> dict[str, object]:
@@ -259,6 +265,48 @@ def test_resigned_with_another_key_needs_the_auditors_key(filled: Path, tmp_path
     assert verify_ledger(filled).ok  # self-consistent: the reason auditors pin the key
     kinds = {k for k, _ in _problems(filled, pubkeys=[original])}
     assert {"bad-signature", "checkpoint-signature", "untrusted-key"} <= kinds
+
+
+def test_replaced_judge_pub_is_reported_with_both_fingerprints(filled: Path) -> None:
+    """judge.pub is what 'logomesh keys show' gives auditors: another valid key there must not pass."""
+    original = load_verifier(filled / "keys")
+    impostor = SignerKey("logomesh-judge", b"\x0b" * 32).verifier
+    (filled / "keys" / "judge.pub").write_text(impostor.encode() + "\n")
+    report = verify_ledger(filled)
+    assert [(p.kind, p.sequence) for p in report.problems] == [("key-file", None)]
+    detail = report.problems[0].detail
+    assert f"holds judge key {impostor.fingerprint}" in detail and f"signed with {original.fingerprint}" in detail
+    assert report.judge_key == original
+    assert report.as_dict()["judge_key"]["fingerprint"] == original.fingerprint
+    (filled / "keys" / "judge.pub").write_text("logomesh-judge+00000000+AAAA\n")
+    assert [p.kind for p in verify_ledger(filled).problems] == ["key-file"]
+
+
+def test_the_report_names_the_key_every_entry_was_signed_with(filled: Path) -> None:
+    report = verify_ledger(filled)
+    key = load_verifier(filled / "keys")
+    assert report.ok and report.judge_key == key
+    assert [r.as_dict() for r in report.signers] == [
+        {"fingerprint": key.fingerprint, "verifier_key": key.encode(), "first": 0, "last": SIZE - 1, "entries": SIZE}]
+    assert all(json.loads(_row_dbom_text(filled, i))["judge_key"] == key.fingerprint for i in range(SIZE))
+
+
+def test_entries_written_before_schema_3_still_verify(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ledger begun by the previous release (schema /2, no judge_key) verifies, and goes on under /3."""
+    import ledger.dbom
+
+    with monkeypatch.context() as old_release:
+        old_release.setattr(ledger.dbom, "SCHEMA", "logomesh-dbom/2")
+        with Ledger.open(home, clock=step_clock()) as led:
+            fill(led, 3)
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 2, start=3)
+    schemas = [json.loads(_row_dbom_text(home, i)).get("schema") for i in range(5)]
+    assert schemas == ["logomesh-dbom/2"] * 3 + ["logomesh-dbom/3"] * 2
+    assert "judge_key" not in json.loads(_row_dbom_text(home, 0))
+    report = verify_ledger(home)
+    assert report.ok, report.problems
+    assert [(r.first, r.last) for r in report.signers] == [(0, 4)]
 
 
 def test_edited_dbom_file_outside_the_database(filled: Path) -> None:
