@@ -539,6 +539,22 @@ def judge_key_chain(conn: Connection) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+def current_judge_key(home: Path) -> str | None:
+    """The judge key the ledger under ``home`` signs new entries with, read without opening it for writing;
+    None when there is no ledger there (or it records no key)."""
+    if not (home / DB_FILE).exists():
+        return None
+    engine = make_engine(home / DB_FILE)
+    try:
+        with engine.connect() as conn:
+            chain = judge_key_chain(conn)
+    except SQLAlchemyError as exc:
+        raise LedgerError(f"{home / DB_FILE} cannot be read as a ledger ({_reason(exc)}): check --home") from None
+    finally:
+        engine.dispose()
+    return chain[-1] if chain else None
+
+
 def _recorded_ids(conn: Connection, battle_ids: Iterable[str]) -> set[str]:
     """Which of ``battle_ids`` the battles table holds, asked ``_ID_CHUNK`` ids at a time."""
     wanted, found = list(dict.fromkeys(battle_ids)), set()

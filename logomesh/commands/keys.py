@@ -44,14 +44,20 @@ def init(home: HomeOption = None, name: NameOption = "logomesh-judge", as_json: 
 def show(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Print the public key in C2SP verifier-key format: name+hexkeyid+base64(0x01‖pubkey)."""
     from ledger import LedgerError
-    from ledger.keys import load_verifier
-    from ledger.store import KEYS_DIR
+    from ledger.keys import VERIFIER_FILE, load_verifier, parse_verifier_key
+    from ledger.store import KEYS_DIR, current_judge_key
 
+    path = resolve_home(home)
     try:
-        key = load_verifier(resolve_home(home) / KEYS_DIR)
+        key = load_verifier(path / KEYS_DIR)
+        recorded = current_judge_key(path)
     except LedgerError as exc:
         fail(str(exc))
     encoded = key.encode()
+    if recorded is not None and recorded != encoded:  # a replaced judge.pub must not reach an auditor
+        fail(f"{path / KEYS_DIR / VERIFIER_FILE} holds judge key {key.fingerprint}, but the ledger signs with "
+             f"{parse_verifier_key(recorded).fingerprint}: the file was replaced; run 'logomesh verify ledger' "
+             "and restore it")
     print(_key_json(encoded) if as_json else encoded)
 
 

@@ -72,6 +72,12 @@ def test_verify_ledger_fails_on_a_swapped_judge_pub(filled: Path) -> None:
     assert code == 3
     assert out.splitlines()[0].startswith(f"ledger: key-file: keys/judge.pub holds judge key {impostor.fingerprint}, "
                                           f"but the ledger is signed with {parse_verifier_key(key).fingerprint}")
+    code, out, err = _run("keys", "show", "--home", str(filled))  # nor is the impostor handed to an auditor
+    assert code == 1 and out == "" and "Traceback" not in err
+    pub = filled.resolve() / "keys" / "judge.pub"
+    assert err == (f"logomesh: error: {pub} holds judge key {impostor.fingerprint}, "
+                   f"but the ledger signs with {parse_verifier_key(key).fingerprint}: the file was replaced; "
+                   "run 'logomesh verify ledger' and restore it\n")
 
 
 def test_verify_ledger_reports_tamper_with_exit_3(filled: Path) -> None:
