@@ -16,9 +16,10 @@ from tui.engine import Engine, default_engine
 from tui.memory import settle_garbage
 from tui.screens.battle import BattleScreen
 from tui.screens.campaign import CampaignScreen
-from tui.screens.help import HelpScreen, binding_rows
+from tui.screens.help import HelpScreen
 from tui.screens.ledger import LedgerScreen
 from tui.task_library import load_tasks
+from tui.widgets.console_footer import NARROW_BELOW
 
 SCREEN_ACTIONS = {"show_battle": "battle", "show_ledger": "ledger", "show_campaign": "campaign"}
 
@@ -28,6 +29,8 @@ class ConsoleApp(App[None]):
     SUB_TITLE = "battle console"
     CSS_PATH = "styles/app.tcss"
     ENABLE_COMMAND_PALETTE = True
+    # App types it as an instance variable, so mypy refuses a ClassVar annotation here
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+b", "show_battle", "Battle"),
@@ -95,7 +98,7 @@ class ConsoleApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(binding_rows(self.screen)))
+            self.push_screen(HelpScreen.of(self.screen))
 
     async def action_quit(self) -> None:
         self.battle_screen.runner.cancel()

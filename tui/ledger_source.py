@@ -45,12 +45,24 @@ class LedgerRow:
 
 
 @dataclass(frozen=True)
+class SubmissionText:
+    """What the purple agent answered, re-read from the response bytes the ledger stores."""
+
+    source: str
+    tests: str
+    rationale: str
+
+
+@dataclass(frozen=True)
 class EntryDetail:
     row: LedgerRow
     dbom: dict[str, Any]
     signature: str
     inclusion: str
     input_hashes: dict[str, str] = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
+    submission: SubmissionText | None = None
+    submission_problem: str = ""  # why ``submission`` is None
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,20 @@ def _purple_of(stored: StoredBattle | None) -> str:
     if stored is None:
         return "?"
     return str(stored.result.get("purple_agent") or stored.attributes.get("purple_agent") or "")
+
+
+def _submission_of(stored: StoredBattle) -> tuple[SubmissionText | None, str]:
+    """The purple's code, tests and rationale, parsed from the stored response bytes the way ``replay`` does."""
+    raw = stored.inputs.get("purple_response")
+    if raw is None:
+        return None, "no purple response is stored: the battle ended before the purple agent answered"
+    from logomesh.replay import ReplayError, _stored_submission  # replay's reader: one way to re-read a response
+
+    try:
+        submission = _stored_submission(raw, stored.attributes.get("purple_protocol", ""))
+    except ReplayError as exc:
+        return None, str(exc)
+    return SubmissionText(submission.source, submission.tests, submission.rationale), ""
 
 
 def _signature_status(led: Ledger, stored: StoredBattle) -> str:
@@ -134,7 +160,9 @@ class LedgerSource:
             signature = _signature_status(led, stored)
             inclusion = _inclusion_status(led, stored)
         hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}
-        return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes)
+        submission, problem = _submission_of(stored)
+        return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes,
+                           result=dict(stored.result), submission=submission, submission_problem=problem)
 
     def verify(self, on_progress: ProgressCallback) -> VerifyReport:
         """Each entry's signature and inclusion (one progress step each), then ``ledger.verify.verify_ledger``.

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from pilot_helpers import run, until
 from scripted_engine import BATTLE, ScriptedEngine, endless_search, full_battle, make_task, search_events
-from textual.widgets import Digits, Input, Select
+from textual.widgets import Digits, Input, Select, Static
 
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
 from tui.app import ConsoleApp
 from tui.screens.battle import BattleScreen
 from tui.widgets.battle.mcts_tree import MctsTree
 from tui.widgets.battle.output_log import MAX_LINE_CHARS, SandboxLog
-from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.battle.score_panel import REVEAL_S, ScorePanel
 from tui.widgets.battle.setup_form import SetupForm
 from tui.widgets.battle.status_line import StatusLine
 from tui.widgets.form_values import FormError
@@ -65,7 +66,11 @@ def test_a_battle_started_with_the_keyboard_fills_every_panel(tmp_path: Path) ->
             assert score.values == {"rationale": 0.8125, "architecture": 0.5, "testing": 0.75, "logic": 0.6}
             assert score.penalties == [("red", 0.8)]
             assert score.final == 0.4321
+            await until(pilot, lambda: not score.revealing)
             assert str(screen.query_one("#cis", Digits).value) == "0.432"
+            assert str(screen.query_one("#raw", Static).render()) == "raw = 0.25×(R+A+T+L) = 0.666"
+            assert str(screen.query_one("#sum", Static).render()).startswith(
+                "CIS = 0.666 × 0.800 = 0.533; recorded 0.432  scored")
             assert score.history and score.history[-1] == best_seen
 
             status = screen.query_one(StatusLine)
@@ -317,4 +322,30 @@ def test_the_form_refuses_a_seed_or_budget_the_engine_cannot_use(tmp_path: Path)
             screen.query_one("#budget", Input).value = "-1"
             with pytest.raises(FormError, match="red budget must be 0"):
                 form.choice()
+    run(scenario)
+
+
+def test_score_events_sent_in_one_burst_are_revealed_one_step_at_a_time(tmp_path: Path) -> None:
+    events = full_battle(BATTLE, nodes=3)  # every score event reaches the screen in one batch
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = battle_screen(app)
+            score = screen.query_one(ScorePanel)
+            await pilot.press("ctrl+r")
+            seen: list[list[str]] = []
+            waiting = 0  # observations with all four components received but not all shown
+            while score.final is None or score.revealing or len(score.shown) < 4:
+                if not seen or seen[-1] != score.shown:
+                    seen.append(score.shown)
+                waiting += len(score.values) == 4 and len(score.shown) < 4
+                await pilot.pause(0.02)
+            assert waiting > 0, "the burst was shown at once: no component waited its turn"
+            steps = [step for step, _ in score.reveals]
+            assert steps == ["rationale", "architecture", "testing", "logic", "red", "CIS"]
+            times = [at for _, at in score.reveals]
+            gaps = [later - earlier for earlier, later in pairwise(times)]
+            assert min(gaps) >= REVEAL_S * 0.9, f"steps shown closer together than the pacing allows: {gaps}"
+            await until(pilot, lambda: str(screen.query_one("#cis", Digits).value) == "0.432")
     run(scenario)

@@ -7,9 +7,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-from pilot_helpers import run, until
+from pilot_helpers import run, shows, until
+from rich.syntax import Syntax
 from scripted_engine import ScriptedEngine, make_task
-from textual.widgets import Input, ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static, TabbedContent
 
 from ledger import Ledger
 from ledger.bundle import verify_bundle
@@ -235,3 +236,88 @@ def test_export_writes_verifiable_bundles_for_the_marked_entries_only(tmp_path: 
         assert check.ok, check.problems
         assert check.battle_id == entry["battle_id"]
     assert (out / "judge.pub").read_text().strip() == index["public_key"]
+
+
+SOURCE = 'def add(a: int, b: int) -> int:\n    """Sum."""\n    return a + b\n'
+TESTS = "from solution import add\n\n\ndef test_add() -> None:\n    assert add(1, 2) == 3\n"
+
+
+def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_stored_response(
+        tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    create_key(app.home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
+    response = json.dumps({"sourceCode": SOURCE, "testCode": TESTS, "rationale": "adds"}).encode()
+    scored = {"battle_id": "with-code", "task_id": "adder", "status": "scored", "cis_score": 0.5, "cis_raw": 0.625,
+              "red_penalty_applied": 0.2, "intent_penalty": 1.0, "rationale_score": 0.5, "architecture_score": 0.75,
+              "testing_score": 0.5, "logic_score": 0.75, "purple_agent": "mock:good",
+              "tests": {"hidden": {"passed": 3, "failed": 1, "total": 4}},
+              "red_analysis": {"vulnerabilities": [{"family": "race", "severity": "high", "cwe": "CWE-362",
+                                                    "summary": "lost update under threads"}]}}
+    failed = {"battle_id": "no-answer", "task_id": "adder", "status": "failed", "cis_score": 0.0,
+              "failed_stage": "purple", "reason": "connection refused by http://127.0.0.1:9", "purple_agent": "x"}
+    with Ledger.open(app.home) as led:
+        led.append("with-code", scored, {"purple_response": response}, {"purple_protocol": "in-process"})
+        led.append("no-answer", failed, {"task_spec": b"spec"}, {})
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded and app.ledger_screen.table.row_count == 2)
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, EntryScreen))
+            screen = app.screen
+            assert isinstance(screen, EntryScreen)
+            assert screen.query_one(TabbedContent).active == "summary"
+            summary = str(screen.query_one(EntryView).render())
+            for expected in ("scored  CIS 0.500", "raw 0.625 × (1 − red 0.200) × intent 1.000 = CIS 0.500",
+                             "hidden tests 3/4 passed", "findings (1)", "⚑ high", "lost update under threads"):
+                assert expected in summary, f"{expected!r} missing from the summary: {summary}"
+            await pilot.press("c")
+            await until(pilot, lambda: screen.query_one(TabbedContent).active == "code")
+            code = screen.query_one("#entry-code", Static).content
+            assert isinstance(code, Syntax) and code.code == SOURCE and code.lexer is not None
+            assert code.lexer.name == "Python"
+            await pilot.press("t")
+            tests = screen.query_one("#entry-tests", Static).content
+            assert isinstance(tests, Syntax) and tests.code == TESTS
+            await pilot.press("escape", "down", "enter")
+            await until(pilot, lambda: isinstance(app.screen, EntryScreen) and app.screen.detail.row.battle_id
+                        == "no-answer")
+            assert isinstance(app.screen, EntryScreen)
+            summary = str(app.screen.query_one(EntryView).render())
+            assert "failure  at purple: connection refused by http://127.0.0.1:9" in summary
+            assert "no purple response is stored" in summary
+    run(scenario)
+
+
+def test_the_summary_follows_the_sort_esc_leaves_the_filter_and_the_time_fits_at_120_columns(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    create_key(app.home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
+    purple = "http://purple-agent.example.internal:9100/a2a"
+    with Ledger.open(app.home) as led:
+        for n in range(3):
+            battle_id = f"connection-pool:purple-agent.example.internal:c-6a92134f7f01:r{n}"
+            led.append(battle_id, {"battle_id": battle_id, "task_id": "connection-pool", "cis_score": 0.1 * n,
+                                   "status": "scored", "purple_agent": purple}, {}, {})
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
+            screen = app.ledger_screen
+            summary = screen.query_one("#summary", Static)
+            assert "sort # ↑" in str(summary.render())
+            await pilot.press("s")
+            assert "sort # ↓" in str(summary.render())
+            await pilot.press("s")
+            assert "sort battle ↑" in str(summary.render())
+            times = [row.timestamp for row in screen.table.all_rows]
+            await shows(pilot, app, times, "as whole times at 120 columns")
+
+            await pilot.press("slash", *"r1", "escape")
+            assert screen.table.has_focus, "esc left the focus in the filter box"
+            await pilot.press("s")
+            assert screen.query_one("#filter", Input).value == "r1", "the shortcut after esc was typed as text"
+            assert "sort battle ↓" in str(summary.render())
+            assert [row.battle_id[-2:] for row in screen.table.visible_rows()] == ["r1"]
+    run(scenario)

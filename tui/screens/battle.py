@@ -10,7 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from logomesh.battle import BattleRequest, default_battle_id
 from logomesh.events import (
@@ -41,6 +41,7 @@ from tui.widgets.battle.output_log import SandboxLog
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.setup_form import BattleChoice, SetupForm
 from tui.widgets.battle.status_line import StatusLine
+from tui.widgets.console_footer import ConsoleFooter
 
 
 class BattleScreen(RunScreen):
@@ -51,6 +52,12 @@ class BattleScreen(RunScreen):
     BattleScreen SandboxLog { height: 1fr; min-height: 4; }
     BattleScreen.running SetupForm { display: none; }
     BattleScreen.hide-form SetupForm { display: none; }
+    BattleScreen.-narrow #panels { layout: vertical; }
+    BattleScreen.-narrow MctsTree { width: 100%; height: 1fr; min-width: 0; min-height: 5; }
+    BattleScreen.-narrow #right { width: 100%; height: 11; layout: horizontal; }
+    BattleScreen.-narrow ScorePanel { width: 44; height: 100%; max-height: 100%; }
+    BattleScreen.-narrow ScorePanel #cis-row { display: none; }
+    BattleScreen.-narrow SandboxLog { width: 1fr; height: 100%; min-height: 0; }
     """
 
     runner: BattleRunner
@@ -81,7 +88,7 @@ class BattleScreen(RunScreen):
                 yield ScorePanel(id="score")
                 yield SandboxLog(id="output")
         yield StatusLine(id="status")
-        yield Footer()
+        yield ConsoleFooter()
 
     # actions
 

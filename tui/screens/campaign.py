@@ -9,7 +9,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from logomesh.campaign.executor import default_workers
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
@@ -22,6 +22,7 @@ from tui.screens.run_screen import RunScreen
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
 from tui.widgets.campaign.setup_form import CampaignChoice, CampaignSetupForm
+from tui.widgets.console_footer import ConsoleFooter
 
 DEFAULT_RED_BUDGET_S = 10.0
 
@@ -66,7 +67,7 @@ class CampaignScreen(RunScreen):
         yield CampaignSetupForm(self.tasks, self.default_workers, id="setup")
         yield CampaignProgressPanel(id="progress")
         yield Leaderboard(id="leaderboard")
-        yield Footer()
+        yield ConsoleFooter()
 
     @property
     def settled(self) -> bool:

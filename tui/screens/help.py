@@ -1,4 +1,4 @@
-"""The help screen: every key binding of the app and of the screen underneath."""
+"""The help screen: every key of the app and of the screen underneath, then what that screen's symbols mean."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from tui.screens.help_guide import legend, widget_keys
+
 # Actions kept out of the footer for room, but worth listing here.
 UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output"})
 
@@ -18,7 +20,8 @@ UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output"})
 def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:
     """(keys, description) for the bindings in force on ``screen``: app, screen and focused widget.
 
-    Generic widget keys (cursor movement, copy) hidden from the footer stay hidden here too.
+    Generic widget keys (cursor movement, copy) hidden from the footer stay hidden here; the keys that
+    matter on this screen (enter, space, arrows) are listed from ``help_guide`` instead.
     """
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -29,33 +32,48 @@ def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:
             continue
         seen.add(description)
         rows.append((screen.app.get_key_display(binding), description))
+    rows.extend(widget_keys(screen.id))
     return rows
+
+
+def _table(rows: list[tuple[str, str]]) -> Table:
+    table = Table(box=None, show_header=False, expand=True, padding=(0, 1, 0, 0))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(ratio=1)
+    for keys, description in rows:
+        table.add_row(keys, description)
+    return table
 
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 60; max-width: 100%; height: auto; max-height: 90%;
+        width: 90; max-width: 100%; height: auto; max-height: 100%;
         border: round $accent; background: $surface; padding: 0 1;
     }
+    HelpScreen .heading { text-style: bold; margin-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,f1", "dismiss_help", "Close")]
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str]], symbols: list[tuple[str, str]] | None = None) -> None:
         super().__init__()
         self.rows = rows
+        self.symbols = symbols or []
+
+    @classmethod
+    def of(cls, screen: Screen[Any]) -> HelpScreen:
+        """The help for ``screen``: its keys, then its legend."""
+        return cls(binding_rows(screen), legend(screen.id))
 
     def compose(self) -> ComposeResult:
-        table = Table(box=None, show_header=False, expand=True)
-        table.add_column(style="bold cyan", no_wrap=True)
-        table.add_column()
-        for keys, description in self.rows:
-            table.add_row(keys, description)
-        table.add_row("ctrl+p", "command palette: every action by name")
         with VerticalScroll() as scroll:
-            scroll.border_title = "Keys  (esc closes)"
-            yield Static(table, id="keys")
+            scroll.border_title = "Help  (esc closes)"
+            yield Static("Keys", classes="heading")
+            yield Static(_table([*self.rows, ("ctrl+p", "command palette: every action by name")]), id="keys")
+            if self.symbols:
+                yield Static("What the symbols mean", classes="heading")
+                yield Static(_table(self.symbols), id="legend")
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

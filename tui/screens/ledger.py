@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, ProgressBar, Static
+from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
 from tui.ledger_source import LedgerSource
 from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
+from tui.widgets.console_footer import ConsoleFooter
 from tui.widgets.ledger.entries_table import EntriesTable
 
 
@@ -44,6 +45,7 @@ class LedgerScreen(Screen[None]):
         Binding("e", "export", "Export"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("r", "reload", "Reload"),
+        Binding("escape", "leave_filter", "Leave the filter box", show=False),
     ]
 
     def __init__(self, home: Path) -> None:
@@ -62,7 +64,7 @@ class LedgerScreen(Screen[None]):
             yield ProgressBar(id="progress", show_eta=False)
         yield EntriesTable(id="entries")
         yield Static("", id="summary")
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_screen_resume(self) -> None:
         self.action_reload()
@@ -104,8 +106,14 @@ class LedgerScreen(Screen[None]):
     def _filter_done(self) -> None:
         self.table.focus()
 
+    def action_leave_filter(self) -> None:
+        """Esc in the filter box: back to the table, keeping the filter, so the next keys are shortcuts again."""
+        if self.query_one("#filter", Input).has_focus:
+            self.table.focus()
+
     @on(EntriesTable.MarksChanged)
-    def _marks_changed(self) -> None:
+    @on(EntriesTable.SortChanged)
+    def _table_changed(self) -> None:
         self._summary()
 
     @on(DataTable.RowSelected)

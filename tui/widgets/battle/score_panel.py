@@ -1,18 +1,66 @@
-"""The CIS assembling itself: R, A, T, L with bars and facts, then penalties, then the final CIS."""
+"""The CIS assembling itself: R, A, T, L with bars and facts, the raw sum, each penalty, then the final CIS.
+
+The engine may emit every score event in one burst at the end of a battle; the panel still reveals them
+one step at a time (``REVEAL_S`` apart) with the arithmetic that joins them, so a person can follow how
+the score is built. Pacing is the panel's alone: the engine never waits for it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Digits, Static
 
 COMPONENTS = (("rationale", "R"), ("architecture", "A"), ("testing", "T"), ("logic", "L"))
 BAR_WIDTH = 10
 MAX_HISTORY = 120
+REVEAL_S = 0.3  # between two steps of the score's assembly
+MISMATCH = 0.0005  # below the three digits shown: the arithmetic and the engine's CIS agree
+
+
+@cache
+def weights() -> tuple[float, float, float, float]:
+    """The scorer's R, A, T, L weights (imported on first use: the scoring package is slow to import)."""
+    from logomesh.scoring.config import DEFAULT_CONFIG
+
+    return DEFAULT_CONFIG.weights
+
+
+def raw_line(values: Mapping[str, float], w: Sequence[float]) -> tuple[str, float]:
+    """``raw = 0.25×(R+A+T+L) = 0.836`` (or the weighted terms when the weights differ) and the raw value."""
+    parts = [values[name] for name, _ in COMPONENTS]
+    raw = sum(weight * part for weight, part in zip(w, parts, strict=True))
+    letters = [letter for _, letter in COMPONENTS]
+    if len(set(w)) == 1:
+        formula = f"{w[0]:g}×({'+'.join(letters)})"
+    else:
+        formula = "+".join(f"{weight:g}{letter}" for weight, letter in zip(w, letters, strict=True))
+    return f"raw = {formula} = {raw:.3f}", raw
+
+
+def final_line(raw: float | None, factors: Sequence[float], cis: float) -> str:
+    """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that product, both are shown.
+
+    They differ when the bounded LLM review adjusted R, A or L after the components were sent.
+    """
+    if raw is None:
+        return f"CIS = {cis:.3f}"
+    product = raw
+    for factor in factors:
+        product *= factor
+    terms = " × ".join([f"{raw:.3f}", *(f"{factor:.3f}" for factor in factors)])
+    line = f"CIS = {terms} = {product:.3f}" if factors else f"CIS = raw = {raw:.3f}"
+    if abs(product - cis) > MISMATCH:
+        line += f"; recorded {cis:.3f}"
+    return line
 
 
 def bar(value: float, width: int = BAR_WIDTH) -> str:
@@ -46,14 +94,18 @@ def facts(details: Mapping[str, Any], limit: int = 3) -> str:
 
 
 class ScorePanel(VerticalScroll):
-    """Widgets call ``show_component``, ``show_penalty``, ``show_final``; tests read ``values``."""
+    """The screen calls ``show_component``, ``show_penalty``, ``show_final``.
+
+    ``values``, ``penalties`` and ``final`` hold what the engine sent; the rows show it one step at a time
+    (``revealing`` is true while steps wait).
+    """
 
     DEFAULT_CSS = """
     ScorePanel {
         border: round $accent 50%;
         border-title-color: $text-muted;
         height: auto;
-        max-height: 14;
+        max-height: 16;
         scrollbar-size-vertical: 1;
     }
     ScorePanel .score-row { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -74,11 +126,19 @@ class ScorePanel(VerticalScroll):
         self.penalties: list[tuple[str, float]] = []
         self.final: float | None = None
         self.history: list[float] = []
+        self._steps: deque[Callable[[], None]] = deque()
+        self._pacer: Timer | None = None
+        self._shown: dict[str, float] = {}
+        self._shown_penalties: list[tuple[str, float, str]] = []
+        self._raw: float | None = None
+        self.reveals: list[tuple[str, float]] = []  # (step, monotonic time it was shown), for the pacing's tests
 
     def compose(self) -> ComposeResult:
         for name, letter in COMPONENTS:
             yield Static(f"{letter} {name:<12} ·", id=f"comp-{name}", classes="score-row pending")
+        yield Static("", id="raw", classes="score-row")
         yield Static("", id="penalties", classes="pending")
+        yield Static("", id="sum", classes="score-row")
         yield Static("", id="history", classes="empty")
         with Horizontal(id="cis-row"):
             yield Static("CIS", id="cis-label")
@@ -86,17 +146,47 @@ class ScorePanel(VerticalScroll):
 
     def on_mount(self) -> None:
         self.border_title = "Contextual Integrity Score"
+        self.query_one("#raw", Static).display = False
+        self.query_one("#sum", Static).display = False
+
+    @property
+    def revealing(self) -> bool:
+        """Steps of the score's assembly are still waiting to be shown."""
+        return bool(self._steps)
+
+    def _pace(self, step: Callable[[], None]) -> None:
+        """Run ``step`` now if nothing waits and the last step is ``REVEAL_S`` old, else after the ones queued."""
+        self._steps.append(step)
+        if self._pacer is None:
+            self._steps.popleft()()
+            self._pacer = self.set_interval(REVEAL_S, self._next_step)
+
+    def _next_step(self) -> None:
+        if self._steps:
+            self._steps.popleft()()
+        elif self._pacer is not None:
+            self._pacer.stop()
+            self._pacer = None
 
     def reset(self) -> None:
         self.values.clear()
         self.penalties.clear()
         self.final = None
         self.history.clear()
+        self._steps.clear()
+        self._shown.clear()
+        self._shown_penalties.clear()
+        self._raw = None
+        self.reveals.clear()
         for name, letter in COMPONENTS:
             row = self.query_one(f"#comp-{name}", Static)
             row.update(f"{letter} {name:<12} ·")
             row.add_class("pending")
+        for row_id in ("#raw", "#sum"):  # shown once their arithmetic can be done
+            self.query_one(row_id, Static).update("")
+            self.query_one(row_id, Static).display = False
         self.query_one("#penalties", Static).update("")
+        self.query_one("#penalties", Static).add_class("pending")
         history = self.query_one("#history", Static)
         history.update("")
         history.add_class("empty")
@@ -107,6 +197,16 @@ class ScorePanel(VerticalScroll):
 
     def show_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
         self.values[name] = value
+        self._pace(lambda: self._reveal_component(name, value, dict(details)))
+
+    @property
+    def shown(self) -> list[str]:
+        """The components on screen so far, in the order they were revealed."""
+        return list(self._shown)
+
+    def _reveal_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
+        self._shown[name] = value
+        self.reveals.append((name, time.monotonic()))
         letter = dict(COMPONENTS).get(name, name[:1].upper())
         text = Text(f"{letter} {name:<12} ", style="bold", no_wrap=True, overflow="ellipsis")
         text.append(bar(value), style="green" if value >= 0.7 else "yellow" if value >= 0.4 else "red")
@@ -119,23 +219,43 @@ class ScorePanel(VerticalScroll):
             self.mount(row, before=self.query_one("#penalties"))
         row.update(text)
         row.remove_class("pending")
+        if all(name in self._shown for name, _ in COMPONENTS):
+            line, self._raw = raw_line(self._shown, weights())
+            raw = self.query_one("#raw", Static)
+            raw.update(Text(line, style="bold", no_wrap=True, overflow="ellipsis"))
+            raw.display = True
 
     def show_penalty(self, name: str, factor: float, reason: str) -> None:
         self.penalties.append((name, factor))
+        self._pace(lambda: self._reveal_penalty(name, factor, reason))
+
+    def _reveal_penalty(self, name: str, factor: float, reason: str) -> None:
+        self._shown_penalties.append((name, factor, reason))
+        self.reveals.append((name, time.monotonic()))
         text = Text(no_wrap=True, overflow="ellipsis")
-        for index, (penalty, value) in enumerate(self.penalties):
+        for index, (penalty, value, why) in enumerate(self._shown_penalties):
             if index:
                 text.append("\n")
             text.append(f"× {value:.3f} ", style="bold red")
             text.append(penalty)
-        if reason:
-            text.append(f"  {reason}", style="dim")
+            if why:
+                text.append(f"  {why}", style="dim")
         widget = self.query_one("#penalties", Static)
         widget.update(text)
         widget.remove_class("pending")
 
     def show_final(self, cis: float, status: str) -> None:
         self.final = cis
+        self._pace(lambda: self._reveal_final(cis, status))
+
+    def _reveal_final(self, cis: float, status: str) -> None:
+        self.reveals.append(("CIS", time.monotonic()))
+        factors = [factor for _, factor, _ in self._shown_penalties]
+        line = Text(final_line(self._raw, factors, cis), style="bold", no_wrap=True, overflow="ellipsis")
+        line.append(f"  {status}", style="bold green" if status == "scored" else "bold red")
+        total = self.query_one("#sum", Static)
+        total.update(line)
+        total.display = True
         digits = self.query_one("#cis", Digits)
         digits.update(f"{cis:.3f}")
         digits.set_class(status != "scored", "failed")

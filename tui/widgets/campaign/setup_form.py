@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label, SelectionList, Static, TextAre
 
 from logomesh.campaign.plan import Agent, PlanError, parse_agents
 from logomesh.tasks import TaskSpec
+from tui.widgets.checklist import Checklist
 from tui.widgets.form_values import MAX_SEED, FormError, good_first, red_budget, whole_number
 
 
@@ -98,8 +99,7 @@ class CampaignSetupForm(Vertical):
         with Horizontal(id="choose"):
             with Horizontal(id="task-column"):
                 yield Label("Tasks")
-                yield SelectionList[str](*((task_id, task_id, True) for task_id in self.tasks), id="tasks",
-                                         compact=True)
+                yield Checklist(*((task_id, task_id, True) for task_id in self.tasks), id="tasks", compact=True)
             with Vertical(id="agent-column"):
                 with Horizontal():
                     yield Label("Mock")

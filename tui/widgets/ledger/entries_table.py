@@ -16,6 +16,38 @@ from tui.ledger_source import LedgerRow
 
 COLUMNS = ("#", "battle", "CIS", "status", "task", "purple", "time")
 SORT_KEYS = ("sequence", "battle_id", "cis", "status", "task_id", "purple", "timestamp")
+# The order the drawn columns take, with the sort key they sort by ("mark" and "check" do not sort).
+DRAWN = ("mark", "sequence", "battle_id", "cis", "status", "check", "task_id", "purple", "timestamp")
+HEADERS = {"mark": " ", "check": "check", **dict(zip(SORT_KEYS, COLUMNS, strict=True))}
+# Columns that give up width, most willing first, and the narrowest each may become.
+SHRINKABLE = (("check", 16), ("purple", 8), ("task_id", 8), ("battle_id", 12))
+CELL_PADDING = 2  # one cell of padding each side of every column
+CHROME = 1  # the vertical scrollbar (``size`` is already inside the border)
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells with an ellipsis, or as is when it fits."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def compact_time(timestamp: str) -> str:
+    """``2026-11-23 00:51:38`` → ``11-23 00:51``, for a table too narrow for the full time."""
+    return timestamp[5:16]
+
+
+def column_widths(natural: dict[str, int], available: int) -> dict[str, int]:
+    """Each column's width so that all of them fit ``available`` cells, taking from ``SHRINKABLE`` widest first."""
+    widths = dict(natural)
+    excess = sum(widths.values()) + CELL_PADDING * len(widths) - available
+    floors = dict(SHRINKABLE)
+    while excess > 0:
+        candidates = [key for key in floors if widths[key] > floors[key]]
+        if not candidates:
+            break
+        widest = max(candidates, key=lambda key: widths[key] - floors[key])
+        widths[widest] -= 1
+        excess -= 1
+    return widths
 
 
 def matches(row: LedgerRow, needle: str) -> bool:
@@ -38,6 +70,9 @@ class EntriesTable(DataTable[str | Text]):
     class MarksChanged(Message):
         """The set of rows marked for export changed."""
 
+    class SortChanged(Message):
+        """The sort column or direction changed."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.all_rows: list[LedgerRow] = []
@@ -48,12 +83,10 @@ class EntriesTable(DataTable[str | Text]):
         self.sort_reverse = False
 
     def on_mount(self) -> None:
-        self.add_column(" ", key="mark", width=1)
-        for name, key in zip(COLUMNS[:4], SORT_KEYS[:4], strict=True):
-            self.add_column(name, key=key)
-        self.add_column("check", key="check")
-        for name, key in zip(COLUMNS[4:], SORT_KEYS[4:], strict=True):
-            self.add_column(name, key=key)
+        self.rebuild()
+
+    def on_resize(self) -> None:
+        self.rebuild()
 
     def set_rows(self, rows: Sequence[LedgerRow]) -> None:
         self.all_rows = list(rows)
@@ -75,14 +108,45 @@ class EntriesTable(DataTable[str | Text]):
         return sorted(rows, key=lambda row: (getattr(row, key), row.sequence), reverse=self.sort_reverse)
 
     def rebuild(self) -> None:
+        """Redraw every row, with column widths that fit the table's width (the time column stays whole)."""
         selected = self.selected_sequence()
-        self.clear()
-        for row in self.visible_rows():
-            cells = row.cells()
-            self.add_row(self._mark_cell(row.sequence), *cells[:4], self._check_cell(row.sequence), *cells[4:],
+        rows = self.visible_rows()
+        texts = [self._texts(row) for row in rows]
+        available = self.size.width - CHROME
+        widths = self._widths(texts, available)
+        if available > 0 and sum(widths.values()) + CELL_PADDING * len(widths) > available:
+            texts = [{**cells, "timestamp": compact_time(cells["timestamp"])} for cells in texts]
+            widths = self._widths(texts, available)
+        self.clear(columns=True)
+        for key in DRAWN:
+            self.add_column(self._heading(key), key=key, width=widths[key])
+        for row, cells in zip(rows, texts, strict=True):
+            self.add_row(self._mark_cell(row.sequence),
+                         *(self._cell(key, cells[key], widths[key], row.sequence) for key in DRAWN[1:]),
                          key=str(row.sequence))
         if selected is not None and str(selected) in self.rows:
             self.move_cursor(row=self.get_row_index(str(selected)))
+
+    def _texts(self, row: LedgerRow) -> dict[str, str]:
+        """The plain text of each drawn column (the mark column is drawn apart)."""
+        cells = dict(zip(SORT_KEYS, row.cells(), strict=True))
+        return {**cells, "mark": " ", "check": self._check_cell(row.sequence).plain}
+
+    def _widths(self, texts: list[dict[str, str]], available: int) -> dict[str, int]:
+        natural = {key: max([len(self._heading(key)), *(len(cells[key]) for cells in texts)]) for key in DRAWN}
+        natural["mark"] = 1
+        return column_widths(natural, available) if available > 0 else natural
+
+    def _heading(self, key: str) -> str:
+        if key in SORT_KEYS and SORT_KEYS.index(key) == self.sort_index:
+            return f"{HEADERS[key]} {'↓' if self.sort_reverse else '↑'}"
+        return HEADERS[key]
+
+    def _cell(self, key: str, text: str, width: int, sequence: int) -> str | Text:
+        if key == "check":
+            styled = self._check_cell(sequence)
+            return Text(fit(text, width), style=styled.style)
+        return fit(text, width)
 
     def selected_sequence(self) -> int | None:
         if self.row_count == 0:
@@ -105,6 +169,7 @@ class EntriesTable(DataTable[str | Text]):
         self.sort_index = index % len(SORT_KEYS)
         self.sort_reverse = reverse
         self.rebuild()
+        self.post_message(self.SortChanged())
 
     @on(DataTable.HeaderSelected)
     def _header(self, event: DataTable.HeaderSelected) -> None:

@@ -1,20 +1,87 @@
-"""One ledger entry in full: DBOM, signature status, inclusion proof, input hashes."""
+"""One ledger entry in full: a summary first, then the purple's code and tests, the proof, the DBOM."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
+from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
 from tui.ledger_source import EntryDetail
 
+COMPONENT_KEYS = (("R", "rationale", "rationale_score"), ("A", "architecture", "architecture_score"),
+                  ("T", "testing", "testing_score"), ("L", "logic", "logic_score"))
+SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
+CODE_THEME = "monokai"
 
-def render_detail(detail: EntryDetail) -> Text:
-    row = detail.row
+
+def _number(result: Mapping[str, Any], key: str) -> float | None:
+    value = result.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _suite(result: Mapping[str, Any], name: str) -> str:
+    counts = result.get("tests", {}).get(name) if isinstance(result.get("tests"), dict) else None
+    if not isinstance(counts, dict) or not counts.get("total"):
+        return f"{name} tests: none run"
+    return f"{name} tests {counts.get('passed', 0)}/{counts.get('total', 0)} passed"
+
+
+def _findings(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    analysis = result.get("red_analysis")
+    found = analysis.get("vulnerabilities") if isinstance(analysis, dict) else None
+    return [f for f in found if isinstance(f, dict)] if isinstance(found, list) else []
+
+
+def render_summary(detail: EntryDetail) -> Text:
+    """The verdict at a glance: CIS, its components and arithmetic, the findings, the failure reason."""
+    row, result = detail.row, detail.result
     text = Text()
     text.append(f"entry #{row.sequence}  {row.battle_id}\n", style="bold")
-    text.append(f"{row.timestamp}  task {row.task_id}  purple {row.purple}  CIS {row.cis:.3f}  {row.status}\n\n")
+    status_style = "bold green" if row.status == "scored" else "bold red"
+    text.append(row.status, style=status_style)
+    text.append(f"  CIS {row.cis:.3f}  task {row.task_id}  purple {row.purple}  {row.timestamp}\n\n")
+    reason = result.get("reason")
+    if row.status != "scored" and reason:
+        stage = result.get("failed_stage") or result.get("stage") or "?"
+        text.append("failure  ", style="bold red")
+        text.append(f"at {stage}: {reason}\n\n")
+    for letter, name, key in COMPONENT_KEYS:
+        value = _number(result, key)
+        text.append(f"{letter} {name:<13}", style="bold")
+        text.append(f"{value:.3f}\n" if value is not None else "—\n")
+    raw, red, intent = _number(result, "cis_raw"), _number(result, "red_penalty_applied"), _number(result,
+                                                                                                    "intent_penalty")
+    if raw is not None:
+        text.append(f"raw {raw:.3f}", style="bold")
+        text.append(f" × (1 − red {red or 0.0:.3f}) × intent {intent if intent is not None else 1.0:.3f}")
+        text.append(f" = CIS {row.cis:.3f}\n", style="bold")
+    text.append(f"{_suite(result, 'hidden')} · {_suite(result, 'purple')}\n\n")
+    findings = _findings(result)
+    text.append(f"findings ({len(findings)})\n", style="bold cyan")
+    if not findings:
+        text.append("  none confirmed\n", style="dim")
+    for finding in findings:
+        severity = str(finding.get("severity", "?"))
+        text.append("  ⚑ ")
+        text.append(f"{severity:<8}", style=SEVERITY_STYLE.get(severity, "red"))
+        text.append(f" {finding.get('family', '?')}  {finding.get('cwe', '')}\n")
+        text.append(f"      {finding.get('summary', '')}\n", style="dim")
+    text.append("\nsignature  ", style="bold cyan")
+    text.append(detail.signature.splitlines()[0] + "\n")
+    text.append("inclusion  ", style="bold cyan")
+    text.append(detail.inclusion.splitlines()[0] + "\n")
+    if detail.submission is None:
+        text.append("\npurple's code  ", style="bold cyan")
+        text.append(detail.submission_problem + "\n", style="yellow")
+    return text
+
+
+def render_proof(detail: EntryDetail) -> Text:
+    text = Text()
     text.append("signature  ", style="bold cyan")
     text.append(detail.signature + "\n")
     text.append("inclusion  ", style="bold cyan")
@@ -23,16 +90,31 @@ def render_detail(detail: EntryDetail) -> Text:
     for name, digest in sorted(detail.input_hashes.items()):
         text.append(f"  {name}\n", style="dim")
         text.append(f"    {digest}\n")
-    text.append("\nDBOM\n", style="bold cyan")
-    text.append(json.dumps(detail.dbom, indent=2, sort_keys=True, default=str))
     return text
 
 
+def render_dbom(detail: EntryDetail) -> Text:
+    return Text(json.dumps(detail.dbom, indent=2, sort_keys=True, default=str))
+
+
+def render_code(detail: EntryDetail, part: str) -> Syntax | Text:
+    """The purple's ``source`` or ``tests`` with Python highlighting, or why they cannot be shown."""
+    if detail.submission is None:
+        return Text(detail.submission_problem, style="yellow")
+    code = detail.submission.source if part == "source" else detail.submission.tests
+    if not code.strip():
+        return Text("the purple agent sent no tests" if part == "tests" else "the purple agent sent no code",
+                    style="dim")
+    return Syntax(code, "python", theme=CODE_THEME, line_numbers=True, word_wrap=False)
+
+
 class EntryView(Static):
+    """The summary view (the entry screen's first tab)."""
+
     DEFAULT_CSS = """
     EntryView { padding: 0 1; }
     """
 
     def __init__(self, detail: EntryDetail, *, id: str | None = None) -> None:
-        super().__init__(render_detail(detail), id=id)
+        super().__init__(render_summary(detail), id=id)
         self.detail = detail
