@@ -1,128 +1,115 @@
-"""Judge tests for fib: values, validation, speed and recursion."""
+"""Hidden drivers for fib: values, validation, speed and recursion.
+
+Drivers record what fib returns or raises (``see``, ``call``, ``raised``);
+the host compares the record with the reference solution's, type-strictly
+(an exact ``int``, not a float or a look-alike). No expected value appears
+here. Speed is judged outside the process (``@within`` and the per-test
+timeout); the probe below only decides whether calling fib with a large n
+could hang the run.
+"""
 
 import importlib
 import math
 import sys
 import time
-import unittest
 
 import solution
+from observe import call, raised, see, within
 
-PROBE_BUDGET = 0.5  # seconds per probe call; a linear or log-time fib needs microseconds
+PROBE_BUDGET = 0.5  # seconds for one probe call; a linear or log-time fib needs microseconds
+LARGE_N = 25  # above this, an exponential fib could run for hours
+TOO_SLOW = "too slow"  # observed instead of fib(n) for large n when the probe found fib exponential
 
-
-def reference_fib(n):
-    a, b = 0, 1
-    for _ in range(n):
-        a, b = b, a + b
-    return a
+_probed = []  # [bool] once the probe has run in this process
 
 
-def _probe_speed():
-    """Call fib(15..40) on a fresh import; report the first call over budget.
+def _too_slow():
+    """Whether fib(15..40) on a fresh import has a call over budget (an exponential fib). Probed once.
 
-    Exponential implementations are stopped here instead of hanging the tests
-    that need large n.
+    A guard, not a verdict: it only replaces calls that would hang with the ``TOO_SLOW`` marker.
+    The reference never trips it, so a submission that does fails by that marker.
     """
-    fresh = importlib.reload(solution)
-    for n in range(15, 41):
-        started = time.perf_counter()
-        fresh.fib(n)
-        elapsed = time.perf_counter() - started
-        if elapsed > PROBE_BUDGET:
-            return "fib(%d) took %.2f s on a fresh import: too slow for fib(300)" % (n, elapsed)
-    return None
+    if not _probed:
+        slow = False
+        fresh = importlib.reload(solution)
+        for n in range(15, 41):
+            started = time.perf_counter()
+            try:
+                fresh.fib(n)
+            except Exception:  # a crashing fib shows in the drivers' own calls
+                break
+            if time.perf_counter() - started > PROBE_BUDGET:
+                slow = True
+                break
+        _probed.append(slow)
+    return _probed[0]
 
 
-SLOW = None
+def fib(n):
+    """solution.fib(n), or the ``TOO_SLOW`` marker when n is large and fib was found exponential."""
+    if n > LARGE_N and _too_slow():
+        return TOO_SLOW
+    return solution.fib(n)
 
 
-def setUpModule():
-    global SLOW
-    try:
-        SLOW = _probe_speed()
-    except Exception:  # a crashing fib is reported by the value tests themselves
-        SLOW = None
-
-
-class FibCase(unittest.TestCase):
-    def fib(self, n):
-        """solution.fib(n), unless the probe found fib exponential and n is large enough to hang."""
-        if SLOW and n > 25:
-            self.fail(SLOW)
-        return solution.fib(n)
-
-
-class TestValues(FibCase):
+class TestValues:
     def test_base_cases(self):
-        self.assertEqual(self.fib(0), 0)
-        self.assertEqual(self.fib(1), 1)
+        call(fib, 0)
+        call(fib, 1)
 
     def test_first_twenty(self):
-        expected = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1597, 2584, 4181]
-        self.assertEqual([self.fib(n) for n in range(20)], expected)
+        see([fib(n) for n in range(20)])
 
     def test_exact_large_values(self):
-        self.assertEqual(self.fib(50), 12586269025)
-        self.assertEqual(self.fib(90), 2880067194370816120)
-        self.assertEqual(self.fib(100), 354224848179261915075)
+        see([fib(50), fib(90), fib(100)])
 
     def test_results_are_exact_ints(self):
         for n in (71, 79, 80, 150, 200):
-            value = self.fib(n)
-            self.assertIs(type(value), int)
-            self.assertEqual(value, reference_fib(n), n)
+            call(fib, n)
 
     def test_fib_300_exact(self):
-        self.assertEqual(self.fib(300), reference_fib(300))
-        self.assertEqual(len(str(self.fib(300))), 63)
+        see(fib(300))
 
     def test_recurrence_holds(self):
-        for n in range(2, 120):
-            self.assertEqual(self.fib(n), self.fib(n - 1) + self.fib(n - 2), n)
+        see([fib(n) for n in range(120)])
 
     def test_cassini_and_gcd_identities(self):
-        for n in range(1, 60):
-            self.assertEqual(self.fib(n - 1) * self.fib(n + 1) - self.fib(n) ** 2, (-1) ** n)
-        for m, n in ((12, 18), (30, 45), (84, 126), (97, 60)):
-            self.assertEqual(math.gcd(self.fib(m), self.fib(n)), self.fib(math.gcd(m, n)))
+        see([fib(n) for n in range(61)])
+        see([[fib(m), fib(n), fib(math.gcd(m, n))] for m, n in ((12, 18), (30, 45), (84, 126), (97, 60))])
 
     def test_repeated_calls_are_stable(self):
-        first = self.fib(200)
-        self.assertEqual([self.fib(200) for _ in range(3)], [first] * 3)
-        self.assertEqual(self.fib(199) + self.fib(198), first)
+        see([fib(200) for _ in range(4)])
+        see([fib(199), fib(198)])
 
     def test_order_of_calls_does_not_matter(self):
-        big_first = [self.fib(n) for n in (250, 30, 1, 0, 31, 249)]
-        fresh = importlib.reload(solution)  # self.fib has already failed if fib is exponential
-        self.assertEqual(big_first, [fresh.fib(n) for n in (250, 30, 1, 0, 31, 249)])
+        order = (250, 30, 1, 0, 31, 249)
+        see([fib(n) for n in order])
+        importlib.reload(solution)
+        see([fib(n) for n in order])
 
 
-class TestValidation(FibCase):
+class TestValidation:
     def test_negative_raises_value_error(self):
-        for n in (-1, -2, -50, -10**6):
-            with self.assertRaises(ValueError, msg=n):
-                solution.fib(n)
+        for n in (-1, 0, -2, 5, -50, -10**6):
+            call(fib, n)
 
     def test_non_int_rejected(self):
-        for bad in (2.0, 3.5, "5", None, True):
-            with self.assertRaises((TypeError, ValueError), msg=repr(bad)):
-                solution.fib(bad)
+        for value in (2.0, 3.5, 7, "5", None, True, 2):
+            with raised(TypeError, ValueError):
+                see(fib(value))
 
 
-class TestSpeedAndShape(FibCase):
+class TestSpeedAndShape:
+    @within(max_s=1.0)
     def test_fib_300_fast_on_fresh_import(self):
-        if SLOW:
-            self.fail(SLOW)
+        if _too_slow():
+            see(TOO_SLOW)
+            return
         fresh = importlib.reload(solution)
-        started = time.perf_counter()
-        value = fresh.fib(300)
-        elapsed = time.perf_counter() - started
-        self.assertEqual(value, reference_fib(300))
-        self.assertLess(elapsed, 1.0)
+        see(fresh.fib(300))
 
     def test_is_recursive(self):
-        """Some function of solution.py must be active more than once at a time during fib(25)."""
+        """How many activations of one function of solution.py overlap during fib(25), counted up to 2."""
         fresh = importlib.reload(solution)
         filename = fresh.__file__
         depth = {}
@@ -143,9 +130,7 @@ class TestSpeedAndShape(FibCase):
             value = fresh.fib(25)
         finally:
             sys.setprofile(None)
-        self.assertEqual(value, 75025)
-        self.assertGreaterEqual(deepest[0], 2, "fib(25) ran without any recursive call")
-
-
-if __name__ == "__main__":
-    unittest.main()
+        see(value)
+        # The depth itself is the algorithm's (about log n for fast doubling, n for memoised recursion);
+        # 2 already means recursion, 1 a function that never calls itself.
+        see(min(deepest[0], 2))
