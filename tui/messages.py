@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from logomesh.campaign.report import BattleRow, LeaderRow
+from logomesh.campaign.report import BattleRow, Cell, LeaderRow
 from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
+from tui.findings import FindingRow
 from tui.ledger_source import LedgerRow
 
 
@@ -98,13 +99,15 @@ class LeaderboardComputed(Message):
     """The campaign report was rebuilt from ``battles`` recorded battles, or building it failed (``error``).
 
     ``ranked`` is the report's leaderboard; ``unranked`` holds (agent, battles) for agents without a
-    counted battle yet.
+    counted battle yet; ``cells`` and ``findings`` feed the per-task and findings views.
     """
 
     def __init__(self, ranked: Sequence[LeaderRow], unranked: Sequence[tuple[str, int]], battles: int,
-                 error: str = "") -> None:
+                 error: str = "", cells: Sequence[Cell] = (), findings: Sequence[FindingRow] = ()) -> None:
         super().__init__()
         self.ranked = tuple(ranked)
         self.unranked = tuple(unranked)
         self.battles = battles
         self.error = error
+        self.cells = tuple(cells)  # the per-task view: one per task × agent
+        self.findings = tuple(findings)  # the findings view, worst first

@@ -33,9 +33,15 @@ class Failed:
 
 
 Score = Callable[[BattleJob], float | Failed]
+Findings = Callable[[BattleJob], list[dict[str, object]]]  # the vulnerabilities a scored battle records
 
 
-def played(job: BattleJob, settings: Settings, home: Path, outcome: float | Failed) -> PlayedBattle:
+def no_findings(job: BattleJob) -> list[dict[str, object]]:
+    return []
+
+
+def played(job: BattleJob, settings: Settings, home: Path, outcome: float | Failed,
+           vulnerabilities: Sequence[dict[str, object]] = ()) -> PlayedBattle:
     """A complete result in the engine's shape, scored with ``outcome`` or failed at its stage."""
     request = request_for(job, settings, home)
     if isinstance(outcome, Failed):
@@ -43,6 +49,9 @@ def played(job: BattleJob, settings: Settings, home: Path, outcome: float | Fail
     base = failed_played(request, "none", "")
     result = {k: v for k, v in base.result.items() if k not in ("failed_stage", "reason")}
     result.update(status="scored", cis_score=outcome)
+    if vulnerabilities:
+        result["red_analysis"] = {"attack_successful": True, "vulnerability_count": len(vulnerabilities),
+                                  "max_severity": "high", "vulnerabilities": list(vulnerabilities)}
     return PlayedBattle(result, {}, base.attributes, None)
 
 
@@ -52,8 +61,9 @@ class ScriptedExecutor:
     name = "scripted"
 
     def __init__(self, score: Score, lose: Collection[tuple[str, str, int]] = (),
-                 hold_after: int | None = None) -> None:
+                 hold_after: int | None = None, findings: Findings = no_findings) -> None:
         self.score = score
+        self.findings = findings
         self.lose = set(lose)  # (agent, task, repeat) whose first attempt loses its worker
         self.hold_after = hold_after  # after this many JobFinished, wait for ``release``
         self.release = threading.Event()
@@ -92,7 +102,7 @@ class ScriptedExecutor:
                         pass
                     if self.interrupted.is_set():
                         return
-                done = JobDone(job, played(job, self.settings, self.home, self.score(job)))
+                done = JobDone(job, played(job, self.settings, self.home, self.score(job), self.findings(job)))
                 self.finished.append(job.battle_id)
                 yield self._event(JobFinished(done))
         finally:

@@ -21,7 +21,7 @@ from pilot_helpers import run, run_from_palette, shows, until
 from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor
 from scripted_engine import make_task
 from textual.pilot import Pilot
-from textual.widgets import Input, ProgressBar, SelectionList, Static, TextArea
+from textual.widgets import Input, ProgressBar, SelectionList, Static, TabbedContent, TextArea
 
 from ledger import Ledger
 from logomesh.campaign.plan import BattleJob, Settings
@@ -29,9 +29,11 @@ from logomesh.campaign.runner import campaign_battles
 from tui.app import ConsoleApp
 from tui.screens.campaign import CampaignScreen
 from tui.screens.help import HelpScreen
+from tui.widgets.campaign.findings_table import FindingsTable
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
 from tui.widgets.campaign.setup_form import CampaignSetupForm
+from tui.widgets.campaign.task_table import TaskTable
 from tui.widgets.form_values import FormError
 
 TASKS = ("task-a", "task-b")
@@ -363,4 +365,52 @@ def test_a_campaign_keeps_running_while_another_screen_is_shown(tmp_path: Path) 
             panel = screen.query_one(CampaignProgressPanel)
             assert panel.progress is not None and panel.progress.done == 4 and panel.status == "finished"
             assert [row[1:3] for row in shown_rows(screen)] == [("good", "0.800"), ("no-lock", "0.550")]
+    run(scenario)
+
+
+def race_findings(job: BattleJob) -> list[dict[str, object]]:
+    """no-lock loses updates under threads on every task; on task-b repeat 2 it also leaks a medium one."""
+    if job.agent.name != "no-lock":
+        return []
+    found: list[dict[str, object]] = [{"family": "race", "severity": "high", "cwe": "CWE-362",
+                                       "summary": f"lost update on {job.task_id}", "confirmations": 2}]
+    if (job.task_id, job.repeat) == ("task-b", 2):
+        found.append({"family": "resource", "severity": "medium", "cwe": "CWE-400", "summary": "unbounded growth",
+                      "confirmations": 2})
+    return found
+
+
+def test_the_per_task_and_findings_views_break_the_campaign_down(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(score, findings=race_findings)
+    app = make_app(tmp_path, executor)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await open_campaign(pilot, app, "good, no-lock")
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None and screen.settled)
+            await pilot.pause(0.1)
+            views = screen.query_one("#views", TabbedContent)
+            assert views.active == "view-leaders"
+
+            await pilot.press("v")
+            assert views.active == "view-tasks" and screen.query_one(TaskTable).has_focus
+            table = screen.query_one(TaskTable)
+            rows = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+            assert [row[:4] for row in rows] == [("task-a", "good", "2/2", "0.800"),
+                                                  ("task-a", "no-lock", "2/2", "0.600"),
+                                                  ("task-b", "good", "2/2", "0.800"),
+                                                  ("task-b", "no-lock", "2/2", "0.600")]
+            assert [row[6] for row in rows] == ["0", "2", "0", "3"]  # findings per cell
+
+            await pilot.press("v")
+            assert views.active == "view-findings"
+            found = screen.query_one(FindingsTable).findings
+            assert [(f.severity, f.task_id, f.repeat) for f in found] == [
+                ("high", "task-a", 1), ("high", "task-a", 2), ("high", "task-b", 1), ("high", "task-b", 2),
+                ("medium", "task-b", 2)]
+            assert str(views.get_tab("view-findings").label) == "Findings (5)"
+            await shows(pilot, app, ("CWE-400", "unbounded growth", "lost update on task-a"), "in the findings view")
+            await pilot.press("v")
+            assert views.active == "view-leaders"
     run(scenario)

@@ -9,22 +9,27 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Header
+from textual.widgets import Header, TabbedContent, TabPane
 
 from logomesh.campaign.executor import default_workers
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
 from logomesh.campaign.report import BattleRow, build_report
 from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignRunner, ExecutorFactory, local_executor
+from tui.findings import FindingRow, finding_rows
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
 from tui.screens.run_screen import RunScreen
+from tui.widgets.campaign.findings_table import FindingsTable
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
 from tui.widgets.campaign.setup_form import CampaignChoice, CampaignSetupForm
+from tui.widgets.campaign.task_table import TaskTable
 from tui.widgets.console_footer import ConsoleFooter
 
 DEFAULT_RED_BUDGET_S = 10.0
+# The views under the progress panel: (tab pane id, the id of its table).
+VIEWS = (("view-leaders", "#leaderboard"), ("view-tasks", "#task-table"), ("view-findings", "#findings-table"))
 
 
 def plan_for(choice: CampaignChoice) -> CampaignPlan:
@@ -39,6 +44,9 @@ class CampaignScreen(RunScreen):
     DEFAULT_CSS = """
     CampaignScreen.running CampaignSetupForm { display: none; }
     CampaignScreen.hide-form CampaignSetupForm { display: none; }
+    CampaignScreen #views { height: 1fr; }
+    CampaignScreen #views ContentSwitcher { height: 1fr; }
+    CampaignScreen #views TabPane { height: 1fr; padding: 0; }
     """
 
     runner: CampaignRunner
@@ -47,6 +55,7 @@ class CampaignScreen(RunScreen):
         Binding("ctrl+r", "start", "Start", priority=True),
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+n", "new_campaign", "Form"),
+        Binding("v", "next_view", "View"),
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec], executor_factory: ExecutorFactory = local_executor,
@@ -66,7 +75,13 @@ class CampaignScreen(RunScreen):
         yield Header()
         yield CampaignSetupForm(self.tasks, self.default_workers, id="setup")
         yield CampaignProgressPanel(id="progress")
-        yield Leaderboard(id="leaderboard")
+        with TabbedContent(id="views", initial="view-leaders"):
+            with TabPane("Leaderboard", id="view-leaders"):
+                yield Leaderboard(id="leaderboard")
+            with TabPane("Per task", id="view-tasks"):
+                yield TaskTable(id="task-table")
+            with TabPane("Findings", id="view-findings"):
+                yield FindingsTable(id="findings-table")
         yield ConsoleFooter()
 
     @property
@@ -84,6 +99,13 @@ class CampaignScreen(RunScreen):
     def action_new_campaign(self) -> None:
         self.toggle_form()
 
+    def action_next_view(self) -> None:
+        """Leaderboard → per task → findings → leaderboard; the view's table takes the focus."""
+        views = self.query_one("#views", TabbedContent)
+        order = [pane for pane, _ in VIEWS]
+        views.active = order[(order.index(views.active) + 1) % len(order)] if views.active in order else order[0]
+        self.query_one(dict(VIEWS)[views.active]).focus()
+
     # starting and ending
 
     @on(CampaignSetupForm.CampaignRequested)
@@ -100,6 +122,8 @@ class CampaignScreen(RunScreen):
         self.last_ending = None
         self.query_one(CampaignProgressPanel).begin(plan.campaign_id)
         self.query_one(Leaderboard).show([], [(agent.name, 0) for agent in plan.agents])
+        self.query_one(TaskTable).show([])
+        self._show_findings([])
         self.add_class("running")
         self.runner.start(plan, choice.workers)
         self.query_one(Leaderboard).focus()
@@ -154,7 +178,9 @@ class CampaignScreen(RunScreen):
         for battle in report.battles:
             if battle.agent in battles:
                 battles[battle.agent] += 1
-        self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows)))
+        findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat, row.result) for row in rows])
+        self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows),
+                                              cells=report.cells, findings=findings))
 
     @on(LeaderboardComputed)
     def _ranked(self, message: LeaderboardComputed) -> None:
@@ -163,5 +189,11 @@ class CampaignScreen(RunScreen):
             self.notify(f"the leaderboard could not be built: {message.error}", severity="error", timeout=8)
         else:
             self.query_one(Leaderboard).show(message.ranked, message.unranked, message.battles)
+            self.query_one(TaskTable).show(message.cells)
+            self._show_findings(message.findings)
         if self._stale:
             self._rank()
+
+    def _show_findings(self, findings: Sequence[FindingRow]) -> None:
+        self.query_one(FindingsTable).show(findings)
+        self.query_one("#views", TabbedContent).get_tab("view-findings").label = f"Findings ({len(findings)})"

@@ -10,11 +10,11 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.findings import SEVERITY_STYLE, findings_of
 from tui.ledger_source import EntryDetail
 
 COMPONENT_KEYS = (("R", "rationale", "rationale_score"), ("A", "architecture", "architecture_score"),
                   ("T", "testing", "testing_score"), ("L", "logic", "logic_score"))
-SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
 CODE_THEME = "monokai"
 
 
@@ -28,12 +28,6 @@ def _suite(result: Mapping[str, Any], name: str) -> str:
     if not isinstance(counts, dict) or not counts.get("total"):
         return f"{name} tests: none run"
     return f"{name} tests {counts.get('passed', 0)}/{counts.get('total', 0)} passed"
-
-
-def _findings(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    analysis = result.get("red_analysis")
-    found = analysis.get("vulnerabilities") if isinstance(analysis, dict) else None
-    return [f for f in found if isinstance(f, dict)] if isinstance(found, list) else []
 
 
 def render_summary(detail: EntryDetail) -> Text:
@@ -60,7 +54,7 @@ def render_summary(detail: EntryDetail) -> Text:
         text.append(f" × (1 − red {red or 0.0:.3f}) × intent {intent if intent is not None else 1.0:.3f}")
         text.append(f" = CIS {row.cis:.3f}\n", style="bold")
     text.append(f"{_suite(result, 'hidden')} · {_suite(result, 'purple')}\n\n")
-    findings = _findings(result)
+    findings = findings_of(result)
     text.append(f"findings ({len(findings)})\n", style="bold cyan")
     if not findings:
         text.append("  none confirmed\n", style="dim")

@@ -1,0 +1,54 @@
+"""The campaign per task: each task × agent cell with its battles, mean CIS and interval, hidden tests, findings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from logomesh.campaign.report import Cell
+
+COLUMNS = ("task", "agent", "done", "mean CIS", "95% CI", "hidden", "findings", "failed")
+NONE = "—"
+
+
+def cell_cells(cell: Cell) -> tuple[str, ...]:
+    mean = f"{cell.mean_cis:.3f}" if cell.mean_cis is not None else NONE
+    interval = (f"{cell.ci_low:.3f}–{cell.ci_high:.3f}" if cell.ci_low is not None and cell.ci_high is not None
+                else NONE)
+    hidden = f"{cell.hidden_passed}/{cell.hidden_total}" if cell.hidden_total else NONE
+    failed = cell.agent_failed + cell.infra_failed
+    return (cell.task_id, cell.agent, f"{cell.recorded}/{cell.planned}", mean, interval, hidden, str(cell.findings),
+            str(failed))
+
+
+class TaskTable(DataTable[str | Text]):
+    """The screen calls ``show``; tests read ``cells``."""
+
+    DEFAULT_CSS = """
+    TaskTable { height: 1fr; border: round $primary 50%; border-title-color: $text-muted;
+                scrollbar-size-vertical: 1; }
+    TaskTable:focus { border: round $primary; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.cells: list[Cell] = []
+
+    def on_mount(self) -> None:
+        self.border_title = "Per task  (task × agent)"
+        for name in COLUMNS:
+            self.add_column(name, key=name)
+
+    def show(self, cells: Sequence[Cell]) -> None:
+        self.cells = sorted(cells, key=lambda c: (c.task_id, c.agent))
+        cursor = self.cursor_row
+        self.clear()
+        for cell in self.cells:
+            values = cell_cells(cell)
+            findings = Text(values[6], style="bold red" if cell.findings else "dim")
+            self.add_row(Text(values[0], style="bold"), *values[1:6], findings, values[7],
+                         key=f"{cell.task_id}\0{cell.agent}")
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1))
