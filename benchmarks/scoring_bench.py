@@ -9,6 +9,8 @@ Figures:
                  (median, mean, p95, max, and the process CPU time); sandbox and red agent excluded
   window         one full 254-token window through the encoder on 1 thread and on the default
                  thread count, interleaved in the same run (the thread count never changes the bytes)
+  reference      the intent check's reference set (library + 164 HumanEval prompts) in a fresh process:
+                 built from the disk cache, and the intent check alone per submission (part of score_warm)
 Targets from the issue: model load < 3 s; scoring < 150 ms per submission once the model is loaded.
 """
 
@@ -85,6 +87,43 @@ def scoring(repeat: int) -> tuple[list[float], list[float], list[float], int]:
     return cold, warm, cpu, len(cases)
 
 
+REFERENCE_SCRIPT = (
+    "import time; from logomesh.scoring.rationale import load_model; load_model(); "
+    "from logomesh.scoring import DEFAULT_CONFIG; from logomesh.scoring.reference import reference_for; "
+    "from logomesh.tasks import load_task; task = load_task('rate-limiter'); "
+    "reference_for(task, DEFAULT_CONFIG); "  # fills the disk cache if it is empty
+    "from logomesh.scoring import reference; reference._SETS.clear(); t = time.perf_counter(); "
+    "reference_for(task, DEFAULT_CONFIG); print(time.perf_counter() - t)"
+)
+
+
+def reference_load(repeat: int) -> list[float]:
+    """Seconds to build the reference set from the disk cache, in fresh processes (first use in a process)."""
+    out = []
+    for _ in range(repeat):
+        run = subprocess.run([sys.executable, "-c", REFERENCE_SCRIPT], capture_output=True, text=True, check=True,
+                             cwd=ROOT)
+        out.append(float(run.stdout.strip()))
+    return out
+
+
+def intent_times(repeat: int) -> list[float]:
+    """Seconds for the intent check alone (one product with the reference matrix), per labelled submission."""
+    from logomesh.scoring import DEFAULT_CONFIG
+    from logomesh.scoring.intent import intent_check
+    from logomesh.scoring.rationale import rationale_score
+
+    scored = [(task, rationale_score(task, task.labelled_submission(n).submission.source, DEFAULT_CONFIG))
+              for task in _tasks() for n in task.submission_names()]
+    out = []
+    for _ in range(repeat):
+        for task, r in scored:
+            start = time.perf_counter()
+            intent_check(task, r.code, r.intent, r.score, DEFAULT_CONFIG)
+            out.append(time.perf_counter() - start)
+    return out
+
+
 def window_times(repeat: int) -> tuple[list[float], list[float], int]:
     """Seconds per full window on one thread and on the default count, alternating so both see the same host."""
     from logomesh.scoring.minilm import MiniLM, model_root
@@ -111,6 +150,8 @@ def main() -> None:
     loads = model_load(args.repeat)
     cold, warm, cpu, n = scoring(args.repeat)
     one, many, threads = window_times(args.repeat)
+    references = reference_load(args.repeat)
+    checks = intent_times(args.repeat)
     warm_sorted = sorted(warm)
     figures: dict[str, Any] = {
         "model_load_s": statistics.median(loads),
@@ -123,6 +164,9 @@ def main() -> None:
         "window_ms_1_thread": 1000 * statistics.median(one),
         "window_ms_default_threads": 1000 * statistics.median(many),
         "encoder_threads": threads,
+        "reference_load_ms_median": 1000 * statistics.median(references),
+        "intent_check_ms_median": 1000 * statistics.median(checks),
+        "intent_check_ms_max": 1000 * max(checks),
         "load_average_1min": os.getloadavg()[0],
         "submissions": n,
     }
@@ -143,6 +187,9 @@ def main() -> None:
     print(f"score, warm CPU     median {f['score_warm_cpu_ms_median']:.1f} ms (process CPU, all threads)")
     print(f"encoder window      {f['window_ms_1_thread']:.1f} ms on 1 thread,"
           f" {f['window_ms_default_threads']:.1f} ms on {threads} (254 tokens, median, side by side)")
+    print(f"intent check        {f['intent_check_ms_median']:.2f} ms median, {f['intent_check_ms_max']:.2f} ms max"
+          f" (included in score, warm); reference set from the disk cache {f['reference_load_ms_median']:.0f} ms"
+          f" once per process")
     print(f"host load average   {f['load_average_1min']:.1f} (figures above are wall clock; compare with care)")
 
 

@@ -126,6 +126,7 @@ def calibrate(
     from logomesh.sandbox import SandboxUnavailable, open_sandbox
     from logomesh.scoring.calibration import calibrate as run_calibration
     from logomesh.scoring.calibration import sandbox_scorer, table
+    from logomesh.scoring.humaneval_intent import evaluate, summary
     from logomesh.tasks import TaskError, all_tasks, load_task
 
     _check_red_budget(red_budget)
@@ -149,10 +150,15 @@ def calibrate(
             report = run_calibration(specs, scorer, lambda t: print(f"calibrating {t}", file=sys.stderr), library)
     except SandboxUnavailable as exc:
         fail(str(exc))
+    print("checking the intent on HumanEval's canonical solutions", file=sys.stderr)
+    humaneval = evaluate(library, config)
+    ok = report.ok and humaneval.ok
     if as_json:
-        print(json.dumps({"ok": report.ok, "rows": [row.to_json() for row in report.rows]}, indent=2,
-                         sort_keys=True))
+        print(json.dumps({"ok": ok, "rows": [row.to_json() for row in report.rows],
+                          "humaneval": humaneval.to_json()}, indent=2, sort_keys=True))
     else:
         print(table(report))
-    if not report.ok:
+        print()
+        print(summary(humaneval))
+    if not ok:
         raise typer.Exit(EXIT_ERROR)

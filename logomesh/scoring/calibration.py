@@ -1,10 +1,12 @@
 """Calibration: does the CIS order every task's labelled submissions the way the labels say?
 
-For each task: the good submission must outscore each other labelled one;
-off-intent code, meaning a valid program for a different task (the good
-submission of every other task in the library), must take the intent penalty
-and stay below the good one; and the task's description pasted into a
-docstring above a flawed submission must not beat the good one.
+For each task: the good submission must not take the intent penalty and must
+outscore each other labelled one; off-intent code, meaning a valid program for
+a different task (the good submission of every other task in the library),
+must take the intent penalty and stay below the good one; and the task's
+description pasted into a docstring above a flawed submission must not beat
+the good one. ``humaneval_intent.py`` runs the same intent check on code the
+library has never seen.
 
 The library's own ``off-intent`` submissions are same-API reinterpretations of
 the task (a TTL cache named ``LRUCache``); their embeddings are as close to the
@@ -96,7 +98,7 @@ def calibrate_task(task: TaskSpec, others: Sequence[TaskSpec], scorer: Scorer) -
     labelled = {name: task.labelled_submission(name) for name in names}
     cards = {name: scorer(task, item.submission).result_fields() for name, item in labelled.items()}
     good = cards[GOOD]["cis_score"]
-    rows = [Row(task.id, GOOD, GOOD, cards[GOOD], ())]
+    rows = [Row(task.id, GOOD, GOOD, cards[GOOD], (("no intent penalty", cards[GOOD]["intent_penalty"] == 1.0),))]
     for name in names:
         if name == GOOD:
             continue

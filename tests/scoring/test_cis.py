@@ -58,6 +58,9 @@ def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSp
     assert fields["llm_adjustments"]["status"] == "disabled"
     assert all(round(f, 4) == f for f in floats(fields))
     assert len(card.intent_vector) == 384
+    intent = fields["components"]["intent"]
+    assert intent["reasons"] == [] and intent["margin"] > 0 and len(intent["reference_sha256"]) == 64
+    assert intent["distractors"] >= 164 and intent["nearest_distractor"] != "task:rate-limiter"
 
 
 def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: MiniLM, rate_limiter: TaskSpec) -> None:
@@ -67,7 +70,10 @@ def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: Min
     card = score_submission(rate_limiter, unrelated, suite(0, 16), None, [], emit=events.append)
     r = card.rationale.score
     assert r < DEFAULT_CONFIG.intent_threshold
-    assert card.intent_penalty == pytest.approx(0.30 + 0.70 * r / 0.35)
+    assert card.intent.own == pytest.approx(card.rationale.cosine)
+    assert card.intent.margin < 0  # a CSV reader is nearer some other intent than a rate limiter
+    by_margin = max(0.0, 1 + card.intent.margin / DEFAULT_CONFIG.intent_span)
+    assert card.intent_penalty == pytest.approx(0.30 + 0.70 * min(r / 0.35, by_margin))
     assert [e.name for e in events if isinstance(e, PenaltyApplied)] == ["intent"]
     assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from logomesh.findings import Finding
-from logomesh.scoring.cis import confirmed, intent_penalty, red_penalty
+from logomesh.scoring.cis import confirmed, red_penalty
 from logomesh.scoring.config import DEFAULT_CONFIG, LogicWeights
+from logomesh.scoring.intent import penalty_factor
 from logomesh.scoring.logic import complexity_facts, logic_anchor
 from logomesh.scoring.testing import MutantReport, score_testing
 
@@ -49,8 +50,24 @@ def test_only_confirmed_findings_count() -> None:
 
 
 @pytest.mark.parametrize(("r", "expected"), [(0.0, 0.30), (0.175, 0.65), (0.35, 1.0), (0.9, 1.0), (0.349, 0.998)])
-def test_intent_penalty_is_linear_below_the_threshold(r: float, expected: float) -> None:
-    assert intent_penalty(r, DEFAULT_CONFIG) == pytest.approx(expected, abs=1e-3)
+def test_intent_penalty_is_linear_below_the_floor_when_the_own_intent_is_nearest(r: float, expected: float) -> None:
+    factor, reasons = penalty_factor(r, 0.2, DEFAULT_CONFIG)
+    assert factor == pytest.approx(expected, abs=1e-3)
+    assert bool(reasons) == (expected < 1.0)
+
+
+@pytest.mark.parametrize(("margin", "expected"), [(0.0, 1.0), (0.3, 1.0), (-0.025, 0.65), (-0.05, 0.30), (-0.4, 0.30)])
+def test_intent_penalty_ramps_down_when_another_intent_is_nearer(margin: float, expected: float) -> None:
+    """Margin 0 and span 0.05 (the defaults): the full penalty once another intent is nearer by 0.05."""
+    factor, reasons = penalty_factor(0.8, margin, DEFAULT_CONFIG)
+    assert factor == pytest.approx(expected, abs=1e-9)
+    assert bool(reasons) == (expected < 1.0)
+
+
+def test_the_worse_of_the_two_terms_sets_the_intent_penalty() -> None:
+    factor, reasons = penalty_factor(0.0875, -0.0125, DEFAULT_CONFIG)  # R term 0.25, margin term 0.75
+    assert factor == pytest.approx(0.30 + 0.70 * 0.25)
+    assert len(reasons) == 2
 
 
 def test_logic_anchor_is_one_for_clean_tested_code_and_lists_each_part() -> None:
