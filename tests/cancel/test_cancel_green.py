@@ -14,9 +14,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -72,7 +73,7 @@ async def _assess_then_cancel(green_url: str, request: dict[str, Any], when: str
         card = await A2ACardResolver(http, green_url).get_agent_card()
         client = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
         message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[new_data_part(request)])
-        stream = client.send_message(SendMessageRequest(message=message))
+        stream = cast(AsyncGenerator[StreamResponse, None], client.send_message(SendMessageRequest(message=message)))
         task_id = ""
         async for event in stream:
             task_id = task_id or _task_id(event)
