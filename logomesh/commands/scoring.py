@@ -85,7 +85,7 @@ def score(
     except SandboxUnavailable as exc:
         fail(str(exc))
     card = score_submission(spec, sub, facts.hidden, facts.purple, facts.findings, config=config,
-                            mutants=facts.mutants)
+                            mutants=facts.mutants, red=facts.red)
     result: dict[str, Any] = {"task_id": spec.id, **card.result_fields(), "status": "scored",
                               "red_enabled": not no_red}
     digest = canonical_sha256(result)

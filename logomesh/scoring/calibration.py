@@ -86,7 +86,7 @@ def sandbox_scorer(box: Sandbox, *, red: bool, red_budget_s: float, seed: int,
         facts = measure(task, submission, box, red=red, red_budget_s=red_budget_s, seed=seed,
                         variants=variants[task.id])
         return score_submission(task, submission, facts.hidden, facts.purple, facts.findings, config=config,
-                                mutants=facts.mutants)
+                                mutants=facts.mutants, red=facts.red)
 
     return score
 

@@ -18,7 +18,7 @@ from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.intent import IntentCheck, intent_check
-from logomesh.scoring.logic import Logic, logic_anchor
+from logomesh.scoring.logic import Logic, RedCoverage, logic_anchor
 from logomesh.scoring.rationale import Rationale, rationale_score
 from logomesh.scoring.testing import MutantReport, Testing, score_testing, suite_counts
 
@@ -130,8 +130,14 @@ def score_submission(
     battle_id: str = "",
     emit: EventSink = discard,
     mutants: MutantReport | None = None,
+    red: RedCoverage | None = None,
 ) -> ScoreCard:
-    """Score one submission from the facts the sandbox and the red agent measured."""
+    """Score one submission from the facts the sandbox and the red agent measured.
+
+    ``red`` says whether the red agent ran and how many probes reached the code; without it (or with
+    no probe reaching the code) and without a confirmed finding, L's probe part is not measured and
+    scores 0 (``logic.py``).
+    """
     source = submission.source
     rationale = rationale_score(task, source, config)
     emit(ScoreComponent(battle_id, "rationale", rationale.score, {"cosine": rationale.cosine,
@@ -142,7 +148,7 @@ def score_submission(
     testing = score_testing(hidden, config)
     emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
     real = confirmed(findings, config)
-    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic)
+    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, red)
     emit(ScoreComponent(battle_id, "logic", logic.score, {"parts": dict(logic.parts)}))
 
     anchors = {"rationale": rationale.score, "architecture": architecture.score, "logic": logic.score}
@@ -151,7 +157,7 @@ def score_submission(
     final["testing"] = testing.score
     cis_raw = combine(final, config)
 
-    red, levels = red_penalty(real, config)
+    penalty, levels = red_penalty(real, config)
     for level, factor in levels:
         count = sum(1 for f in real if f.severity == level)
         emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
@@ -160,8 +166,8 @@ def score_submission(
         emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
     return ScoreCard(
         config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
-        anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=red,
-        intent_penalty=intent.penalty, intent=intent, cis_score=cis_raw * (1.0 - red) * intent.penalty,
+        anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=penalty,
+        intent_penalty=intent.penalty, intent=intent, cis_score=cis_raw * (1.0 - penalty) * intent.penalty,
         findings=tuple(real),
         hidden=hidden, purple=purple, mutants=mutants,
     )  # fmt: skip

@@ -11,6 +11,14 @@ Four parts, each in [0, 1], combined with the weights of ``LogicWeights``:
   when the task has none, a static fact: does the code raise or guard at all.
 - ``purple_tests``: the purple tests' pass rate on the submission times the
   share of flawed variants they catch (or a fixed 0.5 when none were tried).
+
+Absence is not quality: a part that could not be measured scores 0, never 1,
+and ``facts`` says why (``<part>_not_measured``). ``probes`` is measured only
+when a confirmed finding shows a probe reached the code, or when the red agent
+ran (``RedCoverage``) and at least one of its probes reached the code without
+a harness error, and the hidden suite imported the code (a suite-level error
+means nothing could reach it). ``invalid_input`` is measured only when the
+hidden suite ran (no suite-level error, not tampered, at least one test).
 """
 
 from __future__ import annotations
@@ -32,6 +40,22 @@ INVALID_INPUT_WORDS = ("invalid", "error", "raise", "reject", "bad", "negative",
 _BRANCHES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.ExceptHandler, ast.Assert, ast.comprehension,
              ast.match_case)
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+@dataclass(frozen=True)
+class RedCoverage:
+    """What the red agent measured: whether it ran, and how many probes reached the code."""
+
+    ran: bool
+    probes_reached: int = 0
+
+    @classmethod
+    def from_stats(cls, stats: dict[str, Any]) -> RedCoverage:
+        """From ``RedReport.stats``: probes run minus those that ended in a harness error."""
+        return cls(True, max(0, int(stats.get("probes", 0)) - int(stats.get("harness_errors", 0))))
+
+
+RED_NOT_RUN = RedCoverage(ran=False)
 
 
 @dataclass(frozen=True)
@@ -84,10 +108,29 @@ def _complexity_part(tree: ast.Module | None, weights: LogicWeights) -> tuple[fl
                                        "nesting": nest, "nesting_budget": weights.nesting_budget}
 
 
-def _probes_part(findings: Sequence[Finding], weights: LogicWeights) -> tuple[float, dict[str, Any]]:
+def _probes_unmeasured(hidden: SuiteRun, red: RedCoverage | None) -> str:
+    """Why the probes measured nothing ("" when they did); a confirmed finding is checked by the caller."""
+    if not suite_valid(hidden):
+        return "the hidden suite did not run the code (import failed, entry point missing, or no test)"
+    if red is None:
+        return "the caller did not report whether the red agent ran"
+    if not red.ran:
+        return "the red agent did not run"
+    if red.probes_reached == 0:
+        return "no probe reached the code"
+    return ""
+
+
+def _probes_part(findings: Sequence[Finding], hidden: SuiteRun, red: RedCoverage | None,
+                 weights: LogicWeights) -> tuple[float, dict[str, Any]]:
     costs = dict(weights.probe_severity_cost)
     spent = sum(costs.get(f.severity, 0.0) for f in findings)
-    return max(0.0, 1.0 - spent), {"confirmed_findings": len(findings)}
+    facts: dict[str, Any] = {"confirmed_findings": len(findings)}
+    if not findings:
+        why = _probes_unmeasured(hidden, red)
+        if why:
+            return 0.0, facts | {"probes_not_measured": why}
+    return max(0.0, 1.0 - spent), facts
 
 
 def _guards(tree: ast.Module) -> bool:
@@ -101,8 +144,10 @@ def _guards(tree: ast.Module) -> bool:
 
 
 def _invalid_input_part(tree: ast.Module | None, hidden: SuiteRun) -> tuple[float, dict[str, Any]]:
+    if not suite_valid(hidden):
+        return 0.0, {"invalid_input_source": None, "invalid_input_not_measured": "the hidden suite did not run"}
     relevant = [o for o in hidden.outcomes if any(w in o.name.lower() for w in INVALID_INPUT_WORDS)]
-    if relevant and suite_valid(hidden):
+    if relevant:
         passed = sum(1 for o in relevant if o.status == "passed")
         return passed / len(relevant), {"invalid_input_source": "hidden tests", "invalid_input_tests": len(relevant),
                                         "invalid_input_passed": passed}
@@ -131,12 +176,13 @@ def logic_anchor(
     findings: Sequence[Finding],
     mutants: MutantReport | None,
     weights: LogicWeights,
+    red: RedCoverage | None = None,
 ) -> Logic:
     tree, _ = parse_source(source)
     facts: dict[str, Any] = {}
     parts: dict[str, float] = {}
     for name, (value, detail) in (
-        ("probes", _probes_part(findings, weights)),
+        ("probes", _probes_part(findings, hidden, red, weights)),
         ("complexity", _complexity_part(tree, weights)),
         ("invalid_input", _invalid_input_part(tree, hidden)),
         ("purple_tests", _purple_part(purple, mutants, weights)),

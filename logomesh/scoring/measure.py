@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from logomesh.events import EventSink, discard
 from logomesh.findings import Finding
+from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
 from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, run_mutants
 
 if TYPE_CHECKING:
@@ -25,15 +26,16 @@ class Measured:
     purple: SuiteRun | None
     mutants: MutantReport | None
     findings: tuple[Finding, ...]
+    red: RedCoverage = RED_NOT_RUN
 
 
 def red_findings(
     task: TaskSpec, source: str, box: Sandbox, budget_s: float, seed: int, battle_id: str, emit: EventSink
-) -> tuple[Finding, ...]:
+) -> tuple[tuple[Finding, ...], RedCoverage]:
     from logomesh.red import attack
 
     report = attack(task, source, box, budget_s=budget_s, seed=seed, battle_id=battle_id, emit=emit)
-    return tuple(report.findings)
+    return tuple(report.findings), RedCoverage.from_stats(report.stats)
 
 
 def measure(
@@ -55,5 +57,7 @@ def measure(
     if submission.tests.strip():
         purple = box.run_suite(submission.source, {PURPLE_TEST_FILE: submission.tests}, timeout_s=60.0)
         mutants = run_mutants(box, task, submission.tests, variants)
-    findings = red_findings(task, submission.source, box, red_budget_s, seed, battle_id, emit) if red else ()
-    return Measured(hidden, purple, mutants, findings)
+    if not red:
+        return Measured(hidden, purple, mutants, ())
+    findings, coverage = red_findings(task, submission.source, box, red_budget_s, seed, battle_id, emit)
+    return Measured(hidden, purple, mutants, findings, coverage)

@@ -6,7 +6,8 @@ timeout) or that the harness caught tampering with counts as a 0 % pass rate.
 
 The purple agent's tests never enter T. They are reported separately, with a
 mutation-style measure of whether they test anything: how many of the task's
-flawed variants (labelled submissions with ``behaviour_defect``) they reject.
+flawed variants (labelled submissions with ``behaviour_defect``) they reject;
+a run that failed to import rejects nothing.
 """
 
 from __future__ import annotations
@@ -88,11 +89,15 @@ def flawed_variants(task: TaskSpec) -> dict[str, str]:
 def run_mutants(
     box: Sandbox, task: TaskSpec, purple_tests: str, variants: Mapping[str, str] | None = None, timeout_s: float = 30.0
 ) -> MutantReport:
-    """Run the purple tests against every flawed variant; a variant is caught when any test fails."""
+    """Run the purple tests against every flawed variant; a variant is caught when a test ran and did not pass.
+
+    A suite-level error (the tests or the variant failed to import, the whole run timed out) catches
+    nothing: tests that never ran measured nothing about the variant.
+    """
     caught: list[str] = []
     missed: list[str] = []
     for name, source in sorted((variants if variants is not None else flawed_variants(task)).items()):
         run = box.run_suite(source, {PURPLE_TEST_FILE: purple_tests}, timeout_s=timeout_s)
-        rejected = run.error is not None or run.failed > 0
+        rejected = run.error is None and run.failed > 0
         (caught if rejected else missed).append(name)
     return MutantReport(tuple(caught), tuple(missed))

@@ -102,3 +102,21 @@ def test_calibrate_prints_the_table_and_good_beats_behaviour_defects() -> None:
         if row["name"] in ("fixed-window", "counts-rejected", "pasted-docstring"):
             assert row["cis_score"] < good["cis_score"], row
     assert {r["name"] for r in rows} >= {"good", "off-intent", "pasted-docstring"}
+
+
+@pytest.mark.docker
+def test_purple_tests_that_fail_to_import_catch_no_flawed_variant() -> None:
+    """A suite that never ran measured nothing: before, its import error counted as catching every variant."""
+    from logomesh.sandbox import open_sandbox
+    from logomesh.scoring.testing import flawed_variants, run_mutants
+    from logomesh.tasks import load_task
+
+    task = load_task("rate-limiter")
+    broken = "import unittest\nfrom solution import NoSuchName\n\nclass T(unittest.TestCase):\n" \
+             "    def test_x(self):\n        self.assertTrue(NoSuchName)\n"
+    real = task.labelled_submission("good").submission.tests
+    with open_sandbox("docker") as box:
+        nothing = run_mutants(box, task, broken)
+        something = run_mutants(box, task, real)
+    assert nothing.caught == () and nothing.total == len(flawed_variants(task)) > 0
+    assert len(something.caught) >= 1  # the same variants are catchable by tests that run

@@ -8,7 +8,7 @@ from logomesh.findings import Finding
 from logomesh.scoring.cis import confirmed, red_penalty
 from logomesh.scoring.config import DEFAULT_CONFIG, LogicWeights
 from logomesh.scoring.intent import penalty_factor
-from logomesh.scoring.logic import complexity_facts, logic_anchor
+from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage, complexity_facts, logic_anchor
 from logomesh.scoring.testing import MutantReport, score_testing
 
 from .runs import suite
@@ -73,8 +73,10 @@ def test_the_worse_of_the_two_terms_sets_the_intent_penalty() -> None:
 def test_logic_anchor_is_one_for_clean_tested_code_and_lists_each_part() -> None:
     hidden = suite(3, 0, names=("t.T.test_invalid_capacity", "t.T.test_a", "t.T.test_b"))
     purple = suite(4, 0)
-    logic = logic_anchor(CLEAN, hidden, purple, [], MutantReport(("a", "b"), ()), LogicWeights())
+    logic = logic_anchor(CLEAN, hidden, purple, [], MutantReport(("a", "b"), ()), LogicWeights(),
+                         RedCoverage(ran=True, probes_reached=12))
     assert logic.parts == {"probes": 1.0, "complexity": 1.0, "invalid_input": 1.0, "purple_tests": 1.0}
+    assert "probes_not_measured" not in logic.facts
     assert logic.score == pytest.approx(1.0)
     assert logic.facts["invalid_input_source"] == "hidden tests"
     assert logic.facts["flawed_caught"] == 2
@@ -117,3 +119,43 @@ def test_complexity_is_measured_against_the_budget() -> None:
     assert logic.parts["complexity"] == pytest.approx((10 / 20 + 1.0) / 2)
     broken = logic_anchor("def f(:\n", suite(1), None, [], None, LogicWeights())
     assert broken.parts["complexity"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("hidden_error", "red", "why"),
+    [
+        (None, None, "did not report whether the red agent ran"),
+        (None, RED_NOT_RUN, "red agent did not run"),
+        (None, RedCoverage(ran=True, probes_reached=0), "no probe reached the code"),
+        ("ImportError: cannot import name 'RateLimiter'", RedCoverage(True, 9), "did not run the code"),
+    ],
+)
+def test_probes_that_measured_nothing_score_zero_not_one(
+    hidden_error: str | None, red: RedCoverage | None, why: str
+) -> None:
+    """Absence is not quality: no finding because nothing was probed is not a clean bill."""
+    hidden = suite(3, error=hidden_error)
+    logic = logic_anchor(CLEAN, hidden, suite(2), [], None, LogicWeights(), red)
+    assert logic.parts["probes"] == 0.0
+    assert why in logic.facts["probes_not_measured"]
+    measured = logic_anchor(CLEAN, suite(3), suite(2), [], None, LogicWeights(), RedCoverage(True, 1))
+    assert measured.parts["probes"] == 1.0
+
+
+def test_a_confirmed_finding_is_proof_the_probes_reached_the_code() -> None:
+    logic = logic_anchor(CLEAN, suite(3), None, [finding("low")], None, LogicWeights(), None)
+    assert logic.parts["probes"] == pytest.approx(0.90)
+    assert "probes_not_measured" not in logic.facts
+
+
+def test_invalid_input_is_not_measured_when_the_hidden_suite_did_not_run() -> None:
+    """Before, an import failure fell back to the static fact and could score 1.0."""
+    for hidden in (suite(0, 3, error="ImportError: no module named solution"), suite(0), suite(2, tampered=True)):
+        logic = logic_anchor(CLEAN, hidden, None, [], None, LogicWeights(), RedCoverage(True, 5))
+        assert logic.parts["invalid_input"] == 0.0
+        assert logic.facts["invalid_input_not_measured"] == "the hidden suite did not run"
+
+
+def test_red_coverage_from_the_red_report_counts_probes_without_harness_errors() -> None:
+    assert RedCoverage.from_stats({"probes": 7, "harness_errors": 2}) == RedCoverage(True, 5)
+    assert RedCoverage.from_stats({"probes": 0, "stopped_because": "source does not parse"}).probes_reached == 0
