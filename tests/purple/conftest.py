@@ -33,10 +33,12 @@ def write_task_library(root: Path) -> Path:
         encoding="utf-8",
     )
     (task / "hidden" / "test_add.py").write_text(
-        "import unittest\nfrom solution import add\n\n\nclass H(unittest.TestCase):\n"
-        "    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n",
+        "from observe import see\nfrom solution import add\n\n\nclass TestH:\n"
+        "    def test_small(self):\n        see(add(1, 2))\n",
         encoding="utf-8",
     )
+    (task / "reference").mkdir()
+    (task / "reference" / "solution.py").write_text(GOOD["sourceCode"], encoding="utf-8")
     (task / "submissions" / "good.json").write_text(json.dumps(GOOD), encoding="utf-8")
     (task / "submissions" / "bad.json").write_text(json.dumps(BAD), encoding="utf-8")
     return root
