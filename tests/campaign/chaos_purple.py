@@ -45,7 +45,7 @@ HOSTILE = (
 class ChaosExecutor(MockExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None
-        if self.responses.lookup(battle_id_of(context.message)).strip() == HANG:
+        if self.responses.lookup(battle_id_of(context.message)).text.strip() == HANG:
             await asyncio.sleep(HANG_SECONDS)
         await super().execute(context, event_queue)
 

@@ -71,7 +71,7 @@ def test_unknown_battle_id_is_a_jsonrpc_error(mock_server: RunningServer, adder:
     with pytest.raises(PurpleRPCError, match=r"-32602.*unknown battle_id 'adder:nope'"):
         request_submission(mock_server.url, adder, "adder:nope")
     with pytest.raises(PurpleRPCError, match="unknown battle_id"):
-        request_submission(mock_server.url, adder, "no-such-battle", protocol="0.3")
+        request_submission(mock_server.url, adder, "no-such-task:good", protocol="0.3")
 
 
 def test_unknown_protocol_is_a_usage_error(mock_server: RunningServer, adder: TaskSpec) -> None:

@@ -43,6 +43,15 @@ def test_mock_server_process_serves_a_battle(task_lib: Path, adder: TaskSpec) ->
         assert found, line
         exchange = request_submission(found.group(1), adder, "adder:good:cli", total_timeout_s=30)
         assert exchange.submission.source == adder.labelled_submission("good").submission.source
+        assert b"names no variant" not in exchange.response_bytes
+        flawed = request_submission(found.group(1), adder, "adder:bad:cli", total_timeout_s=30)
+        assert flawed.submission.source == adder.labelled_submission("bad").submission.source
+        # a battle_id that names no variant (the green agent's default ids) gets the task's good submission
+        default = request_submission(found.group(1), adder, "adder-5f0c", total_timeout_s=30, stream=True)
+        assert default.submission.source == adder.labelled_submission("good").submission.source
+        note = "battle_id 'adder-5f0c' names no variant (TASK:VARIANT): served the 'good' submission of task 'adder'"
+        assert note.encode() in default.response_bytes  # said in the answer itself
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+    assert note in proc.stderr.read()  # and to whoever runs the server (read once it stopped: cannot block)
