@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, JsonOption, SandboxOption, fail
+from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, JsonOption, SandboxOption, fail
 
 if TYPE_CHECKING:
     from logomesh.scoring.config import ScoringConfig
@@ -77,7 +77,7 @@ def score(
     try:
         spec = load_task(task)
     except TaskError as exc:
-        fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     sub = _read_submission(submission)
     try:
         with open_sandbox(sandbox) as box:
