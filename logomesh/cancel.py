@@ -95,7 +95,9 @@ def abandon_on_cancel(work: Callable[[], T], token: CancelToken, name: str = "lo
     """``work()`` on a thread of its own: its value, or ``Cancelled`` as soon as ``token`` is cancelled.
 
     A cancelled ``work`` is left to finish on its own: use it only for work that computes and holds
-    nothing outside the process (scoring), never for work that must be stopped (a sandbox run).
+    nothing outside the process (scoring), never for work that must be stopped (a sandbox run). Its
+    thread is not a daemon, so the interpreter waits for it at exit: a native library killed mid-call
+    at exit aborts the process (ONNX Runtime did: "terminate called without an active exception").
     """
     token.check()
     outcome: dict[str, Any] = {}
@@ -110,7 +112,7 @@ def abandon_on_cancel(work: Callable[[], T], token: CancelToken, name: str = "lo
             done.set()
 
     with token.hook(done.set):
-        threading.Thread(target=run, daemon=True, name=name).start()
+        threading.Thread(target=run, daemon=False, name=name).start()
         done.wait()
     if "error" in outcome:
         raise outcome["error"]

@@ -127,3 +127,17 @@ def test_ctrl_c_during_the_red_search_kills_the_box(tmp_path: Path) -> None:
     assert waited < HANG_BOUND_S
     _assert_recorded_cancelled(home, battle_id, "red", code, running.lines)
     assert not [pid for pid in boxes if _alive(pid)]
+
+
+@pytest.mark.bwrap
+def test_ctrl_c_while_scoring_exits_cleanly(tmp_path: Path) -> None:
+    """Scoring is left to finish on its own thread; the process must still exit 130, not abort in the model."""
+    home = make_home(tmp_path)
+    battle_id = "rate-limiter:good:cli-cancel"
+    with start_in_thread(mock_app_factory(MockResponses())) as purple, \
+            battle("--task", "rate-limiter", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "bwrap",
+                   "--no-red", "--home", str(home)) as running:
+        running.wait_for("stage: scoring")  # a fresh process loads the encoder here: scoring lasts a while
+        code, waited = running.interrupt()
+    assert waited < HANG_BOUND_S
+    _assert_recorded_cancelled(home, battle_id, "scoring", code, running.lines)
