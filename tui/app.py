@@ -37,7 +37,7 @@ class ConsoleApp(App[None]):
         Binding("ctrl+l", "show_ledger", "Ledger"),
         Binding("ctrl+g", "show_campaign", "Campaign"),
         Binding("f1", "help", "Help"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # Textual's usual quit key; listed in f1
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine,

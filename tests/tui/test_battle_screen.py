@@ -69,8 +69,8 @@ def test_a_battle_started_with_the_keyboard_fills_every_panel(tmp_path: Path) ->
             await until(pilot, lambda: not score.revealing)
             assert str(screen.query_one("#cis", Digits).value) == "0.432"
             assert str(screen.query_one("#raw", Static).render()) == "raw = 0.25×(R+A+T+L) = 0.666"
-            assert str(screen.query_one("#sum", Static).render()).startswith(
-                "CIS = 0.666 × 0.800 = 0.533; recorded 0.432  scored")
+            assert str(screen.query_one("#sum", Static).render()) == (
+                "CIS = 0.666 × 0.800 = 0.533\nCIS 0.432 as recorded  scored")
             assert score.history and score.history[-1] == best_seen
 
             status = screen.query_one(StatusLine)

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from tui.screens.help_guide import legend, widget_keys
 
 # Actions kept out of the footer for room, but worth listing here.
-UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output"})
+UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output", "quit", "reload"})
 
 
 def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:
@@ -53,6 +53,7 @@ class HelpScreen(ModalScreen[None]):
         border: round $accent; background: $surface; padding: 0 1;
     }
     HelpScreen .heading { text-style: bold; margin-top: 1; }
+    HelpScreen #keys-heading { margin-top: 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,f1", "dismiss_help", "Close")]
 
@@ -69,7 +70,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Help  (esc closes)"
-            yield Static("Keys", classes="heading")
+            yield Static("Keys", classes="heading", id="keys-heading")
             yield Static(_table([*self.rows, ("ctrl+p", "command palette: every action by name")]), id="keys")
             if self.symbols:
                 yield Static("What the symbols mean", classes="heading")

@@ -44,7 +44,7 @@ class LedgerScreen(Screen[None]):
         Binding("v", "verify", "Verify"),
         Binding("e", "export", "Export"),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("r", "reload", "Reload"),
+        Binding("r", "reload", "Reload", show=False),  # in f1 and the palette: the 80-column footer keeps f1
         Binding("escape", "leave_filter", "Leave the filter box", show=False),
     ]
 

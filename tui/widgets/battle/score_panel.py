@@ -46,21 +46,21 @@ def raw_line(values: Mapping[str, float], w: Sequence[float]) -> tuple[str, floa
     return f"raw = {formula} = {raw:.3f}", raw
 
 
-def final_line(raw: float | None, factors: Sequence[float], cis: float) -> str:
-    """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that product, both are shown.
+def final_lines(raw: float | None, factors: Sequence[float], cis: float) -> list[str]:
+    """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that product, a second line gives it.
 
     They differ when the bounded LLM review adjusted R, A or L after the components were sent.
     """
     if raw is None:
-        return f"CIS = {cis:.3f}"
+        return [f"CIS = {cis:.3f}"]
     product = raw
     for factor in factors:
         product *= factor
     terms = " × ".join([f"{raw:.3f}", *(f"{factor:.3f}" for factor in factors)])
     line = f"CIS = {terms} = {product:.3f}" if factors else f"CIS = raw = {raw:.3f}"
     if abs(product - cis) > MISMATCH:
-        line += f"; recorded {cis:.3f}"
-    return line
+        return [line, f"CIS {cis:.3f} as recorded"]
+    return [line]
 
 
 def bar(value: float, width: int = BAR_WIDTH) -> str:
@@ -111,6 +111,7 @@ class ScorePanel(VerticalScroll):
     ScorePanel .score-row { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
     ScorePanel .pending { color: $text-disabled; }
     ScorePanel #penalties { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    ScorePanel #sum { height: auto; }
     ScorePanel #penalties.pending { display: none; }
     ScorePanel #cis-row { height: auto; }
     ScorePanel #cis { width: auto; color: $success; }
@@ -251,7 +252,7 @@ class ScorePanel(VerticalScroll):
     def _reveal_final(self, cis: float, status: str) -> None:
         self.reveals.append(("CIS", time.monotonic()))
         factors = [factor for _, factor, _ in self._shown_penalties]
-        line = Text(final_line(self._raw, factors, cis), style="bold", no_wrap=True, overflow="ellipsis")
+        line = Text("\n".join(final_lines(self._raw, factors, cis)), style="bold", no_wrap=True, overflow="ellipsis")
         line.append(f"  {status}", style="bold green" if status == "scored" else "bold red")
         total = self.query_one("#sum", Static)
         total.update(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from textual.widgets import Static
 
@@ -29,13 +30,14 @@ class StatusLine(Static):
         self.nodes = 0
         self.started_at: float | None = None
         self.stopped_at: float | None = None
+        self.clock: Callable[[], float] = time.monotonic  # replaced by snapshot tests, which show no real time
 
     def on_mount(self) -> None:
         self.set_interval(0.5, self.render_status)
 
     def begin(self, battle_id: str) -> None:
         self.battle_id, self.stage, self.nodes = battle_id, "starting", 0
-        self.started_at, self.stopped_at = time.monotonic(), None
+        self.started_at, self.stopped_at = self.clock(), None
         self.render_status()
 
     def set_stage(self, stage: str) -> None:
@@ -44,11 +46,11 @@ class StatusLine(Static):
 
     def end(self, stage: str) -> None:
         self.stage = stage
-        self.stopped_at = time.monotonic()
+        self.stopped_at = self.clock()
         self.render_status()
 
     def render_status(self) -> None:
         if self.started_at is None:
             return
-        now = self.stopped_at or time.monotonic()
+        now = self.stopped_at or self.clock()
         self.update(f"{self.stage}  {elapsed_text(now - self.started_at)}  {self.battle_id}  nodes {self.nodes}")

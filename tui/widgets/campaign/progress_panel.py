@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -59,6 +60,7 @@ class CampaignProgressPanel(Vertical):
         self.status = "idle"
         self.campaign_id = ""
         self.stopped_at: float | None = None
+        self.clock: Callable[[], float] = time.monotonic  # the runner's clock; snapshot tests replace it
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="bar-row"):
@@ -96,7 +98,7 @@ class CampaignProgressPanel(Vertical):
     def end(self, status: str, progress: CampaignProgress | None, reason: str) -> None:
         if progress is not None:
             self.show(progress)
-        self.stopped_at = time.monotonic()
+        self.stopped_at = self.clock()
         self.set_status(status)
         if reason:
             self.query_one("#last", Static).update(Text(f"{status}: {reason}", no_wrap=True, overflow="ellipsis"))
@@ -108,5 +110,5 @@ class CampaignProgressPanel(Vertical):
     def render_counts(self) -> None:
         if self.progress is None:
             return
-        now = self.stopped_at or time.monotonic()
+        now = self.stopped_at or self.clock()
         self.query_one("#counts", Static).update(counts_text(self.progress, now))
