@@ -70,7 +70,8 @@ def _rows(home: Path) -> list[dict[str, object]]:
         (["--task", "rate-limiter", "--mock", "good", "--purple", "http://127.0.0.1:9"], "exactly one purple agent"),
         (["--task", "rate-limiter", "--mock", "good", "--stream"], "--stream goes with --purple"),
         (["--task", "rate-limiter", "--mock", "good", "--sandbox", "host"], "--sandbox must be one of auto, docker"),
-        (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "0"], "--purple-timeout must be a positive number"),
+        (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "0"],
+         "--purple-timeout must be a positive number"),
     ],
 )
 def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:
