@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from logomesh.findings import SEVERITY_ORDER, Severity
 from logomesh.submission import Submission, SubmissionError
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -63,6 +64,8 @@ class TaskSpec:
     invariants: tuple[Invariant, ...] = ()
     hidden_tests: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     reference: str = field(default="", hash=False, compare=False)  # reference/solution.py: what hidden tests compare to
+    differential: bool = True  # [attack] differential: may the red agent compare the code with the reference?
+    contract_severity: Severity = "medium"  # [attack] contract_severity: a divergence from the reference
 
     @property
     def reference_bytes(self) -> bytes:
@@ -127,6 +130,13 @@ def _require_str(data: dict[str, Any], key: str, where: Path) -> str:
     return value.strip()
 
 
+def _severity(value: Any, where: Path) -> Severity:
+    for known in SEVERITY_ORDER:
+        if value == known:
+            return known
+    raise TaskError(f"{where}: contract_severity must be one of {', '.join(SEVERITY_ORDER)}")
+
+
 def load_task_dir(root: Path) -> TaskSpec:
     """Parse and validate one task folder."""
     spec_path = root / "task.toml"
@@ -178,6 +188,8 @@ def load_task_dir(root: Path) -> TaskSpec:
         invariants=tuple(invariants),
         hidden_tests=hidden,
         reference=reference_path.read_text(encoding="utf-8"),
+        differential=bool(raw_attack.get("differential", True)),
+        contract_severity=_severity(raw_attack.get("contract_severity", "medium"), spec_path),
     )
 
 

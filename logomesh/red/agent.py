@@ -87,7 +87,7 @@ def attack(
 
     A cancelled ``cancel`` raises ``Cancelled`` before the next search step or probe.
     """
-    return run_attack(task, source, sandbox_runner(box, source), budget_s=budget_s, seed=seed,
+    return run_attack(task, source, sandbox_runner(box, source, task.reference), budget_s=budget_s, seed=seed,
                       battle_id=battle_id, emit=emit, strategy=strategy, config=config, cancel=cancel)
 
 

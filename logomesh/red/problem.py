@@ -202,8 +202,17 @@ def _best(families: dict[str, list[Leaf]]) -> float:
     return max(leaf.variant.prior for leaves in families.values() for leaf in leaves)
 
 
-def sandbox_runner(box: Sandbox, source: str) -> ProbeRunner:
+def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunner:
+    """Probes run in ``box``; differential probes run against the submission and, separately, the reference."""
+    from logomesh.red.attacks.differential import PROBE, DifferentialRunner
+
+    differential = DifferentialRunner(box, source, reference) if reference else None
+
     def run(spec: ProbeSpec, seed: int) -> ProbeRun:
+        if spec.probe == PROBE:
+            if differential is None:
+                return ProbeRun((), harness_error="no reference to compare with")
+            return differential.run(spec, seed)
         return run_probe(box, source, spec, seed)
 
     return run

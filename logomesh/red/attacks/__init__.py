@@ -5,6 +5,7 @@ from __future__ import annotations
 from logomesh.red.attacks.base import Family, Variant, Verdict
 from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.complexity import ComplexityFamily
+from logomesh.red.attacks.differential import DifferentialFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
@@ -20,6 +21,7 @@ FAMILIES: tuple[Family, ...] = (
     RaceFamily(),
     GrowthFamily(),
     StatefulFamily(),
+    DifferentialFamily(),
     BoundaryFamily(),
 )
 

@@ -1,0 +1,285 @@
+"""Differential testing against the task's reference (CWE-684), for any task whose entry point is a function.
+
+The inputs come from the task itself: the literal arguments of every call to
+the entry point in its hidden drivers, mutated type-aware in the manner of
+EvalPlus (ints and floats nudged, strings and containers cut, grown, reversed,
+shuffled, one element mutated; the types never change). Each batch runs as an
+observation driver twice, in separate sandboxed processes: against the
+submission and against the reference (``observe_suite``). Only inputs the
+reference accepts (it returns) count, since an input it refuses is outside
+the contract; there, any difference in value, exact type or raised exception
+class is a divergence, confirmed by replaying it and shrunk to the smallest
+diverging input. Hangs, crashes and resource limits (RecursionError,
+MemoryError) are left to the complexity and growth families, whose severity
+is theirs. The verdict is computed here, on the host, as for hidden tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import random
+import threading
+from typing import Any
+
+from logomesh.red.attacks.base import Family, Variant, Verdict
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
+from logomesh.sandbox.base import ObservedSuite, Sandbox
+from logomesh.sandbox.verdict import canonical, describe, same
+
+PROBE = "differential"
+BATCHES = 4
+INPUTS_PER_BATCH = 24
+MAX_INPUT_CHARS = 400
+CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
+_STR_ALPHABET = "aAzZ09 _-.,;:/\\'\"()[]{}<>@#!?\t\n"
+
+
+def call_sites(drivers: dict[str, str], entry: str) -> list[tuple[Any, ...]]:
+    """The literal argument tuples of every call to ``entry`` (or ``solution.entry``) in the drivers."""
+    found: list[tuple[Any, ...]] = []
+    for source in drivers.values():
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or node.keywords:
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name not in (entry, *CALLERS) or any(isinstance(a, ast.Starred) for a in node.args):
+                continue
+            try:
+                args = tuple(ast.literal_eval(a) for a in node.args)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if _round_trips(args):
+                found.append(args)
+    unique: dict[str, tuple[Any, ...]] = {}
+    for args in found:
+        unique.setdefault(repr(args), args)
+    return list(unique.values())
+
+
+def _round_trips(value: Any) -> bool:
+    text = repr(value)
+    if len(text) > MAX_INPUT_CHARS:
+        return False
+    try:
+        return bool(repr(ast.literal_eval(text)) == text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def mutate(value: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A value of the same type, near ``value``."""
+    kind = type(value)
+    if kind is bool:
+        return not value
+    if kind is int:
+        return rng.choice([value + 1, value - 1, -value, 0, 1, -1, value * 2, value // 2,
+                           value + rng.randint(-10, 10), abs(value) + rng.randint(1, 50)])
+    if kind is float:
+        return rng.choice([value + 1.0, value - 1.0, -value, 0.0, value * 2, value / 2, value + 0.5,
+                           round(value, 1), value + rng.uniform(-10.0, 10.0)])
+    if kind is str:
+        return _mutate_str(value, rng)
+    if kind in (list, tuple):
+        return kind(_mutate_items(list(value), rng, depth))
+    if kind is dict:
+        items = list(value.items())
+        if items and rng.random() < 0.5:
+            key, old = rng.choice(items)
+            return {**value, key: mutate(old, rng, depth + 1)}
+        return dict(items[:-1]) if items else value
+    if kind in (set, frozenset):
+        items = sorted(value, key=repr)
+        return kind(_mutate_items(items, rng, depth))
+    return value
+
+
+def _mutate_str(value: str, rng: random.Random) -> str:
+    where = rng.randrange(len(value) + 1)
+    char = rng.choice(value + _STR_ALPHABET) if value else rng.choice(_STR_ALPHABET)
+    return str(rng.choice([
+        "", value + value, value[::-1], value[1:], value[:-1], value.upper(), value.lower(), value.strip(),
+        " " + value, value[:where] + char + value[where:], value[:where] + char + value[where + 1:],
+    ]))
+
+
+def _mutate_items(items: list[Any], rng: random.Random, depth: int) -> list[Any]:
+    if not items:
+        return items
+    choice = rng.randrange(8 if depth < 3 else 7)
+    if choice == 0:
+        return []
+    if choice == 1:
+        return items[:-1]
+    if choice == 2:
+        return items[1:]
+    if choice == 3:
+        return items[::-1]
+    if choice == 4:
+        shuffled = list(items)
+        rng.shuffle(shuffled)
+        return shuffled
+    if choice == 5:
+        pick = rng.randrange(len(items))
+        return items[:pick + 1] + items[pick:]
+    if choice == 6:
+        return [*items, mutate(rng.choice(items), rng, depth + 1)]
+    pick = rng.randrange(len(items))
+    return [*items[:pick], mutate(items[pick], rng, depth + 1), *items[pick + 1:]]
+
+
+def mutated_inputs(sites: list[tuple[Any, ...]], batch: int, count: int, tag: str) -> list[str]:
+    """``count`` new argument tuples (as literal source), seeded by ``tag`` and ``batch``: same inputs, same run."""
+    rng = random.Random(f"{tag}:{batch}")
+    seen = {repr(s) for s in sites}
+    found: list[str] = []
+    for _ in range(count * 20):
+        if len(found) >= count:
+            break
+        args = list(rng.choice(sites))
+        if not args:
+            break
+        for _ in range(1 + min(batch, 2)):
+            pick = rng.randrange(len(args))
+            args[pick] = mutate(args[pick], rng)
+        text = repr(tuple(args))
+        if text not in seen and _round_trips(tuple(args)):
+            seen.add(text)
+            found.append(text)
+    return found
+
+
+def driver(entry: str, inputs: list[str]) -> dict[str, str]:
+    """One observation driver per input, each its own test so one crash or hang costs only itself."""
+    lines = ["from observe import call", "import solution", ""]
+    for index, text in enumerate(inputs):
+        lines += [f"def test_{index}():", f"    call(getattr(solution, {entry!r}), *{text})", ""]
+    return {"test_lm_differential.py": "\n".join(lines)}
+
+
+class DifferentialFamily(Family):
+    name = "differential"
+    cwe = "CWE-684"
+    severity = "medium"
+    rationale = ("medium: on inputs of the kinds the task's own tests use, the code answers differently from the "
+                 "reference (value, type or exception) or fails where the reference answers; integrity impact, "
+                 "no special access needed")
+
+    def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
+        task = ctx.task
+        if entry != task.entry_point or entry not in ctx.features.functions or not task.reference:
+            return []
+        if not task.differential:
+            return []
+        sites = call_sites(task.hidden_tests, entry)
+        if not sites:
+            return []
+        tag = hashlib.sha256((task.id + "\0" + task.hidden_sha256).encode()).hexdigest()
+        found = []
+        for batch in range(BATCHES):
+            inputs = mutated_inputs(sites, batch, INPUTS_PER_BATCH, tag)
+            if inputs:
+                found.append(Variant(
+                    id=f"mutants-{batch}",
+                    spec=ProbeSpec(PROBE, {"entry": entry, "inputs": inputs}, timeout_s=4.0),
+                    reproducer=f"{len(inputs)} mutated inputs to {entry}, compared with the reference",
+                    prior=0.55 - 0.05 * batch,
+                    confirm_trials=2,
+                    severity=task.contract_severity,
+                ))
+        return found
+
+    def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        diverged = trial.result.get("diverged") if trial.status == "ok" else None
+        if diverged:
+            first = diverged[0]
+            return Verdict(True, 1.0, f"{variant.spec.args['entry']}({_arguments(first['input'])}): {first['got']}, "
+                                      f"the reference {first['want']}")
+        checked = int(trial.result.get("checked") or 0)
+        return Verdict(False, 0.1 if checked else 0.0)
+
+    def shrink(self, variant: Variant, trial: Trial) -> Variant:
+        """Keep only the shortest diverging input: the minimal reproducer."""
+        diverged = trial.result.get("diverged") or []
+        if not diverged:
+            return variant
+        smallest = min((d["input"] for d in diverged), key=lambda text: (len(text), text))
+        entry = variant.spec.args["entry"]
+        spec = ProbeSpec(PROBE, {"entry": entry, "inputs": [smallest]}, variant.spec.trials, variant.spec.timeout_s)
+        return Variant(variant.id, spec, f"{entry}({_arguments(smallest)})", None, variant.prior, variant.repeatable,
+                       variant.confirm_trials, variant.confirm_quorum, variant.severity, variant.cwe)
+
+
+class DifferentialRunner:
+    """Runs differential probes: the submission and the reference in separate sandboxed processes."""
+
+    def __init__(self, box: Sandbox, source: str, reference: str) -> None:
+        self.box = box
+        self.source = source
+        self.reference = reference
+        self._lock = threading.Lock()
+        self._reference_runs: dict[str, ObservedSuite] = {}
+
+    def run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
+        tests = driver(str(spec.args["entry"]), [str(i) for i in spec.args["inputs"]])
+        want = self._reference_run(tests, spec.timeout_s)
+        if want.error is not None and not any(t.status == "observed" for t in want.tests):
+            return ProbeRun((), harness_error=f"the reference did not run: {want.error}")
+        trials = []
+        for _ in range(max(1, spec.trials)):
+            got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
+            trials.append(Trial("ok", compare(got, want, [str(i) for i in spec.args["inputs"]])))
+        return ProbeRun(tuple(trials))
+
+    def _reference_run(self, tests: dict[str, str], timeout_s: float) -> ObservedSuite:
+        key = hashlib.sha256(repr(sorted(tests.items())).encode()).hexdigest()
+        with self._lock:
+            cached = self._reference_runs.get(key)
+        if cached is None:
+            cached = self.box.observe_suite(self.reference, tests, timeout_s=timeout_s)
+            with self._lock:
+                self._reference_runs[key] = cached
+        return cached
+
+
+def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str]) -> dict[str, Any]:
+    """The inputs where the reference answered and the submission did not answer the same."""
+    reference = {t.name: t for t in want.tests}
+    diverged: list[dict[str, str]] = []
+    checked = 0
+    for test in got.tests:
+        expected = reference.get(test.name)
+        if expected is None or expected.status != "observed" or not _returned(expected.observations):
+            continue  # the reference refused this input (or could not run it): outside the contract
+        if test.status != "observed" or _exhausted(test.observations):
+            continue  # a hang, a crash or a resource limit: the complexity and growth families' business
+        index = int(test.name.rsplit("_", 1)[1])
+        checked += 1
+        mine = [canonical(o) for o in test.observations]
+        theirs = [canonical(o) for o in expected.observations]
+        if not same(mine, theirs):
+            diverged.append({"input": inputs[index], "got": describe(mine), "want": describe(theirs)})
+    return {"diverged": diverged, "checked": checked}
+
+
+def _arguments(text: str) -> str:
+    """``(80,)`` -> ``80``; ``(1, 2)`` -> ``1, 2``: an argument tuple's source as a call shows it."""
+    inner = text[1:-1]
+    return inner[:-1] if inner.endswith(",") else inner
+
+
+def _exhausted(observations: tuple[Any, ...]) -> bool:
+    """The call ran into a resource limit (recursion depth, memory) rather than answering."""
+    return any(isinstance(o, list) and o[:1] in (["raised"], ["ended-by"]) and o[1:] in (["RecursionError"],
+               ["MemoryError"]) for o in observations)
+
+
+def _returned(observations: tuple[Any, ...]) -> bool:
+    return len(observations) == 1 and isinstance(observations[0], list) and observations[0][:1] == ["returned"]
+
