@@ -18,6 +18,7 @@ from ledger.export import read_bundle
 from ledger.keys import create_key
 from tui.app import ConsoleApp
 from tui.screens.entry import EntryScreen
+from tui.screens.help import HelpScreen
 from tui.screens.ledger import LedgerScreen
 from tui.widgets.ledger.entries_table import EntriesTable
 from tui.widgets.ledger.entry_view import EntryView
@@ -280,6 +281,13 @@ def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_s
             await pilot.press("t")
             tests = screen.query_one("#entry-tests", Static).content
             assert isinstance(tests, Syntax) and tests.code == TESTS
+            await pilot.press("f1")
+            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            assert isinstance(app.screen, HelpScreen)
+            assert {"Summary", "Code", "Tests", "Proof", "DBOM"} <= {d for _, d in app.screen.rows}
+            assert "verified" in {symbol for symbol, _ in app.screen.symbols}
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is screen)
             await pilot.press("escape", "down", "enter")
             await until(pilot, lambda: isinstance(app.screen, EntryScreen) and app.screen.detail.row.battle_id
                         == "no-answer")

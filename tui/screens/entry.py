@@ -31,6 +31,7 @@ class EntryScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
+        Binding("f1", "app.help", "Help"),  # a modal screen does not pass keys on to the app's bindings
         *(Binding(key, f"show('{tab}')", title) for tab, title, key in TABS),
     ]
 
