@@ -30,6 +30,8 @@ def test_call_sites_are_the_literal_calls_of_the_entry_point() -> None:
                             "def test_a():\n    see(f(1, 'a'))\n    see(solution.f([2, 3], 'b'))\n"
                             "    see(f(n, 'c'))\n    see(candidate(4, 'd'))\n    see(g(5))\n    see(f(1, 'a'))\n"}
     assert call_sites(drivers, "f") == [(1, "a"), ([2, 3], "b"), (4, "d")]
+    described = "f(a, b) does things.\n    >>> f(7, 'x')\n    3\n    >>> f(y, 'z')\n"
+    assert call_sites(drivers, "f", described)[-1] == (7, "x")
 
 
 def test_mutated_inputs_keep_types_are_new_and_are_seeded() -> None:

@@ -36,10 +36,12 @@ CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry poin
 _STR_ALPHABET = "aAzZ09 _-.,;:/\\'\"()[]{}<>@#!?\t\n"
 
 
-def call_sites(drivers: dict[str, str], entry: str) -> list[tuple[Any, ...]]:
-    """The literal argument tuples of every call to ``entry`` (or ``solution.entry``) in the drivers."""
+def call_sites(drivers: dict[str, str], entry: str, description: str = "") -> list[tuple[Any, ...]]:
+    """The literal argument tuples of every call to ``entry`` (or ``solution.entry``) in the drivers,
+    and in the description's doctest examples (``>>> entry(...)`` lines)."""
     found: list[tuple[Any, ...]] = []
-    for source in drivers.values():
+    examples = "\n".join(line.strip()[4:] for line in description.splitlines() if line.strip().startswith(">>> "))
+    for source in [*drivers.values(), examples]:
         try:
             tree = ast.parse(source)
         except SyntaxError:
@@ -177,7 +179,7 @@ class DifferentialFamily(Family):
             return []
         if not task.differential:
             return []
-        sites = call_sites(task.hidden_tests, entry)
+        sites = call_sites(task.hidden_tests, entry, task.description)
         if not sites:
             return []
         tag = hashlib.sha256((task.id + "\0" + task.hidden_sha256).encode()).hexdigest()
