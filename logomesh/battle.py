@@ -18,7 +18,7 @@ import contextlib
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,9 +33,7 @@ from logomesh.events import (
     EventSink,
     LedgerAppended,
     PurpleResponded,
-    SandboxOutput,
     StageStarted,
-    TestResult,
     discard,
 )
 from logomesh.purple.exchange import PurpleError, PurpleExchange, canned_exchange
@@ -44,11 +42,8 @@ from logomesh.tasks import TaskError, TaskSpec, load_task
 
 if TYPE_CHECKING:
     from ledger import Ledger
-    from logomesh.findings import Finding
-    from logomesh.sandbox import Sandbox, SuiteRun
-    from logomesh.sandbox.base import OutputSink
+    from logomesh.sandbox import Sandbox
 
-PURPLE_TEST_FILE = "test_submission.py"
 SEED_LIMIT = 2**53
 """Seeds are recorded in JSON results; beyond this magnitude no JSON reader keeps them exact."""
 
@@ -167,25 +162,6 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
 
-def _run_suite(
-    execute: Callable[[OutputSink], SuiteRun], suite: str, battle_id: str, emit: EventSink, cancel: CancelToken
-) -> SuiteRun:
-    """Run one suite through ``execute`` (hidden: judged outside the box; purple: its own claims), emitting events."""
-    def on_output(origin: str, stream: str, text: str) -> None:
-        emit(SandboxOutput(battle_id, f"{suite}:{origin}", "stderr" if stream == "stderr" else "stdout", text))
-
-    cancel.check()
-    run = execute(on_output)
-    cancel.check()  # a box killed by the cancel answers "crashed": that is no test result
-    for outcome in run.outcomes:
-        emit(
-            TestResult(
-                battle_id, "hidden" if suite == "hidden" else "purple", outcome.name, outcome.status, outcome.reason
-            )
-        )
-    return run
-
-
 def _cancelled_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
     """A failed result's zeros, with status ``cancelled`` and the ``stage`` it stopped in (no ``failed_stage``)."""
     result = _failed_result(request, stage, reason)
@@ -223,48 +199,6 @@ def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str,
     }
 
 
-def _sandboxed_stages(
-    box: Sandbox, request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink,
-    facts: dict[str, Any],
-) -> tuple[SuiteRun, SuiteRun | None, tuple[Finding, ...]]:
-    """Hidden tests, the purple agent's own tests (separately), then the red agent, all in one box."""
-    from logomesh.hidden_suite import run_hidden
-
-    battle_id, cancel = request.battle_id, request.token
-
-    def hidden_suite(on_output: OutputSink) -> SuiteRun:
-        run = run_hidden(box, task, submission.source, on_output)
-        facts["inputs"]["reference_observations"] = run.reference_observations
-        return run.suite
-
-    def purple_suite(on_output: OutputSink) -> SuiteRun:
-        return box.run_suite(submission.source, {PURPLE_TEST_FILE: submission.tests}, 60.0, on_output)
-
-    hidden = _run_suite(hidden_suite, "hidden", battle_id, emit, cancel)
-    purple = None
-    if submission.tests.strip():
-        purple = _run_suite(purple_suite, "purple", battle_id, emit, cancel)
-    findings: tuple[Finding, ...] = ()
-    if request.red:
-        cancel.check()
-        emit(StageStarted(battle_id, "red"))
-        from logomesh.red import attack
-
-        report = attack(
-            task,
-            submission.source,
-            box,
-            budget_s=request.red_budget_s,
-            seed=request.seed,
-            battle_id=battle_id,
-            emit=emit,
-            cancel=cancel,
-        )
-        cancel.check()  # probes cut short by the killed box are no findings
-        findings = tuple(report.findings)
-    return hidden, purple, findings
-
-
 def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[str, Any]) -> dict[str, Any]:
     """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
     battle_id = request.battle_id
@@ -291,9 +225,14 @@ def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[s
 def judge(
     request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink, facts: dict[str, Any]
 ) -> dict[str, Any]:
-    """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this."""
+    """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this.
+
+    Measuring is ``scoring.measure`` and scoring is ``score_submission``, exactly as for ``logomesh score``
+    and ``calibrate``: one pipeline, so the same code gets the same result from each.
+    """
     from logomesh.sandbox import SandboxBroken, SandboxUnavailable
     from logomesh.scoring import DEFAULT_CONFIG, score_submission
+    from logomesh.scoring.measure import measure
 
     battle_id, cancel = request.battle_id, request.token
     emit(StageStarted(battle_id, "sandbox"))
@@ -302,7 +241,9 @@ def judge(
         with _killable_sandbox(request.sandbox, cancel) as box:
             facts["attributes"]["sandbox_image"] = box.image_id
             facts["attributes"]["sandbox_backend"] = box.backend
-            hidden, purple, findings = _sandboxed_stages(box, request, task, submission, emit, facts)
+            measured = measure(task, submission, box, red=request.red, red_budget_s=request.red_budget_s,
+                               seed=request.seed, battle_id=battle_id, emit=emit, cancel=cancel)
+            facts["inputs"]["reference_observations"] = measured.reference_observations
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:
@@ -316,8 +257,9 @@ def judge(
             emit(event)
 
     card = abandon_on_cancel(  # scoring only computes: a cancel need not wait for the model
-        lambda: score_submission(task, submission, hidden, purple, findings, config=DEFAULT_CONFIG,
-                                 battle_id=battle_id, emit=quiet_once_cancelled),
+        lambda: score_submission(task, submission, measured.hidden, measured.purple, measured.findings,
+                                 config=DEFAULT_CONFIG, battle_id=battle_id, emit=quiet_once_cancelled,
+                                 mutants=measured.mutants, red=measured.red),
         cancel, name="logomesh-scoring")
     facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
     for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
