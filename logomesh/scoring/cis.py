@@ -134,9 +134,9 @@ def score_submission(
 ) -> ScoreCard:
     """Score one submission from the facts the sandbox and the red agent measured.
 
-    ``red`` says whether the red agent ran and how many probes reached the code; without it (or with
-    no probe reaching the code) and without a confirmed finding, L's probe part is not measured and
-    scores 0 (``logic.py``).
+    ``red`` says whether the red agent ran and how many probes reached the code; when it did not run
+    or no probe reached the code, and no finding was confirmed, L's probe part is not measured and
+    scores 0 (``logic.py``). ``red=None`` (the old signature) keeps the old judgement from findings.
     """
     source = submission.source
     rationale = rationale_score(task, source, config)

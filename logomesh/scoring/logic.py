@@ -17,7 +17,9 @@ and ``facts`` says why (``<part>_not_measured``). ``probes`` is measured only
 when a confirmed finding shows a probe reached the code, or when the red agent
 ran (``RedCoverage``) and at least one of its probes reached the code without
 a harness error, and the hidden suite imported the code (a suite-level error
-means nothing could reach it). ``invalid_input`` is measured only when the
+means nothing could reach it). A caller that does not report the coverage
+(the old signature, ``red=None``) gets the old judgement from its findings,
+marked ``red_coverage: "not reported"``, until it passes ``red=``. ``invalid_input`` is measured only when the
 hidden suite ran (no suite-level error, not tampered, at least one test).
 """
 
@@ -113,7 +115,7 @@ def _probes_unmeasured(hidden: SuiteRun, red: RedCoverage | None) -> str:
     if not suite_valid(hidden):
         return "the hidden suite did not run the code (import failed, entry point missing, or no test)"
     if red is None:
-        return "the caller did not report whether the red agent ran"
+        return ""  # a caller of the old signature: judged on its findings as before (facts say so)
     if not red.ran:
         return "the red agent did not run"
     if red.probes_reached == 0:
@@ -126,6 +128,8 @@ def _probes_part(findings: Sequence[Finding], hidden: SuiteRun, red: RedCoverage
     costs = dict(weights.probe_severity_cost)
     spent = sum(costs.get(f.severity, 0.0) for f in findings)
     facts: dict[str, Any] = {"confirmed_findings": len(findings)}
+    if red is None:
+        facts["red_coverage"] = "not reported"
     if not findings:
         why = _probes_unmeasured(hidden, red)
         if why:

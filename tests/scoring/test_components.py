@@ -124,7 +124,6 @@ def test_complexity_is_measured_against_the_budget() -> None:
 @pytest.mark.parametrize(
     ("hidden_error", "red", "why"),
     [
-        (None, None, "did not report whether the red agent ran"),
         (None, RED_NOT_RUN, "red agent did not run"),
         (None, RedCoverage(ran=True, probes_reached=0), "no probe reached the code"),
         ("ImportError: cannot import name 'RateLimiter'", RedCoverage(True, 9), "did not run the code"),
@@ -140,6 +139,13 @@ def test_probes_that_measured_nothing_score_zero_not_one(
     assert why in logic.facts["probes_not_measured"]
     measured = logic_anchor(CLEAN, suite(3), suite(2), [], None, LogicWeights(), RedCoverage(True, 1))
     assert measured.parts["probes"] == 1.0
+
+
+def test_a_caller_of_the_old_signature_is_judged_on_its_findings_and_marked() -> None:
+    logic = logic_anchor(CLEAN, suite(3), None, [], None, LogicWeights())
+    assert logic.parts["probes"] == 1.0 and logic.facts["red_coverage"] == "not reported"
+    broken = logic_anchor(CLEAN, suite(0, 3, error="ImportError"), None, [], None, LogicWeights())
+    assert broken.parts["probes"] == 0.0  # code the hidden suite could not import was never probed
 
 
 def test_a_confirmed_finding_is_proof_the_probes_reached_the_code() -> None:
