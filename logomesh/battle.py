@@ -351,7 +351,7 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
     emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
     facts: dict[str, Any] = {
         "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
-                   "reference_solution": task.reference_bytes},
+                   "reference_solution": task.reference_bytes, "flawed_variants": _variants_bytes(task)},
         "attributes": _attributes(request),
         "intent_vector": None,
     }
@@ -373,6 +373,13 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
 def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> dict[str, Any]:
     emit(BattleCancelled(request.battle_id, stage, reason))
     return _cancelled_result(request, stage, reason)
+
+
+def _variants_bytes(task: TaskSpec) -> bytes:
+    """The task's flawed variants (name -> source), against which the purple tests are measured."""
+    from logomesh.scoring.testing import flawed_variants
+
+    return json.dumps(flawed_variants(task), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
 
 def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBattle:

@@ -1,6 +1,6 @@
 """Replay a recorded battle from the inputs the ledger stored, and compare H(Δ).
 
-The task spec, hidden suite, reference solution and purple response come from the ledger's
+The task spec, hidden suite, reference solution, flawed variants and purple response come from the ledger's
 content-addressed blobs, not from today's task library, so an edited task
 folder cannot make an old battle look reproducible. The stages after the
 purple agent answered run again (``battle.judge``) with the recorded seed and
@@ -10,6 +10,7 @@ settings; the canonical hash of the new result must equal the signed one.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,14 @@ def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskS
     (root / "reference").mkdir()
     (root / "task.toml").write_bytes(inputs["task_spec"])
     (root / "reference" / "solution.py").write_bytes(inputs["reference_solution"])
+    (root / "submissions").mkdir()
     try:
+        variants = json.loads(inputs.get("flawed_variants", b"{}"))
+        for name, source in variants.items():  # the purple tests are measured against these, as in the battle
+            if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or not isinstance(source, str):
+                raise ReplayError(f"stored flawed variant {name!r} is not a plain variant name and source")
+            record = {"label": name, "behaviour_defect": True, "sourceCode": source, "testCode": "", "rationale": ""}
+            (root / "submissions" / f"{name}.json").write_text(json.dumps(record), encoding="utf-8")
         hidden = json.loads(inputs["hidden_tests"])
         for name, source in hidden.items():
             if "/" in name or "\\" in name or not name.startswith("test_"):
