@@ -173,7 +173,7 @@ def hidden(box: Sandbox, task: TaskSpec, source: str) -> SuiteRun:
     return run_hidden(box, task, source, cache=CACHE).suite
 
 
-def testing_score(run: SuiteRun) -> float:
+def t_score(run: SuiteRun) -> float:
     return score_testing(run, DEFAULT_CONFIG).score
 
 
@@ -186,7 +186,7 @@ def test_the_settrace_proof_scores_the_floor_on_every_task(box: Sandbox, task: T
     hacked = hidden(box, task, SETTRACE_STATUS + broken(task))
     assert plain.passed == 0, [o for o in plain.outcomes if o.status == "passed"]
     assert hacked.passed == 0
-    assert testing_score(hacked) == pytest.approx(DEFAULT_CONFIG.testing_floor)
+    assert t_score(hacked) == pytest.approx(DEFAULT_CONFIG.testing_floor)
     assert hacked.tampered and "trace hook" in hacked.tamper_reason
 
 
@@ -201,7 +201,7 @@ def test_no_hack_scores_higher_than_the_same_code_without_it(box: Sandbox, hack:
     plain = hidden(box, task, without + code)
     hacked = hidden(box, task, HACKS[hack] + "\n" + code)
     assert hacked.passed <= plain.passed, [o.name for o in hacked.outcomes if o.status == "passed"]
-    assert testing_score(hacked) <= testing_score(plain)
+    assert t_score(hacked) <= t_score(plain)
     if hack in DETECTABLE:
         assert hacked.tampered, hacked
 

@@ -27,6 +27,7 @@ from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.sandbox.verdict import canonical, describe, same
+from logomesh.syntax import PARSE_ERRORS, parse
 
 PROBE = "differential"
 BATCHES = 4
@@ -43,8 +44,8 @@ def call_sites(drivers: dict[str, str], entry: str, description: str = "") -> li
     examples = "\n".join(line.strip()[4:] for line in description.splitlines() if line.strip().startswith(">>> "))
     for source in [*drivers.values(), examples]:
         try:
-            tree = ast.parse(source)
-        except SyntaxError:
+            tree = parse(source)
+        except PARSE_ERRORS:
             continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or node.keywords:
@@ -66,12 +67,15 @@ def call_sites(drivers: dict[str, str], entry: str, description: str = "") -> li
 
 
 def _round_trips(value: Any) -> bool:
+    """``repr(value)`` is short and reads back as the same literal (so a driver can carry it as source)."""
     text = repr(value)
     if len(text) > MAX_INPUT_CHARS:
         return False
     try:
-        return bool(repr(ast.literal_eval(text)) == text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        tree = parse(text)
+        expr = tree.body[0] if len(tree.body) == 1 else None
+        return isinstance(expr, ast.Expr) and repr(ast.literal_eval(expr.value)) == text
+    except PARSE_ERRORS:
         return False
 
 
