@@ -110,6 +110,11 @@ class TaskSpec:
         )
 
 
+def valid_task_id(task_id: str) -> bool:
+    """Whether ``task_id`` can name a task (and its folder): ``[a-z0-9][a-z0-9-]*``."""
+    return bool(_ID.match(task_id))
+
+
 def default_tasks_dir() -> Path:
     """``$LOGOMESH_TASKS`` if set, else the ``tasks/`` folder of this checkout."""
     env = os.environ.get("LOGOMESH_TASKS")

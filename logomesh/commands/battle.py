@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, HomeOption, JsonOption, SandboxOption, fail
+from logomesh.commands.common import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    HomeOption,
+    JsonOption,
+    SandboxOption,
+    TasksDirOption,
+    fail,
+)
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
@@ -51,6 +59,7 @@ def run(
     stream: Annotated[
         bool, typer.Option("--stream", help="Ask the purple agent with message/stream (SSE) instead of message/send.")
     ] = False,
+    tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:

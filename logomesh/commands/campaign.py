@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, HomeOption, JsonOption, SandboxOption, fail
+from logomesh.commands.common import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    HomeOption,
+    JsonOption,
+    SandboxOption,
+    TasksDirOption,
+    fail,
+)
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
@@ -110,6 +118,7 @@ def run(
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
+    tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:

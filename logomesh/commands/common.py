@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,4 +48,29 @@ SANDBOX_CHOICE = OneOf("--sandbox", KINDS)
 SandboxOption = Annotated[
     str, typer.Option("--sandbox", parser=SANDBOX_CHOICE, metavar=SANDBOX_CHOICE.metavar,
                       help="auto (Docker, else bubblewrap), docker or bwrap.")
+]
+
+
+def use_tasks_dir(value: Path | None) -> Path | None:
+    """Select the task library for this process: ``--tasks-dir`` becomes ``$LOGOMESH_TASKS``.
+
+    Through the environment every reader of the library sees it (the loader's default, the console's
+    picker, the mock purple agent) and so do campaign workers, local processes and Ray tasks alike.
+    """
+    if value is None:
+        return None
+    folder = value.expanduser().resolve()
+    if not folder.is_dir():
+        fail(f"--tasks-dir {value}: no such folder (give a folder of task folders; see docs/tasks.md)", EXIT_USAGE)
+    if not any((p / "task.toml").is_file() for p in folder.iterdir()):
+        fail(f"--tasks-dir {value}: holds no task folder with a task.toml (see docs/tasks.md; "
+             "'logomesh tasks new ID' makes one)", EXIT_USAGE)
+    os.environ["LOGOMESH_TASKS"] = str(folder)
+    return folder
+
+
+TasksDirOption = Annotated[
+    Path | None,
+    typer.Option("--tasks-dir", callback=use_tasks_dir, is_eager=True, show_default=False,
+                 help="Task library folder (default: $LOGOMESH_TASKS, else the built-in tasks/)."),
 ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from logomesh.commands.common import HomeOption, fail
+from logomesh.commands.common import HomeOption, TasksDirOption, fail
 
 
-def console(home: HomeOption = None) -> None:
+def console(home: HomeOption = None, tasks_dir: TasksDirOption = None) -> None:
     """Open the Textual battle console: run battles live, browse, verify and export the ledger."""
     from logomesh.home import resolve_home
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_USAGE, HomeOption, fail
+from logomesh.commands.common import EXIT_USAGE, HomeOption, TasksDirOption, fail
 
 app = typer.Typer(help="Serve the green (judge) agent over A2A.", no_args_is_help=True)
 
@@ -20,6 +20,7 @@ def serve(
     card_url: Annotated[
         str | None, typer.Option("--card-url", help="URL to advertise in the agent card (default: http://HOST:PORT/).")
     ] = None,
+    tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
 ) -> None:
     """Serve the green agent (AgentBeats assessment protocol, A2A 1.0 and 0.3)."""
@@ -30,7 +31,7 @@ def serve(
 
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
-    settings = GreenSettings(home=resolve_home(home))
+    settings = GreenSettings(home=resolve_home(home), tasks_dir=tasks_dir)
     try:
         serve_forever(green_app_factory(settings), host, port, card_url, f"the green agent (ledger in {settings.home})")
     except OSError as exc:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, JsonOption, SandboxOption, fail
+from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, JsonOption, SandboxOption, TasksDirOption, fail
 
 if TYPE_CHECKING:
     from logomesh.scoring.config import ScoringConfig
@@ -63,6 +63,7 @@ def score(
     seed: SeedOption = 0,
     llm_base_url: LlmUrlOption = None,
     llm_model: LlmModelOption = None,
+    tasks_dir: TasksDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Score one submission file against a task (sandbox and red agent included), without a purple agent."""

@@ -1,20 +1,33 @@
-"""``logomesh tasks list`` and ``logomesh tasks check``."""
+"""``logomesh tasks list | check | new | import``: any task library, not just the built-in one."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_USAGE, EXIT_VERIFY_FAILED, JsonOption, SandboxOption, fail
+from logomesh.commands.common import (
+    EXIT_USAGE,
+    EXIT_VERIFY_FAILED,
+    JsonOption,
+    SandboxOption,
+    TasksDirOption,
+    fail,
+)
 
-app = typer.Typer(help="The task library.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from logomesh.tasks import TaskSpec
+
+app = typer.Typer(help="The task library (docs/tasks.md).", no_args_is_help=True)
+
+IMPORT_SOURCES = ("humaneval",)
 
 
 @app.command("list")
-def list_tasks(as_json: JsonOption = False) -> None:
+def list_tasks(tasks_dir: TasksDirOption = None, as_json: JsonOption = False) -> None:
     """List the tasks in the library."""
     from logomesh.tasks import TaskError, all_tasks
 
@@ -42,10 +55,34 @@ def list_tasks(as_json: JsonOption = False) -> None:
         print(f"{t.id:<{width}}  {t.title}  [mocks: {', '.join(t.submission_names())}]")
 
 
+def resolve_targets(targets: list[str]) -> list[TaskSpec]:
+    """Each target is a task folder, a library folder (every task in it) or a task id in the selected library."""
+    from logomesh.tasks import TaskError, all_tasks, load_task, load_task_dir
+
+    if not targets:
+        return all_tasks()
+    found: list[TaskSpec] = []
+    for target in targets:
+        path = Path(target)
+        if (path / "task.toml").is_file():
+            found.append(load_task_dir(path.resolve()))
+        elif path.is_dir():
+            if not any((p / "task.toml").is_file() for p in path.iterdir()):
+                raise TaskError(f"{target}: neither a task folder (no task.toml) nor a library of task folders")
+            found += all_tasks(path)
+        else:
+            found.append(load_task(target))
+    return found
+
+
 @app.command("check")
 def check_tasks(
-    task_ids: Annotated[list[str] | None, typer.Argument(help="Task ids (default: the whole library).")] = None,
+    targets: Annotated[list[str] | None, typer.Argument(
+        metavar="[ID|DIR]...", help="Task ids, task folders or library folders (default: the whole library).")] = None,
     sandbox: SandboxOption = "auto",
+    min_drivers: Annotated[int, typer.Option(
+        "--min-drivers", help="Fail a task with fewer hidden test functions than this.")] = 1,
+    tasks_dir: TasksDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Check tasks through a sandbox: drivers judge nothing, the reference is deterministic, labels hold.
@@ -54,17 +91,19 @@ def check_tasks(
     """
     from logomesh.sandbox import SandboxUnavailable, open_sandbox
     from logomesh.task_check import check_task
-    from logomesh.tasks import TaskError, all_tasks, load_task
+    from logomesh.tasks import TaskError
 
+    if min_drivers < 1:
+        fail("--min-drivers must be at least 1", EXIT_USAGE)
     try:
-        tasks = [load_task(t) for t in task_ids] if task_ids else all_tasks()
+        tasks = resolve_targets(targets or [])
     except TaskError as exc:
         fail(str(exc), EXIT_USAGE)
     checks = []
     try:
         with open_sandbox(sandbox) as box:
             for task in tasks:
-                check = check_task(box, task)
+                check = check_task(box, task, min_hidden=min_drivers)
                 checks.append(check)
                 if not as_json:
                     print("\n".join(check.lines))
@@ -74,7 +113,57 @@ def check_tasks(
     if as_json:
         print(json.dumps([{"task_id": c.task_id, "ok": c.ok, "problems": c.problems, "runs": c.lines}
                           for c in checks], indent=2))
+    else:
+        print(f"{len(checks)} task(s) checked, {len(problems)} problem(s)")
     for problem in problems:
         print(f"logomesh: problem: {problem}", file=sys.stderr)
     if problems:
         raise typer.Exit(EXIT_VERIFY_FAILED)
+
+
+@app.command("new")
+def new_task(
+    task_id: Annotated[str, typer.Argument(metavar="ID", help="The new task's id: [a-z0-9-]+.")],
+    into: Annotated[Path | None, typer.Option(
+        "--into", help="Library folder to create it in (default: $LOGOMESH_TASKS, else the built-in tasks/).")] = None,
+) -> None:
+    """Scaffold a task folder with a small working example to replace (passes 'tasks check' as written)."""
+    from logomesh.task_scaffold import scaffold
+    from logomesh.tasks import TaskError, default_tasks_dir
+
+    try:
+        root = scaffold(into or default_tasks_dir(), task_id)
+    except TaskError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        fail(f"cannot write the task folder: {exc.strerror or exc}")
+    print(root)
+
+
+@app.command("import")
+def import_tasks(
+    source: Annotated[str, typer.Argument(metavar="SOURCE", help="The benchmark to import: humaneval.")],
+    into: Annotated[Path, typer.Option("--into", help="Library folder to write one task folder per problem into.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Build a task library from a benchmark (docs/tasks.md, "HumanEval as a library")."""
+    if source not in IMPORT_SOURCES:
+        fail(f"unknown benchmark {source!r} (known: {', '.join(IMPORT_SOURCES)})", EXIT_USAGE)
+    from logomesh.task_import.humaneval import ImportProblem, import_humaneval
+
+    if into.exists() and not into.is_dir():
+        fail(f"--into {into}: not a folder", EXIT_USAGE)
+    try:
+        report = import_humaneval(into)
+    except ImportProblem as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write into {into}: {exc.strerror or exc}")
+    if as_json:
+        print(json.dumps(report.as_json(), indent=2))
+        return
+    print(f"{len(report.tasks)} tasks, {report.drivers} hidden drivers written to {into}")
+    print(f"expected values still bound in drivers: {len(report.expected_survivors)} task(s) "
+          f"({len(report.literal_survivors)} as literals): {', '.join(sorted(report.expected_survivors)) or '-'}")
+    for task_id, kinds in sorted(report.looser.items()):
+        print(f"  {task_id}: the check accepts more than the reference's exact answer ({', '.join(kinds)})")
