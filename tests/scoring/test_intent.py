@@ -96,3 +96,19 @@ def test_a_reference_keeps_one_row_per_text_and_hashes_what_it_holds(model: Mini
     reference = build(entries[:2], entries[2:], config=DEFAULT_CONFIG)
     assert reference.keys == ("a", "c") and reference.matrix.shape == (2, 384)
     assert build(entries[2:], config=DEFAULT_CONFIG).sha256 != reference.sha256
+
+
+def test_the_reference_is_the_configured_library_not_the_folder_a_task_was_read_from(
+    model: MiniLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay rebuilds the stored task alone in a temporary folder; it must meet the same distractors."""
+    import shutil
+
+    from logomesh.tasks import default_tasks_dir, load_task_dir
+
+    monkeypatch.delenv("LOGOMESH_TASKS", raising=False)
+    shutil.copytree(default_tasks_dir() / "rate-limiter", tmp_path / "rate-limiter")
+    alone = load_task_dir(tmp_path / "rate-limiter")
+    in_library = load_task("rate-limiter")
+    assert reference_for(alone, DEFAULT_CONFIG).sha256 == reference_for(in_library, DEFAULT_CONFIG).sha256
+    assert {f"task:{t.id}" for t in all_tasks()} <= set(reference_for(alone, DEFAULT_CONFIG).keys)
