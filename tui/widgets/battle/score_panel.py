@@ -159,15 +159,15 @@ class ScorePanel(VerticalScroll):
         """Run ``step`` now if nothing waits and the last step is ``REVEAL_S`` old, else after the ones queued."""
         self._steps.append(step)
         if self._pacer is None:
-            self._steps.popleft()()
-            self._pacer = self.set_interval(REVEAL_S, self._next_step)
+            self._next_step()
 
     def _next_step(self) -> None:
+        """Show one waiting step, then wait ``REVEAL_S`` (a one-shot timer never fires early, so a late
+        tick cannot bunch two steps together as an interval timer catching up would)."""
+        self._pacer = None
         if self._steps:
             self._steps.popleft()()
-        elif self._pacer is not None:
-            self._pacer.stop()
-            self._pacer = None
+            self._pacer = self.set_timer(REVEAL_S, self._next_step)
 
     def reset(self) -> None:
         self.values.clear()
