@@ -59,17 +59,20 @@ class HumanEvalIntent:
 
 
 def evaluate(library: Sequence[TaskSpec], config: ScoringConfig) -> HumanEvalIntent:
+    from logomesh.scoring.prose import defined_names
     from logomesh.scoring.rationale import code_text, embed
 
     items = problems()
     reference = build(task_entries(library), distractor_entries(config), config=config)
     row = {key: index for index, key in enumerate(reference.keys)}
     prompts = [reference.matrix[row[p.task_id]] for p in items]
-    codes = [embed(code_text(p.solution), config)[0] for p in items]
+    texts = [code_text(p.solution) for p in items]
+    codes = [embed(text, config)[0] for text in texts]
+    names = [defined_names(text) for text in texts]
 
     def check(i: int, j: int) -> IntentCheck:
         r = min(1.0, max(0.0, float(np.dot(codes[i], prompts[j]))))
-        return judge(codes[i], items[j].prompt, items[j].entry_point, prompts[j], reference, r, config)
+        return judge(codes[i], items[j].prompt, items[j].entry_point, prompts[j], reference, r, config, names[i])
 
     own = [check(i, i) for i in range(len(items))]
     missed: list[tuple[str, str]] = []

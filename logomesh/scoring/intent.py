@@ -17,6 +17,11 @@ the bundled HumanEval prompts) minus the task's own intent and minus every
   ``fib`` as the library's fib-recursive does; a held-out ``is_prime`` task
   would meet HumanEval/31). The code defines that name, and a prompt that
   shows the signature embeds nearer the code than any prose can;
+- when the code defines the task's entry point, a reference intent that asks
+  for another name the code defines: that is a helper of this solution
+  (HumanEval/10's ``make_palindrome`` comes with ``is_palindrome``, which is
+  HumanEval/48; /75's ``is_multiply_prime`` defines ``is_prime``, /31), not a
+  competing intent;
 - a reference intent whose text embeds within ``config.intent_duplicate`` of
   the task's (HumanEval/56 and /61 ask for the same bracket check, once with
   ``<>`` and once with ``()``: cosine 0.95, and their code differs only in
@@ -59,7 +64,7 @@ class IntentCheck:
     best: float  # the best distractor's cosine (-1 when there is none)
     nearest: str  # that distractor's key
     distractors: int  # how many reference intents were distractors
-    restated: tuple[str, ...]  # reference intents taken as the task's own (same entry point or near duplicate)
+    restated: tuple[str, ...]  # not distractors: same entry point, a helper the code defines, or a near duplicate
     reference_sha256: str
     penalty: float  # the factor on the CIS: 1.0 = no penalty
     reasons: tuple[str, ...]  # why it applies (empty when it does not)
@@ -106,9 +111,15 @@ def penalty_factor(r_measured: float, margin: float, config: ScoringConfig) -> t
 
 
 def judge(code: Vector, own_text: str, own_name: str, own_vector: Vector, reference: Reference, r_measured: float,
-          config: ScoringConfig) -> IntentCheck:
-    """The check for one code vector against one intent: one product with the reference matrix."""
+          config: ScoringConfig, defined: frozenset[str] = frozenset()) -> IntentCheck:
+    """The check for one code vector against one intent: one product with the reference matrix.
+
+    ``defined``: the names the code defines; with the task's entry point among them, the others are helpers.
+    """
     mask = distractor_mask(reference, own_text, own_name, own_vector, config.intent_duplicate)
+    helpers = defined - {own_name} if own_name in defined else frozenset()
+    if helpers:
+        mask = mask & np.array([name not in helpers for name in reference.names], dtype=bool)
     cosines = reference.matrix @ code
     own = float(np.dot(code, own_vector))
     if mask.any():
@@ -124,8 +135,8 @@ def judge(code: Vector, own_text: str, own_name: str, own_vector: Vector, refere
 
 
 def intent_check(task: TaskSpec, code: Vector, own_vector: Vector, r_measured: float,
-                 config: ScoringConfig) -> IntentCheck:
+                 config: ScoringConfig, defined: frozenset[str] = frozenset()) -> IntentCheck:
     from logomesh.scoring.rationale import intent_text
 
     return judge(code, intent_text(task), task.entry_point, own_vector, reference_for(task, config), r_measured,
-                 config)
+                 config, defined)

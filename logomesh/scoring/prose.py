@@ -109,6 +109,12 @@ def _after(row: int, count: int) -> int | None:
     return row if row < count else None
 
 
+def defined_names(code: str) -> frozenset[str]:
+    """The names ``code`` (a :func:`code_text`) defines with ``def`` or ``class``, at any depth."""
+    tokens = code.split(" ")
+    return frozenset(tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i] in ("def", "class"))
+
+
 def code_text(source: str) -> str:
     """The code tokens of ``source`` joined with spaces: no docstring, comment or string literal of any kind."""
     lines = _lines(source)

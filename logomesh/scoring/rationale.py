@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.minilm import MiniLM, ModelUnavailable, model_root
-from logomesh.scoring.prose import code_text
+from logomesh.scoring.prose import code_text, defined_names
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
@@ -46,6 +46,7 @@ class Rationale:
     intent_vector: tuple[float, ...]
     code: Vector = field(compare=False, repr=False)  # the code's unit vector, for the intent check
     intent: Vector = field(compare=False, repr=False)  # the intent's unit vector
+    defined: frozenset[str] = frozenset()  # names the code defines (def, class): the intent check's helpers
 
 
 def load_model() -> MiniLM:
@@ -118,8 +119,9 @@ def intent_embedding(task: TaskSpec, config: ScoringConfig) -> Vector:
 
 def rationale_score(task: TaskSpec, source: str, config: ScoringConfig) -> Rationale:
     intent = intent_embedding(task, config)
-    code, count, embedded = embed(code_text(source), config)
+    text = code_text(source)
+    code, count, embedded = embed(text, config)
     cosine = float(np.dot(code, intent))
     vector = tuple(float(v) for v in intent)
     return Rationale(score=min(1.0, max(0.0, cosine)), cosine=cosine, windows=count, embedded=embedded,
-                     intent_vector=vector, code=code, intent=intent)
+                     intent_vector=vector, code=code, intent=intent, defined=defined_names(text))

@@ -112,3 +112,27 @@ def test_the_reference_is_the_configured_library_not_the_folder_a_task_was_read_
     in_library = load_task("rate-limiter")
     assert reference_for(alone, DEFAULT_CONFIG).sha256 == reference_for(in_library, DEFAULT_CONFIG).sha256
     assert {f"task:{t.id}" for t in all_tasks()} <= set(reference_for(alone, DEFAULT_CONFIG).keys)
+
+
+def test_a_helper_the_code_defines_is_not_a_competing_intent(model: MiniLM) -> None:
+    """HumanEval/75 (is_multiply_prime) defines is_prime, which is HumanEval/31: part of the solution, not a rival."""
+    from logomesh.scoring.intent import judge
+    from logomesh.scoring.prose import code_text, defined_names
+    from logomesh.scoring.reference import task_entries
+
+    items = {p.task_id: p for p in problems()}
+    reference = build(task_entries(all_tasks()), distractor_entries(DEFAULT_CONFIG), config=DEFAULT_CONFIG)
+    row = {key: index for index, key in enumerate(reference.keys)}
+    p75, p31 = items["HumanEval/75"], items["HumanEval/31"]
+    text = code_text(p75.solution)
+    assert {"is_multiply_prime", "is_prime"} <= defined_names(text)
+    code = embed(text, DEFAULT_CONFIG)[0]
+    own = reference.matrix[row["HumanEval/75"]]
+    r = float(np.dot(code, own))
+    with_helpers = judge(code, p75.prompt, p75.entry_point, own, reference, r, DEFAULT_CONFIG, defined_names(text))
+    assert "HumanEval/31" in with_helpers.restated and with_helpers.nearest != "HumanEval/31"
+    # Only when the code defines the task's own entry point: judged against /31, the code is not its solution's.
+    other = reference.matrix[row["HumanEval/31"]]
+    against_31 = judge(code, p31.prompt, p31.entry_point, other, reference, float(np.dot(code, other)),
+                       DEFAULT_CONFIG, frozenset({"is_multiply_prime"}))
+    assert against_31.nearest == "HumanEval/75" and against_31.penalty < 1.0
