@@ -25,13 +25,13 @@ def _docker_problem() -> str | None:
         return "docker info timed out"
     if info.returncode != 0:
         return "no Docker engine answers (start dockerd)"
-    from logomesh import __version__
+    from logomesh.sandbox.image import image_tag
 
     image = subprocess.run(
-        ["docker", "image", "inspect", f"logomesh-sandbox:{__version__}"], capture_output=True, timeout=20
+        ["docker", "image", "inspect", image_tag()], capture_output=True, timeout=20
     )
     if image.returncode != 0:
-        return f"sandbox image logomesh-sandbox:{__version__} missing (run: logomesh sandbox build --offline)"
+        return f"sandbox image {image_tag()} missing (run: logomesh sandbox build --offline)"
     return None
 
 
@@ -42,7 +42,13 @@ def _bwrap_problem() -> str | None:
     probe = subprocess.run(
         ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"], capture_output=True, timeout=20
     )
-    return None if probe.returncode == 0 else f"bwrap cannot create namespaces here: {probe.stderr.decode()[:200]}"
+    if probe.returncode != 0:
+        return f"bwrap cannot create namespaces here: {probe.stderr.decode()[:200]}"
+    from logomesh.sandbox.image import root_dir
+
+    if not root_dir().is_dir():
+        return f"sandbox root {root_dir()} missing (run: logomesh sandbox build --offline)"
+    return None
 
 
 def _gate(item: pytest.Item, marker: str, problem: str | None, require_env: str) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import JsonOption, fail
+from logomesh.commands.common import EXIT_USAGE, JsonOption, fail
 
 app = typer.Typer(help="Check and build the sandbox.", no_args_is_help=True)
 
@@ -35,7 +35,8 @@ def doctor(as_json: JsonOption = False) -> None:
             else:
                 print(f"{r.backend:<7} no    {r.detail}")
     if not any(r.ok for r in reports):
-        fail("no sandbox backend works here: run `logomesh sandbox build --offline` (Docker) or install bubblewrap")
+        fail("no sandbox backend works here: run `logomesh sandbox build --offline`"
+             " (add --root-only for bubblewrap without Docker)")
 
 
 @app.command("build")
@@ -44,20 +45,28 @@ def build(
         bool, typer.Option("--offline", help="debootstrap a Debian root and `docker import` it (no registry).")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if the image already exists.")] = False,
+    root_only: Annotated[
+        bool, typer.Option("--root-only", help="With --offline: only the root bubblewrap runs; no Docker needed.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Build the sandbox image logomesh-sandbox:<version> (skipped when it exists, unless --force)."""
+    """Build the sandbox image logomesh-sandbox:<version>-py<python> and its root for bubblewrap (kept if present)."""
     from logomesh.sandbox.image import ImageBuildError, build_offline, build_online
 
     def log(line: str) -> None:
         print(line, file=sys.stderr)
 
+    if root_only and not offline:
+        fail("--root-only builds with debootstrap: add --offline", code=EXIT_USAGE)
     try:
-        result = (build_offline if offline else build_online)(force=force, log=log)
+        if offline:
+            result = build_offline(force=force, log=log, root_only=root_only)
+        else:
+            result = build_online(force=force, log=log)
     except ImageBuildError as exc:
         fail(str(exc))
     if as_json:
         print(json.dumps(asdict(result)))
     else:
         state = "built" if result.built else "already present (use --force to rebuild)"
-        print(f"{result.tag} {result.image_id} {state}")
+        print(f"{result.tag} {result.image_id or '(no image: root only)'} {state}; root {result.root}")

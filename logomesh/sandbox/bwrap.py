@@ -1,11 +1,13 @@
 """The bubblewrap backend, for hosts without Docker.
 
 The harness server runs as PID 1 of fresh user, pid, net, ipc, uts and cgroup
-namespaces, as uid 65534, with every capability dropped. It sees only
-``/usr`` (read-only; the Python installation's own prefix too when it lives
-elsewhere), its own /proc and /dev, and size-limited tmpfs for /tmp and
-/work: no network, no home, no /etc, no host environment. Memory, processes,
-files and CPU time are limited with rlimits on every untrusted process and,
+namespaces, as uid 65534, with every capability dropped. Its ``/`` is the
+sandbox image's own root filesystem, unpacked by ``logomesh sandbox build``
+(``image.root_dir``) and bound read-only, so it runs the same interpreter and
+pytest as the Docker backend, never the host's; it also sees its own /proc and
+/dev, and size-limited tmpfs for /tmp and /work: no host file, no network, no
+host environment. Memory, processes, files and CPU time are limited with
+rlimits on every untrusted process and,
 where the host lets us create one, by a cgroup with Docker's figures (128 MB,
 50 pids, half a CPU; see ``cgroup.py``); the wall-clock kill and the output
 cap are the harness's, as in Docker.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Mapping
 from functools import cache
@@ -35,25 +36,22 @@ from logomesh.sandbox.base import (
     SuiteRun,
 )
 from logomesh.sandbox.client import HarnessClient, server_argv
+from logomesh.sandbox.image import image_tag, root_dir
 
 WORK_DIR = "/work"
 SANDBOX_UID = "65534"
-MIN_PYTHON = (3, 11)
+ROOT_HINT = "run: logomesh sandbox build --offline (add --root-only on a host without Docker)"
 
 
-def sandbox_python() -> tuple[str, list[str]]:
-    """The interpreter to run inside bwrap and the host folders it needs (beyond /usr)."""
-    system = Path("/usr/bin/python3")
-    if system.exists():
-        probe = subprocess.run(
-            [str(system), "-c", "import sys; print(sys.version_info >= (3, 11))"], capture_output=True, timeout=20
-        )
-        if probe.stdout.strip() == b"True":
-            return str(system), []
-    if sys.version_info < MIN_PYTHON:
-        raise SandboxUnavailable("bubblewrap needs Python 3.11+ on the host: apt-get install python3")
-    prefix = os.path.realpath(sys.base_prefix)
-    return os.path.join(prefix, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}"), [prefix]
+def sandbox_root(tag: str | None = None) -> tuple[Path, str]:
+    """The image's unpacked root and the interpreter in it (a path inside the box)."""
+    root = root_dir(tag)
+    if not root.is_dir():
+        raise SandboxUnavailable(f"the sandbox root {root} is missing: {ROOT_HINT}")
+    for python in ("/usr/local/bin/python3", "/usr/bin/python3"):  # python:3.x-slim, Debian
+        if (root / python.lstrip("/")).exists():
+            return root, python
+    raise SandboxUnavailable(f"the sandbox root {root} has no python3: {ROOT_HINT} --force")
 
 
 def _own_process_count() -> int:
@@ -78,7 +76,7 @@ def bwrap_options(binary: str) -> frozenset[str]:
     return frozenset(word for word in text.split() if word.startswith("--"))
 
 
-def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
+def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     binary = shutil.which("bwrap")
     if binary is None:
         raise SandboxUnavailable("bubblewrap not found: apt-get install bubblewrap")
@@ -86,34 +84,27 @@ def bwrap_argv(python: str, extra_ro: list[str], limits: Limits) -> list[str]:
     # As PID 1 the harness cannot be killed from inside; without --as-pid-1 it is PID 2 and relies on sweeping.
     pid1 = ["--as-pid-1"] if "--as-pid-1" in known else []
     argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", *pid1, "--clearenv",
-            "--setenv", "PATH", "/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
-            "--cap-drop", "ALL", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/lib", "/lib64", "/lib32", "/sbin"):
-        if os.path.islink(top):
-            argv += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            argv += ["--ro-bind", top, top]
-    for folder in extra_ro:
-        argv += ["--ro-bind", folder, folder]
+            "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
+            "--cap-drop", "ALL", "--hostname", "sandbox", "--ro-bind", str(root), "/"]
     sized = "--size" in known  # older bubblewrap: tmpfs unbounded, RLIMIT_FSIZE still caps each file
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", WORK_DIR]
     argv += [*(["--size", str(8 * 1024 * 1024)] if sized else []), "--tmpfs", "/tmp"]
-    argv += ["--remount-ro", "/", "--chdir", WORK_DIR]
+    argv += ["--chdir", WORK_DIR]
     return argv
 
 
 class BwrapSandbox:
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._limits = limits
-        python, extra_ro = sandbox_python()
-        self._python = python
+        self._tag = image_tag()
+        root, python = sandbox_root(self._tag)
         # Without a cgroup the address-space rlimit is the memory limit: keep it near the Docker figure.
         extra = {
             "address_space_bytes": min(limits.address_space_bytes, 4 * limits.memory_bytes),
             "nproc": _own_process_count() + limits.pids,
         }
-        argv = bwrap_argv(python, extra_ro, limits) + server_argv(python, WORK_DIR, limits, extra)
+        argv = bwrap_argv(root, limits) + server_argv(python, WORK_DIR, limits, extra)
         cgroup.sweep_orphans()  # what SIGKILLed battles left behind, like docker.remove_orphans
         self._cgroup = cgroup.create(limits)
         if self._cgroup is not None:
@@ -145,7 +136,7 @@ class BwrapSandbox:
 
     @property
     def image_id(self) -> str:
-        return f"bwrap:host-python-{self._harness.python_version}:{self._python}"
+        return f"bwrap:{self._tag}:python-{self._harness.python_version}"
 
     @property
     def limits_note(self) -> str:

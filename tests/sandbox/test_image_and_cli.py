@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from logomesh.sandbox import SandboxUnavailable
-from logomesh.sandbox.image import ImageBuildError, build_offline, existing_image_id, image_tag
+from logomesh.sandbox.image import ImageBuildError, build_offline, existing_image_id, image_tag, root_dir
 
 CLI = [sys.executable, "-c", "from logomesh.cli import main; main()"]
 
@@ -66,7 +66,45 @@ def test_offline_build_is_idempotent() -> None:
     assert (result.built, result.image_id, result.tag) == (False, before, image_tag())
     done = logomesh("sandbox", "build", "--offline", "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"tag": image_tag(), "image_id": before, "built": False}
+    assert json.loads(done.stdout) == {"tag": image_tag(), "image_id": before, "built": False,
+                                       "root": str(root_dir())}
+
+
+def test_root_only_build_needs_no_docker_engine() -> None:
+    if not root_dir().is_dir():
+        pytest.skip("no sandbox root here (run: logomesh sandbox build --offline)")
+    done = logomesh("sandbox", "build", "--offline", "--root-only", "--json", env=env_without_docker_engine())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"tag": image_tag(), "image_id": "", "built": False, "root": str(root_dir())}
+
+
+def test_root_only_without_offline_is_a_usage_error() -> None:
+    done = logomesh("sandbox", "build", "--root-only")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["logomesh: error: --root-only builds with debootstrap: add --offline"]
+
+
+@pytest.mark.docker
+@pytest.mark.bwrap
+def test_a_missing_root_is_exported_from_the_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an online build (or a cleared cache) relies on: bubblewrap then runs the image's own files."""
+    from logomesh.sandbox.bwrap import BwrapSandbox
+
+    env = {**os.environ, "LOGOMESH_ROOTFS": str(tmp_path)}
+    done = logomesh("sandbox", "build", "--offline", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["built"] is False and result["image_id"] == existing_image_id(image_tag())
+    exported = Path(result["root"])
+    assert exported.is_relative_to(tmp_path) and (exported / "usr" / "bin" / "python3").exists()
+    assert "work" in os.listdir(exported)
+    with monkeypatch.context() as patched:
+        patched.setenv("LOGOMESH_ROOTFS", str(tmp_path))
+        with BwrapSandbox() as box:
+            run = box.run_script({}, "import sys\nprint(sys.version)\n")
+    with BwrapSandbox() as box:  # the root the offline build unpacked itself
+        built = box.run_script({}, "import sys\nprint(sys.version)\n")
+    assert run.exit_code == 0 and run.stdout == built.stdout
 
 
 @pytest.mark.docker
