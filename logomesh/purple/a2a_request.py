@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from logomesh.purple.a2a_errors import PurpleUsageError
+from logomesh.sandbox.image import PYTHON_VERSION
 from logomesh.tasks import TaskSpec
 
 Protocol = Literal["0.3", "1.0"]
@@ -49,9 +50,10 @@ def task_prompt(task: TaskSpec) -> str:
         f"CODING TASK: {task.title}\n\n"
         f"{task.description.strip()}\n\n"
         f"Write one Python module (it is saved as solution.py) whose public name is `{task.entry_point}`, "
-        "plus unittest tests for it.\n"
+        f"plus tests for it. Both run on Python {PYTHON_VERSION}: the module may use the standard library only; "
+        "tests may use unittest or pytest.\n"
         "Respond with a single JSON object and nothing else:\n"
-        '{"sourceCode": "<the module>", "testCode": "<the unittest module>", '
+        '{"sourceCode": "<the module>", "testCode": "<the test module>", '
         '"rationale": "<why this code meets the contract>"}'
     )
 

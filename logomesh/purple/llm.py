@@ -28,7 +28,7 @@ from logomesh.submission import Submission, SubmissionError
 
 SYSTEM_PROMPT = (
     "You are a careful senior Python engineer. You answer a coding task with one JSON object "
-    'holding exactly the keys "sourceCode" (the complete Python module), "testCode" (a unittest module '
+    'holding exactly the keys "sourceCode" (the complete Python module), "testCode" (a unittest or pytest module '
     'that imports from solution) and "rationale" (why the code meets the contract). No prose outside the JSON.'
 )
 

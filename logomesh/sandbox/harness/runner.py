@@ -15,6 +15,14 @@ judge code, so it trusts nothing learned after the first untrusted import:
   from the judge's files before importing anything; any difference marks the
   run as tampered and the test as failed.
 
+pytest: when a test file imports pytest and the box has it (the image's
+site-packages, put on the path before the submission's folder), the runner
+imports pytest before the first untrusted import and lets pytest collect and
+run the tests (fixtures, ``parametrize``, ``raises``, marks) through a plugin
+that replaces pytest's test loop with the same ``run <index> <nonce>`` loop:
+a test id's items (one per parameter set) run when the server asks, and their
+reports make one verdict. The integrity checks run around each test as above.
+
 Protocol (server -> runner on the control fd, one line each):
 ``run <index> <nonce>``. Runner -> server on the result fd, JSON lines:
 ``{"k": "imported", "errors": {module: reason}}`` once, then per test
@@ -28,6 +36,7 @@ from typing import Any
 
 def _main() -> None:
     import builtins
+    import importlib
     import json
     import os
     import sys
@@ -71,6 +80,7 @@ def _main() -> None:
     # Compile the judge's test files before any untrusted import.
     tests_dir = config["tests_dir"]
     compiled: dict[str, dict[str, list[types.CodeType]]] = {}  # qualname-path -> code, per module
+    imports_pytest = False
     for file_name in config["files"]:
         path = os.path.join(tests_dir, file_name)
         with open(path, encoding="utf-8") as handle:
@@ -81,6 +91,7 @@ def _main() -> None:
         except SyntaxError:
             top = None
         stack = [top] if top is not None else []
+        imports_pytest = imports_pytest or (top is not None and "pytest" in top.co_names)
         while stack:
             code = stack.pop()
             for const in code.co_consts:
@@ -91,6 +102,16 @@ def _main() -> None:
 
     # Judge tests first; the submission's folder last, so nothing it writes shadows a module the judge imports.
     sys.path.insert(0, tests_dir)
+    pytest_mod: Any = None
+    if imports_pytest:  # pytest is judge code here: imported from the image before anything untrusted
+        import site
+
+        sys.path.extend(d for d in site.getsitepackages() if os.path.isdir(d) and d not in sys.path)
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        try:
+            pytest_mod = importlib.import_module("pytest")
+        except ImportError:
+            pytest_mod = None  # the test modules' own import then fails and says so
     sys.path.append(config["sol_dir"])
     sys.dont_write_bytecode = True
 
@@ -290,35 +311,115 @@ def _main() -> None:
             return "error", "the test did not run"
         return "passed", ""
 
-    set_ups: dict[str, str | None] = {}  # module or class -> None (done) or why its set-up failed
-    pending = b""
-    while True:
-        while b"\n" not in pending:
-            chunk = read(ctl_fd, 4096)
-            if not chunk:
-                exit_now(0)
-            pending += chunk
-        line, pending = pending.split(b"\n", 1)
-        parts = line.decode().split()
-        if len(parts) != 3 or parts[0] != "run":
-            exit_now(3)
-        index, nonce = int(parts[1]), parts[2]
-        test_id = config["names"][index]
-        mod_name, _, rest = test_id.partition(".")
-        cls_name, _, meth_name = rest.rpartition(".")
-        tamper = check_integrity()
-        status, reason = "error", ""
-        if mod_name in import_errors:
-            reason = f"import of {mod_name} failed: {import_errors[mod_name]}"
-        elif mod_name not in modules:
-            reason = f"test module {mod_name} missing"
-        else:
-            status, reason = run_one(modules[mod_name], cls_name, meth_name, set_ups)
-            if getpid() != runner_pid:
-                exit_now(0)
-        tamper += [p for p in check_integrity() if p not in tamper]
-        emit({"k": "verdict", "i": index, "nonce": nonce, "status": status, "reason": reason, "tamper": tamper})
+    def serve(run_test: Any) -> None:
+        """Answer ``run <index> <nonce>`` lines until the server closes the control fd; never returns."""
+        pending = b""
+        while True:
+            while b"\n" not in pending:
+                chunk = read(ctl_fd, 4096)
+                if not chunk:
+                    exit_now(0)
+                pending += chunk
+            line, pending = pending.split(b"\n", 1)
+            parts = line.decode().split()
+            if len(parts) != 3 or parts[0] != "run":
+                exit_now(3)
+            index, nonce = int(parts[1]), parts[2]
+            test_id = config["names"][index]
+            mod_name, _, rest = test_id.partition(".")
+            cls_name, _, meth_name = rest.rpartition(".")
+            tamper = check_integrity()
+            status, reason = "error", ""
+            if mod_name in import_errors:
+                reason = f"import of {mod_name} failed: {import_errors[mod_name]}"
+            elif mod_name not in modules:
+                reason = f"test module {mod_name} missing"
+            else:
+                status, reason = run_test(test_id, mod_name, cls_name, meth_name)
+                if getpid() != runner_pid:
+                    exit_now(0)
+            tamper += [p for p in check_integrity() if p not in tamper]
+            emit({"k": "verdict", "i": index, "nonce": nonce, "status": status, "reason": reason, "tamper": tamper})
 
+    if pytest_mod is not None:
+        run_under_pytest(pytest_mod, config, modules, serve, exc_line)
+        exit_now(0)
+    set_ups: dict[str, str | None] = {}  # module or class -> None (done) or why its set-up failed
+    serve(lambda _id, mod_name, cls_name, meth_name: run_one(modules[mod_name], cls_name, meth_name, set_ups))
+
+
+def run_under_pytest(pytest: Any, config: dict[str, Any], modules: dict[str, Any], serve: Any, exc_line: Any) -> None:
+    """Collect with pytest, then serve the runner's loop from pytest's own test loop (see the module doc)."""
+    import os
+
+    failing = (AssertionError, pytest.fail.Exception)
+
+    class Verdicts:
+        """A pytest plugin: the runner's loop in place of pytest's, and one verdict per test id."""
+
+        def __init__(self) -> None:
+            self.reports: list[Any] = []
+            self.crash: Any = None  # (when, exc_info triple) of the first exception of the current item
+
+        @pytest.hookimpl(tryfirst=True)  # type: ignore[untyped-decorator]  # pytest is Any here (not the host's)
+        def pytest_runtestloop(self, session: Any) -> bool:
+            groups: dict[str, list[Any]] = {}
+            for item in session.items:
+                groups.setdefault(self.test_id(item), []).append(item)
+            serve(lambda test_id, *_: self.run_items(groups.get(test_id, [])))
+            return True
+
+        @staticmethod
+        def test_id(item: Any) -> str:
+            """``module.Class.method`` / ``module.function``, as the host discovered it (parameters dropped)."""
+            parts = item.nodeid.split("::")
+            parts[-1] = getattr(item, "originalname", None) or parts[-1]
+            return ".".join([os.path.basename(str(item.path))[:-3], *parts[1:]])
+
+        def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+            if call.excinfo is not None and self.crash is None:
+                self.crash = (call.when, (call.excinfo.type, call.excinfo.value, None))
+
+        def pytest_runtest_logreport(self, report: Any) -> None:
+            self.reports.append(report)
+
+        def run_items(self, items: list[Any]) -> tuple[str, str]:
+            if not items:
+                return "error", "pytest did not collect this test"
+            for n, item in enumerate(items):
+                self.reports, self.crash = [], None
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=items[n + 1] if n + 1 < len(items) else None)
+                status, reason = self.verdict()
+                if status != "passed":
+                    params = item.name[item.name.index("["):] + " " if "[" in item.name else ""
+                    return status, (params + reason)[:500]
+            return "passed", ""
+
+        def verdict(self) -> tuple[str, str]:
+            """One item's reports -> (status, reason), as the unittest path decides them."""
+            for report in self.reports:
+                if report.failed:
+                    if self.crash is None:
+                        return "failed", "unexpected success" if hasattr(report, "wasxfail") else report.when
+                    when, err = self.crash
+                    if when != "call":
+                        return "error", f"{when} failed: {exc_line(err)}"
+                    return ("failed" if issubclass(err[0], failing) else "error"), exc_line(err)
+            for report in self.reports:
+                if report.skipped and not hasattr(report, "wasxfail"):
+                    detail = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+                    return "failed", "skipped: " + str(detail).removeprefix("Skipped: ")[:400]
+            if not self.reports:
+                return "error", "the test did not run"
+            return "passed", ""
+
+    files = [os.path.join(config["tests_dir"], f) for f in config["files"] if f[:-3] in modules]
+    if files:  # without any, pytest would collect the working folder; every test then fails at import
+        args = [*files, "-s", "--assert=plain", "-p", "no:cacheprovider", "-p", "no:terminal",
+                "--rootdir", config["tests_dir"]]
+        status = pytest.main(args, plugins=[Verdicts()])  # returns only if it stopped before its test loop
+        serve(lambda *_: ("error", f"pytest stopped before running the tests (exit status {int(status)})"))
+    serve(lambda *_: ("error", "pytest collected no test module"))
 
 
 if __name__ == "__main__":
