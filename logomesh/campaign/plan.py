@@ -19,6 +19,7 @@ from typing import Any
 
 from ledger.canonical import canonicalize
 from logomesh.battle import SEED_LIMIT
+from logomesh.purple.agent_url import agent_url_problem
 
 PLAN_VERSION = 1
 CAMPAIGNS_DIR = "campaigns"
@@ -133,8 +134,9 @@ def parse_agents(purple: Sequence[str], mock: Sequence[str]) -> tuple[Agent, ...
         name, sep, url = spec.partition("=")
         if not sep or not url.strip():
             raise PlanError(f"--purple {spec!r}: write NAME=URL, e.g. --purple alice=http://127.0.0.1:9009")
-        if not url.startswith(("http://", "https://")):
-            raise PlanError(f"--purple {spec!r}: the URL must start with http:// or https://")
+        problem = agent_url_problem(url.strip())
+        if problem is not None:
+            raise PlanError(f"--purple {spec!r}: {problem}")
         agents.append(Agent(name=name.strip(), url=url.strip()))
     agents.extend(Agent(name=variant, mock_variant=variant) for variant in mock)
     if not agents:

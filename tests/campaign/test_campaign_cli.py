@@ -32,6 +32,7 @@ def _invoke(*args: str) -> tuple[int, str]:
         ([], 2, "name at least one agent"),
         (["--purple", "alice"], 2, "write NAME=URL"),
         (["--purple", "alice=ftp://x"], 2, "must start with http:// or https://"),
+        (["--purple", "alice=localhost:19103"], 2, "has no scheme: write http://localhost:19103"),
         (["--mock", "good", "--tasks", "rate-limiter,nope"], 2, "unknown task 'nope'"),
         (["--mock", "redos", "--tasks", "rate-limiter"], 2, "has no mock variant 'redos'"),
         (["--mock", "good", "--repeat", "0"], 2, "--repeat must be at least 1"),

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, SelectionList, Static, TextArea
 
 from logomesh.campaign.plan import Agent, PlanError, parse_agents
+from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
 from tui.widgets.checklist import Checklist
 from tui.widgets.form_values import MAX_SEED, FormError, good_first, red_budget, whole_number
@@ -53,8 +54,9 @@ def purple_specs(text: str) -> list[str]:
         name, sep, url = spec.partition("=")
         if not sep or not name.strip() or not url.strip():
             raise FormError(f"purple line {spec!r}: write NAME=URL, e.g. alice=http://127.0.0.1:9009")
-        if not url.strip().startswith(("http://", "https://")):
-            raise FormError(f"purple line {spec!r}: the URL must start with http:// or https://")
+        problem = agent_url_problem(url.strip())
+        if problem is not None:
+            raise FormError(f"purple line {spec!r}: {problem}")
         specs.append(spec)
     return specs
 
