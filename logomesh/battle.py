@@ -244,6 +244,10 @@ def judge(
             measured = measure(task, submission, box, red=request.red, red_budget_s=request.red_budget_s,
                                seed=request.seed, battle_id=battle_id, emit=emit, cancel=cancel)
             facts["inputs"]["reference_observations"] = measured.reference_observations
+            if measured.findings:  # what the red agent measured: signed with the inputs, outside H(Δ)
+                facts["inputs"]["red_evidence"] = json.dumps(
+                    [{"family": f.family, "summary": f.summary, "evidence": f.evidence} for f in measured.findings],
+                    sort_keys=True, ensure_ascii=False).encode("utf-8")
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:

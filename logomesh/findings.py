@@ -22,8 +22,13 @@ class Finding:
     reproducer: str
     confirmations: int = 0
     attempts: int = 0
+    evidence: str = ""  # what the probes measured (values, counts, seconds): kept outside the result, see to_json
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as the result records it: only what the seed and the code fix, so H(Δ) is reproducible.
+
+        ``evidence`` (measurements that vary between runs) is not part of it; battles store it beside the
+        result, signed with the entry's inputs (``red_evidence``)."""
         return {
             "family": self.family,
             "severity": self.severity,

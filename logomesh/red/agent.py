@@ -49,7 +49,9 @@ class RedReport:
         from logomesh.red.attacks import FAMILIES
 
         rationale = {f.name: f.rationale for f in FAMILIES if any(x.family == f.name for x in self.findings)}
-        return {**self.red_analysis(), "severity_rationale": rationale, "nodes": self.nodes, "stats": self.stats}
+        evidence = [f.evidence for f in self.findings]
+        return {**self.red_analysis(), "evidence": evidence, "severity_rationale": rationale, "nodes": self.nodes,
+                "stats": self.stats}
 
 
 class _EventObserver:
@@ -114,7 +116,8 @@ def run_attack(
     def confirmed(item: Confirmed, path: Path) -> None:
         node_id = node_of_path.get(tuple(a.id for a in path))
         finding = item.finding
-        emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, finding.summary, node_id))
+        shown = f"{finding.summary}: {finding.evidence}" if finding.evidence else finding.summary  # live view
+        emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, shown, node_id))
 
     problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started,
                          deadline=started + budget_s)

@@ -174,10 +174,11 @@ class RedProblem:
             family=leaf.family.name,
             severity=variant.severity or leaf.family.severity,
             cwe=variant.cwe or leaf.family.cwe,
-            summary=f"{leaf.entry}: {observation} (reproduced {len(hits)}/{attempts})",
+            summary=f"{leaf.entry}: {leaf.family.name} ({variant.id})",  # fixed by the seed and the code
             reproducer=variant.reproducer,
             confirmations=len(hits),
             attempts=attempts,
+            evidence=f"{observation} (reproduced {len(hits)}/{attempts})",  # measured: outside the result
         )
         return Confirmed(finding, leaf, time.monotonic() - self.started)
 

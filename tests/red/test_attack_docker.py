@@ -173,7 +173,7 @@ def test_traversal_found_and_resolved_join_clean(box: Sandbox) -> None:
     report = run(box, "safe-path", PATH_NAIVE)
     traversal = [f for f in report.findings if f.family == "path-traversal"]
     assert len(traversal) == 1 and traversal[0].severity == "high"
-    assert "outside base" in traversal[0].summary
+    assert "outside base" in traversal[0].evidence and traversal[0].summary.startswith("safe_join: path-traversal")
     assert serious(run(box, "safe-path", PATH_SAFE)) == []
 
 
@@ -218,7 +218,7 @@ def test_a_side_effect_proves_evaluation_even_when_the_call_raises(box: Sandbox)
     )
     report = run(box, "safe-calculator", late_check, budget=6.0)
     found = [f for f in report.findings if f.family == "code-injection"]
-    assert len(found) == 1 and "directory" in found[0].summary
+    assert len(found) == 1 and "directory" in found[0].evidence
     assert found[0].confirmations == 3  # a fresh canary per replay
 
 
