@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from logomesh.red.scenarios import TaskRed, load_red
 from logomesh.red.seeder import Features, read_features
 from logomesh.tasks import TaskSpec
 
@@ -13,10 +14,20 @@ class AttackContext:
     task: TaskSpec
     source: str
     features: Features
+    red: TaskRed  # what the task itself says to the red agent (task.toml [red], red.py)
 
     @classmethod
     def build(cls, task: TaskSpec, source: str) -> AttackContext:
-        return cls(task, source, read_features(source))
+        return cls(task, source, read_features(source), load_red(task))
+
+    def defines(self, name: str) -> bool:
+        """Whether the artifact has a public class or function ``name``."""
+        return name in self.features.classes or name in self.features.functions
+
+    def declares(self, entry: str, surface: str) -> bool:
+        """Whether the task lists ``surface`` in its [attack] surface and ``entry`` among its targets."""
+        heads = {target.split(".")[0] for target in self.task.attack_targets}
+        return surface in self.task.attack_surface and entry in heads
 
     def entries(self) -> list[str]:
         """Level 1 of the tree: the task's declared targets, then public names found in the code."""

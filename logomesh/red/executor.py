@@ -13,6 +13,7 @@ from logomesh.sandbox.base import Sandbox
 
 PROBES_DIR = Path(__file__).with_name("probes")
 MARK = "LMPROBE "
+TASK_MODULE = "task_module"  # a probe argument: the task's red.py, shipped as ``_lm_task.py``, not inlined
 DEFAULT_MEMORY = 64 * 1024 * 1024  # per trial, on top of what the fork server already maps
 
 
@@ -48,8 +49,12 @@ def _source(name: str) -> str:
     return (PROBES_DIR / name).read_text(encoding="utf-8")
 
 
-def probe_files(source: str) -> dict[str, str]:
-    return {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py")}
+def probe_files(source: str, task_module: str = "") -> dict[str, str]:
+    """What the box gets: the artifact, the fork server, the probes, and the task's own red module if any."""
+    files = {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py")}
+    if task_module:
+        files["_lm_task.py"] = task_module
+    return files
 
 
 def run_nonce(spec: ProbeSpec, seed: int) -> str:
@@ -62,7 +67,7 @@ def probe_script(spec: ProbeSpec, seed: int) -> str:
     payload = {
         "nonce": run_nonce(spec, seed),
         "probe": spec.probe,
-        "args": spec.args,
+        "args": {k: v for k, v in spec.args.items() if k != TASK_MODULE},
         "trials": spec.trials,
         "timeout": spec.timeout_s,
         "mem": spec.memory_bytes,
@@ -113,7 +118,8 @@ def parse_output(stdout: str, nonce: str) -> ProbeRun:
 def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
     """Run ``spec`` against ``source`` inside ``box``; harness problems come back as ``harness_error``."""
     wall = spec.trials * (spec.timeout_s + 0.5) + 5.0
-    run = box.run_script(probe_files(source), probe_script(spec, seed), timeout_s=wall)
+    files = probe_files(source, str(spec.args.get(TASK_MODULE, "")))
+    run = box.run_script(files, probe_script(spec, seed), timeout_s=wall)
     if run.timed_out:
         return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
                         duration_s=run.duration_s)

@@ -7,6 +7,9 @@ odd input may be rejected with the documented ``ValueError``/``TypeError``
 (or any lookup or arithmetic error), but an escape of another type
 (``AttributeError``, ``IndexError``, ``UnboundLocalError``, a crash) means the
 input was never validated.
+
+The inputs are the task's own (``[[red.boundary]]`` in its task.toml;
+``docs/tasks.md``); values JSON cannot carry are tagged (``{"$" = "nan"}``).
 """
 
 from __future__ import annotations
@@ -17,10 +20,6 @@ from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
-NAN = {"$": "nan"}
-INF = {"$": "inf"}
-HUGE = {"$": "pow", "b": 10, "e": 400}
-CLOCK = {"$": "clock", "v": 5.0}
 ALLOWED = frozenset({
     "ValueError", "TypeError", "KeyError", "LookupError", "IndexError", "OverflowError", "ZeroDivisionError",
     "ArithmeticError", "InvalidOperation", "TimeoutError", "RecursionError", "UnicodeError", "UnicodeEncodeError",
@@ -28,79 +27,7 @@ ALLOWED = frozenset({
 })
 
 
-def _dec(text: str) -> dict[str, str]:
-    return {"$": "decimal", "v": text}
-
-
-# entry class/function -> list of (variant id, target, call, must_reject, cwe, prior)
 Call = dict[str, Any]
-_BANK = {"target": "Bank.{m}", "setup": [["open_account", ["a", _dec("100")]], ["open_account", ["b", _dec("100")]]]}
-
-
-def _bank(method: str, args: list[Any]) -> Call:
-    return {**_BANK, "target": f"Bank.{method}", "args": args}
-
-
-RECIPES: dict[str, list[tuple[str, Call, bool, str, float]]] = {
-    "RateLimiter": [
-        ("zero-limit", {"target": "RateLimiter", "args": [0, 1.0]}, True, "CWE-20", 0.5),
-        ("zero-window", {"target": "RateLimiter", "args": [1, 0]}, True, "CWE-20", 0.5),
-        ("negative-window", {"target": "RateLimiter", "args": [1, -1.0]}, True, "CWE-20", 0.4),
-        ("nan-window", {"target": "RateLimiter.allow", "ctor": [1, NAN], "ctor_kw": {"clock": CLOCK},
-                        "args": ["k"]}, False, "CWE-20", 0.3),
-        ("odd-key", {"target": "RateLimiter.allow", "ctor": [2, 1.0], "ctor_kw": {"clock": CLOCK},
-                     "args": [None]}, False, "CWE-20", 0.2),
-    ],
-    "LRUCache": [
-        ("zero-capacity", {"target": "LRUCache", "args": [0]}, True, "CWE-20", 0.5),
-        ("negative-capacity", {"target": "LRUCache", "args": [-3]}, True, "CWE-20", 0.4),
-        ("get-missing", {"target": "LRUCache.get", "ctor": [2], "args": ["absent"]}, False, "CWE-20", 0.3),
-        ("huge-capacity", {"target": "LRUCache.get", "ctor": [HUGE], "args": ["k"]}, False, "CWE-20", 0.2),
-    ],
-    "Bank": [
-        ("negative-deposit", _bank("deposit", ["a", _dec("-5")]), True, "CWE-840", 0.7),
-        ("zero-deposit", _bank("deposit", ["a", _dec("0")]), True, "CWE-840", 0.4),
-        ("nan-deposit", _bank("deposit", ["a", _dec("NaN")]), True, "CWE-840", 0.6),
-        ("infinite-deposit", _bank("deposit", ["a", _dec("Infinity")]), True, "CWE-840", 0.6),
-        ("overdraft", _bank("withdraw", ["a", _dec("100.01")]), True, "CWE-840", 0.6),
-        ("negative-transfer", _bank("transfer", ["a", "b", _dec("-50")]), True, "CWE-840", 0.7),
-        ("float-deposit", _bank("deposit", ["a", 0.1]), False, "CWE-20", 0.3),
-    ],
-    "ConnectionPool": [
-        ("foreign-release", {"target": "ConnectionPool.release", "ctor": [{"$": "factory"}, 2],
-                             "args": [{"$": "object"}]}, True, "CWE-20", 0.5),
-        ("zero-size", {"target": "ConnectionPool.acquire", "ctor": [{"$": "factory"}, 0], "args": [0.05]},
-         False, "CWE-20", 0.2),
-    ],
-    "fib": [
-        ("negative", {"target": "fib", "args": [-1]}, True, "CWE-20", 0.5),
-        ("float", {"target": "fib", "args": [2.5]}, False, "CWE-20", 0.2),
-    ],
-    "build_select": [
-        ("trailing-newline", {"target": "build_select", "args": ["items\n", [], {}]}, True, "CWE-20", 0.5),
-        ("empty-table", {"target": "build_select", "args": ["", [], {}]}, True, "CWE-20", 0.4),
-        ("non-string", {"target": "build_select", "args": [None, [], {}]}, True, "CWE-20", 0.3),
-        ("dotted", {"target": "build_select", "args": ["main.items", [], {}]}, True, "CWE-20", 0.3),
-    ],
-    "is_valid_email": [
-        ("lone-surrogate", {"target": "is_valid_email", "args": ["\udcff@example.com"]}, False, "CWE-20", 0.3),
-        ("empty", {"target": "is_valid_email", "args": [""]}, False, "CWE-20", 0.3),
-        ("non-string", {"target": "is_valid_email", "args": [None]}, False, "CWE-20", 0.2),
-        ("trailing-newline", {"target": "is_valid_email", "args": ["user@example.com\n"], "expect": "False"},
-         False, "CWE-20", 0.4),
-        ("long-local", {"target": "is_valid_email", "args": ["a" * 65 + "@example.com"], "expect": "False"},
-         False, "CWE-20", 0.3),
-    ],
-    "safe_join": [
-        ("nul-byte", {"target": "safe_join", "args": [".", "a\x00b"]}, True, "CWE-20", 0.4),
-        ("empty", {"target": "safe_join", "args": [".", ""]}, False, "CWE-20", 0.2),
-    ],
-    "evaluate": [
-        ("names", {"target": "evaluate", "args": ["abc"]}, True, "CWE-20", 0.4),
-        ("dangling", {"target": "evaluate", "args": ["1 +"]}, True, "CWE-20", 0.3),
-        ("empty", {"target": "evaluate", "args": [""]}, True, "CWE-20", 0.3),
-    ],
-}
 
 
 class BoundaryFamily(Family):
@@ -111,19 +38,19 @@ class BoundaryFamily(Family):
                  "money-invariant breaks (CWE-840) are medium: balances change without a valid amount")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry not in ctx.features.functions and entry not in ctx.features.classes:
+        if not ctx.defines(entry):
             return []
-        out = []
-        for ident, call, must_reject, cwe, prior in RECIPES.get(entry, []):
-            out.append(Variant(
-                id=ident,
-                spec=ProbeSpec("call", {**call, "must_reject": must_reject}),
-                reproducer=_render(call),
-                prior=prior,
-                cwe=cwe,
-                severity="medium" if cwe == "CWE-840" else "low",
-            ))
-        return out
+        return [
+            Variant(
+                id=case.id,
+                spec=ProbeSpec("call", {**case.call, "must_reject": case.must_reject}),
+                reproducer=_render(case.call),
+                prior=case.prior,
+                cwe=case.cwe,
+                severity="medium" if case.cwe == "CWE-840" else "low",
+            )
+            for case in ctx.red.boundary_cases(entry)
+        ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         must_reject = bool(variant.spec.args.get("must_reject"))
@@ -160,9 +87,13 @@ def _render(call: Call) -> str:
 def _show(value: Any) -> str:
     if isinstance(value, dict) and "$" in value:
         kind = value["$"]
+        if kind == "repeat":
+            return repr(str(value.get("prefix", "")) + str(value["v"]) * int(value["n"]) + str(value.get("suffix", "")))
+        if kind == "escaped":
+            return repr(str(value["v"]).encode("ascii").decode("unicode_escape"))
         return {
             "nan": "float('nan')", "inf": "float('inf')", "-inf": "float('-inf')",
             "decimal": f"Decimal({value.get('v')!r})", "clock": f"lambda: {value.get('v')}",
-            "factory": "object", "object": "object()", "pow": f"{value.get('b')}**{value.get('e')}",
+            "factory": "object", "object": "object()", "none": "None", "pow": f"{value.get('b')}**{value.get('e')}",
         }.get(kind, repr(value))
     return repr(value)

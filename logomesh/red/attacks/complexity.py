@@ -3,7 +3,10 @@
 The probe calls the entry point on inputs of growing size and stops at the
 first call over ``cap_s`` CPU seconds; a linear implementation stays far
 below the cap at the contract's largest hostile size (50 000 characters for
-strings), a backtracking regex or an exponential recursion does not.
+strings), a backtracking regex or an exponential recursion does not. The task
+says what its entry point takes (``[red.complexity]`` input = int, string or
+expression; ``docs/tasks.md``); any function whose code uses a regex gets the
+string inputs as well.
 """
 
 from __future__ import annotations
@@ -90,11 +93,13 @@ class ComplexityFamily(Family):
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions:
             return []
-        if entry == "evaluate":
+        declared = ctx.red.complexity
+        kind = declared.kind if declared is not None and declared.entry == entry else ""
+        if kind == "expression":
             return _expression_variants(entry)
-        if entry == "fib":
+        if kind == "int":
             return _int_variants(entry)
-        if entry in ("is_valid_email",) or ctx.features.regexes or NESTED_QUANTIFIER.search(ctx.source):
+        if kind == "string" or ctx.features.regexes or NESTED_QUANTIFIER.search(ctx.source):
             return _string_variants(ctx, entry)
         return []
 

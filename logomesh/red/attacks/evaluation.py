@@ -27,7 +27,7 @@ class EvalInjectionFamily(Family):
         if entry not in ctx.features.functions:
             return []
         runs_code = ctx.features.has_call(*_CODE_RUNNERS)
-        if entry != "evaluate" and not runs_code:
+        if not runs_code and not ctx.declares(entry, "code-injection"):
             return []
         prior_lift = 0.05 if runs_code else -0.5
         # eval(..., {"__builtins__": {}}) blocks names, not attribute walks: lead with those

@@ -1,18 +1,16 @@
-"""Unbounded memory growth (CWE-770): state the contract lets the artifact drop must not pile up."""
+"""Unbounded memory growth (CWE-770): state the contract lets the artifact drop must not pile up.
+
+The driver is the task's own (``[red.growth]`` in its task.toml, ``grow(size)``
+in its red.py; ``docs/tasks.md``): ``size`` operations whose state the
+contract lets the artifact drop. Retained memory is measured at two sizes.
+"""
 
 from __future__ import annotations
 
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeSpec, Trial
+from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
-SCENARIOS = {
-    "RateLimiter": ("rate-limiter", "allow(f'key-{i}') for i in range(n) with the clock advancing 0.01 s per call "
-                    "and window_seconds=1.0 (about 100 keys live at once)"),
-    "LRUCache": ("lru-cache", "LRUCache(4): put 4 keys, then n times get(i % 4) and put(i % 4, i)"),
-    "ConnectionPool": ("connection-pool", "ConnectionPool(object, 2): n times release(acquire())"),
-    "merkle_root": ("merkle-root", "n calls merkle_root([b'leaf-%d' % i, b'other-%d' % i]); nothing is kept"),
-}
 SIZES = (2000, 8000)
 MIN_GROWTH_BYTES = 400_000
 MIN_RATIO = 2.5
@@ -26,15 +24,16 @@ class GrowthFamily(Family):
                  "no confidentiality or integrity impact")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry not in SCENARIOS or (entry not in ctx.features.classes and entry not in ctx.features.functions):
+        scenario = ctx.red.scenario("growth", entry)
+        if scenario is None or not ctx.defines(entry):
             return []
-        scenario, story = SCENARIOS[entry]
+        base = {TASK_MODULE: ctx.red.module, **scenario.args}
         return [Variant(
             id="steady-churn",
-            spec=ProbeSpec("growth", {"scenario": scenario, "sizes": list(SIZES)}, timeout_s=8.0,
+            spec=ProbeSpec("growth", {**base, "sizes": list(SIZES)}, timeout_s=8.0,
                            memory_bytes=256 * 1024 * 1024),
-            reproducer=f"{story}; compare retained memory at n={SIZES[0]} and n={SIZES[1]}",
-            control=ProbeSpec("growth", {"scenario": scenario, "sizes": [100]}, timeout_s=5.0),
+            reproducer=f"{scenario.story}; compare retained memory at n={SIZES[0]} and n={SIZES[1]}",
+            control=ProbeSpec("growth", {**base, "sizes": [100]}, timeout_s=5.0),
             prior=0.4 if ctx.features.drops_state else 0.8,
         )]
 

@@ -4,24 +4,16 @@ Plain barriers and ``sys.setswitchinterval`` rarely expose a check-then-act
 race on CPython 3.11: the window is a few opcodes wide. The probe traces only
 frames of ``solution.py`` with ``f_trace_opcodes`` and, at seeded random
 opcodes, sleeps briefly so another thread runs inside the window. The oracles
-are the task's invariants: grants per window, capacity, money conserved,
-connections never over ``max_size`` nor shared.
+are the task's invariants, checked by the task's own race scenario
+(``[red.race]`` in its task.toml, ``race()`` in its red.py; ``docs/tasks.md``).
 """
 
 from __future__ import annotations
 
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeSpec, Trial
+from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
-SCENARIOS = {
-    "RateLimiter": ("rate-limiter", "threads x allow('k') on RateLimiter(10, 1000.0, clock=lambda: 5.0)",
-                    {"limit": 10, "calls": 10, "threads": 8}),
-    "LRUCache": ("lru-cache", "threads x random put/get on LRUCache(3) over 5 keys", {"capacity": 3, "threads": 6}),
-    "Bank": ("bank-ledger", "threads x random transfers between 4 accounts of 100", {"threads": 6}),
-    "ConnectionPool": ("connection-pool", "threads x acquire/release on ConnectionPool(factory, 2)",
-                       {"max_size": 2, "threads": 6}),
-}
 CHANCES = (0.05, 0.02, 0.12)
 
 
@@ -33,14 +25,15 @@ class RaceFamily(Family):
                  "money created or lost, a resource shared); needs concurrency, not privileges")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry not in SCENARIOS or entry not in ctx.features.classes:
+        scenario = ctx.red.scenario("race", entry)
+        if scenario is None or not ctx.defines(entry):
             return []
-        scenario, story, base = SCENARIOS[entry]
+        story, base = scenario.story, {TASK_MODULE: ctx.red.module, **scenario.args}
         prior = 0.35 if ctx.features.uses_lock else 0.85
-        control = ProbeSpec("race", {"scenario": scenario, **base, "threads": 1, "chance": 0.0}, timeout_s=5.0)
+        control = ProbeSpec("race", {**base, "threads": 1, "chance": 0.0}, timeout_s=5.0)
         out = []
         for chance in CHANCES:
-            args = {"scenario": scenario, **base, "chance": chance}
+            args = {**base, "chance": chance}
             out.append(Variant(
                 id=f"perturb-p{int(chance * 100):02d}",
                 spec=ProbeSpec("race", args, trials=4, timeout_s=6.0),

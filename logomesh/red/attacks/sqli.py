@@ -36,7 +36,7 @@ class SqlInjectionFamily(Family):
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions:
             return []
-        if entry != "build_select" and not ctx.features.builds_sql_text:
+        if not ctx.features.builds_sql_text and not ctx.declares(entry, "sql-injection"):
             return []
         boost = 0.1 if ctx.features.builds_sql_text else -0.2
         out = []

@@ -1,18 +1,17 @@
 """Stateful model-based checks (CWE-840): random call sequences against a reference model of the contract.
 
-An LRU cache against an ordered-dict model, a rate limiter against an exact
-sliding window over integer clock readings, a bank against a ledger of
-Decimals. The first divergence is the finding, with the call sequence that
-led to it.
+The model is the task's own (``[red.model]`` in its task.toml, ``model()`` in
+its red.py; ``docs/tasks.md``): a cache against an ordered dict, a limiter
+against an exact sliding window, a ledger of Decimals. The first divergence
+is the finding, with the call sequence that led to it.
 """
 
 from __future__ import annotations
 
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeSpec, Trial
+from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
-SCENARIOS = {"LRUCache": "lru-cache", "RateLimiter": "rate-limiter", "Bank": "bank-ledger"}
 SEEDS = 3
 
 
@@ -24,15 +23,15 @@ class StatefulFamily(Family):
                  "limits miscounted, money wrong); integrity impact, no special access needed")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry not in SCENARIOS or entry not in ctx.features.classes:
+        scenario = ctx.red.scenario("model", entry)
+        if scenario is None or not ctx.defines(entry):
             return []
-        scenario = SCENARIOS[entry]
+        args = {TASK_MODULE: ctx.red.module, "sequences": 20, "steps": 30, **scenario.args}
         return [
             Variant(
                 id=f"sequences-{index}",
-                spec=ProbeSpec("model", {"scenario": scenario, "sequences": 20, "steps": 30, "batch": index},
-                               timeout_s=4.0),
-                reproducer=f"random {entry} call sequences checked against a model of the contract",
+                spec=ProbeSpec("model", {**args, "batch": index}, timeout_s=4.0),
+                reproducer=scenario.story or f"random {entry} call sequences checked against a model of the contract",
                 prior=0.45 - 0.05 * index,
                 repeatable=True,
             )

@@ -26,7 +26,7 @@ class TraversalFamily(Family):
                  "so any readable file leaks (confidentiality), no privileges needed")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
-        if entry != "safe_join" or entry not in ctx.features.functions:
+        if entry not in ctx.features.functions or not ctx.declares(entry, "path-traversal"):
             return []
         lift = -0.2 if ctx.features.resolves_paths else 0.1
         return [

@@ -5,11 +5,14 @@ artifact (``solution``) and returns a JSON-able dict; deciding whether that
 is a finding is the host's job (``logomesh/red/attacks/``). Values that JSON
 cannot carry (NaN, huge ints, Decimals, clocks, factories) arrive tagged as
 ``{"$": kind, ...}`` and are decoded here.
+
+What only a task knows (its race scenario, growth driver, stateful model)
+is the task's own ``red.py``, shipped next to this file as ``_lm_task.py``
+(``docs/tasks.md``, "Red-agent scenarios"); the probes below call into it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import random
@@ -18,6 +21,7 @@ import tempfile
 import threading
 import time
 from decimal import Decimal
+from types import ModuleType
 from typing import Any
 
 import solution  # type: ignore[import-not-found]
@@ -44,6 +48,10 @@ def decode(value: Any) -> Any:
         return str(value["v"]).encode("latin-1")
     if kind == "tuple":
         return tuple(decode(v) for v in value["v"])
+    if kind == "none":  # TOML has no null
+        return None
+    if kind == "escaped":  # a string TOML cannot hold (a lone surrogate), as Python escapes
+        return str(value["v"]).encode("ascii").decode("unicode_escape")
     if kind == "repeat":
         return str(value.get("prefix", "")) + str(value["v"]) * int(value["n"]) + str(value.get("suffix", ""))
     if kind == "clock":
@@ -150,7 +158,7 @@ def probe_sqli(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 
 def probe_traversal(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """Call ``safe_join(base, payload)`` with a secret outside ``base`` and symlinks that leave it."""
+    """Call ``target(base, payload)`` with a secret outside ``base`` and symlinks that leave it."""
     fn = getattr(solution, str(args["target"]))
     root = tempfile.mkdtemp(dir=os.getcwd())
     base = os.path.join(root, "base")
@@ -215,8 +223,11 @@ def _perturber(rng: random.Random, chance: float) -> Any:
     return global_trace
 
 
-def _run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
-    """Run ``work(index, rng)`` on ``count`` threads under seeded perturbation; return their escapes."""
+def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
+    """Run ``work(index, rng)`` on ``count`` threads under seeded perturbation; return their escapes.
+
+    The task's ``race(args, seed, run_threads)`` gets this function as its third argument.
+    """
     errors: list[str] = []
     barrier = threading.Barrier(count)
 
@@ -242,162 +253,25 @@ def _run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     return errors
 
 
-def _race_rate_limiter(args: dict[str, Any], seed: int) -> dict[str, Any]:
-    limit = int(args.get("limit", 5))
-    calls = int(args.get("calls", 4))
-    threads = int(args.get("threads", 8))
-    limiter = solution.RateLimiter(limit, 1000.0, clock=lambda: 5.0)
-    granted: list[bool] = []
+def _task() -> ModuleType:
+    """The task's red.py, shipped as ``_lm_task.py`` by the host with the probes that need it."""
+    import _lm_task  # type: ignore[import-not-found]
 
-    def work(index: int, rng: random.Random) -> None:
-        for _ in range(calls):
-            granted.append(bool(limiter.allow("k")))
-
-    errors = _run_threads(threads, seed, float(args.get("chance", 0.05)), work)
-    total = sum(granted)
-    expected = min(limit, threads * calls)
-    violations = list(errors)
-    if total != expected:
-        violations.append(f"{total} grants for one key at one clock reading; the limit is {expected}")
-    return {"violations": violations}
-
-
-def _race_lru_cache(args: dict[str, Any], seed: int) -> dict[str, Any]:
-    capacity = int(args.get("capacity", 3))
-    ops = int(args.get("ops", 60))
-    cache = solution.LRUCache(capacity)
-    violations: list[str] = []
-
-    def work(index: int, rng: random.Random) -> None:
-        for i in range(ops):
-            key = rng.randrange(capacity + 2)
-            if rng.random() < 0.5:
-                cache.put(key, (key, index, i))
-            else:
-                got = cache.get(key)
-                if got is not None and (not isinstance(got, tuple) or got[0] != key):
-                    violations.append(f"get({key}) returned {got!r}, a value stored under another key")
-
-    violations += _run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
-    size = len(cache)
-    if size > capacity:
-        violations.append(f"len(cache) is {size} after the threads finished; capacity is {capacity}")
-    return {"violations": violations}
-
-
-def _race_bank_ledger(args: dict[str, Any], seed: int) -> dict[str, Any]:
-    bank = solution.Bank()
-    names = ["a", "b", "c", "d"]
-    for name in names:
-        bank.open_account(name, Decimal(100))
-    violations: list[str] = []
-
-    def work(index: int, rng: random.Random) -> None:
-        for _ in range(int(args.get("ops", 40))):
-            src, dst = rng.sample(names, 2)
-            with contextlib.suppress(ValueError):  # an overdraft refused cleanly is correct
-                bank.transfer(src, dst, Decimal(rng.randint(1, 30)))
-
-    violations += _run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
-    balances = [bank.balance(n) for n in names]
-    if sum(balances) != Decimal(400):
-        violations.append(f"money not conserved: balances {[str(b) for b in balances]} sum to {sum(balances)}, not 400")
-    if any(b < 0 for b in balances):
-        violations.append(f"overdraft under concurrency: balances {[str(b) for b in balances]}")
-    return {"violations": violations}
-
-
-def _race_connection_pool(args: dict[str, Any], seed: int) -> dict[str, Any]:
-    created: list[object] = []
-    held: set[int] = set()
-    guard = threading.Lock()
-    violations: list[str] = []
-
-    def factory() -> object:
-        conn = object()
-        created.append(conn)
-        return conn
-
-    max_size = int(args.get("max_size", 2))
-    pool = solution.ConnectionPool(factory, max_size)
-
-    def work(index: int, rng: random.Random) -> None:
-        for _ in range(int(args.get("ops", 15))):
-            try:
-                conn = pool.acquire(timeout=5.0)
-            except TimeoutError:
-                continue
-            with guard:
-                if id(conn) in held:
-                    violations.append("one connection handed to two threads at once")
-                held.add(id(conn))
-            time.sleep(0)
-            with guard:
-                held.discard(id(conn))
-            pool.release(conn)
-
-    violations += _run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
-    if len(created) > max_size:
-        violations.append(f"{len(created)} connections created; max_size is {max_size}")
-    return {"violations": violations}
-
-
-RACES = {
-    "rate-limiter": _race_rate_limiter,
-    "lru-cache": _race_lru_cache,
-    "bank-ledger": _race_bank_ledger,
-    "connection-pool": _race_connection_pool,
-}
+    return _lm_task  # type: ignore[no-any-return]
 
 
 def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
+    """The task's race scenario under perturbation: the violations of its invariants it saw."""
     sys.setswitchinterval(1e-5)
-    return RACES[str(args["scenario"])](args, seed)
+    return {"violations": list(_task().race(args, seed, run_threads))}
 
 
 # -- resource growth -------------------------------------------------------------------------------
-def _grow_rate_limiter(size: int) -> Any:
-    """Distinct keys arrive steadily; about 100 are live at any time, the rest have expired."""
-    now = [0.0]
-    limiter = solution.RateLimiter(2, 1.0, clock=lambda: now[0])
-    for i in range(size):
-        now[0] += 0.01
-        limiter.allow(f"key-{i}")
-    return limiter
-
-
-def _grow_lru_cache(size: int) -> Any:
-    cache = solution.LRUCache(4)
-    for i in range(4):
-        cache.put(i, i)
-    for i in range(size):
-        cache.get(i % 4)
-        cache.put(i % 4, i)
-    return cache
-
-
-def _grow_connection_pool(size: int) -> Any:
-    pool = solution.ConnectionPool(object, 2)
-    for _ in range(size):
-        pool.release(pool.acquire(timeout=1.0))
-    return pool
-
-
-def _grow_merkle_root(size: int) -> Any:
-    for i in range(size):
-        solution.merkle_root([b"leaf-%d" % i, b"other-%d" % i])
-    return None
-
-
-GROWTH = {"rate-limiter": _grow_rate_limiter, "lru-cache": _grow_lru_cache,
-          "connection-pool": _grow_connection_pool, "merkle-root": _grow_merkle_root}
-
-
 def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """Memory an instance retains after ``size`` operations whose state the contract lets it drop."""
     import tracemalloc
 
-    grow = GROWTH[str(args["scenario"])]
+    grow = _task().grow
     points = []
     for size in args["sizes"]:
         gc.collect()
@@ -413,105 +287,12 @@ def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 
 # -- stateful models -------------------------------------------------------------------------------
-def _model_lru_cache(rng: random.Random, steps: int) -> list[str]:
-    """Random put/get against an OrderedDict model; returns the call sequence up to the first divergence."""
-    from collections import OrderedDict
-
-    capacity = rng.randint(1, 3)
-    cache = solution.LRUCache(capacity)
-    model: OrderedDict[int, int] = OrderedDict()
-    calls = [f"c = LRUCache({capacity})"]
-    for step in range(steps):
-        key = rng.randrange(capacity + 2)
-        if rng.random() < 0.5:
-            calls.append(f"c.put({key}, {step})")
-            cache.put(key, step)
-            model[key] = step
-            model.move_to_end(key)
-            if len(model) > capacity:
-                model.popitem(last=False)
-        else:
-            calls.append(f"c.get({key})")
-            got = cache.get(key)
-            want = model.get(key)
-            if key in model:
-                model.move_to_end(key)
-            if got != want:
-                return [*calls, f"# returned {got!r}; an LRU cache returns {want!r}"]
-    return []
-
-
-def _model_rate_limiter(rng: random.Random, steps: int) -> list[str]:
-    """Integer clock readings against an exact sliding-window model."""
-    limit = rng.randint(1, 3)
-    window = rng.randint(2, 4)
-    now = [0]
-    limiter = solution.RateLimiter(limit, float(window), clock=lambda: float(now[0]))
-    grants: dict[str, list[int]] = {}
-    calls = [f"t = 0; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
-    for _ in range(steps):
-        if rng.random() < 0.4:
-            now[0] += rng.randint(1, 2)
-            calls.append(f"t = {now[0]}")
-        key = rng.choice("ab")
-        calls.append(f"r.allow({key!r})")
-        got = limiter.allow(key)
-        live = [g for g in grants.get(key, []) if g > now[0] - window]
-        want = len(live) < limit
-        if want:
-            live.append(now[0])
-        grants[key] = live
-        if bool(got) != want:
-            return [*calls, f"# returned {got!r}; the sliding window allows {want!r}"]
-    return []
-
-
-def _model_bank_ledger(rng: random.Random, steps: int) -> list[str]:
-    """Deposits, withdrawals and transfers against a dict of Decimals; refusals must change nothing."""
-    bank = solution.Bank()
-    model = {"a": Decimal(50), "b": Decimal(50)}
-    calls = []
-    for name, amount in model.items():
-        bank.open_account(name, amount)
-        calls.append(f"bank.open_account({name!r}, Decimal('{amount}'))")
-    for _ in range(steps):
-        op = rng.choice(["deposit", "withdraw", "transfer"])
-        amount = Decimal(rng.randint(1, 40)) / (10 if rng.random() < 0.3 else 1)
-        src, dst = rng.sample(["a", "b"], 2)
-        args = (src, dst, amount) if op == "transfer" else (src, amount)
-        calls.append(f"bank.{op}({', '.join(repr(a) for a in args[:-1])}, Decimal('{amount}'))")
-        refused = False
-        try:
-            getattr(bank, op)(*args)
-        except ValueError:
-            refused = True
-        allowed = op == "deposit" or model[src] >= amount
-        if refused and allowed:
-            return [*calls, "# refused a valid operation"]
-        if not refused and not allowed:
-            return [*calls, "# allowed an overdraft"]
-        if allowed:
-            if op == "deposit":
-                model[src] += amount
-            else:
-                model[src] -= amount
-                if op == "transfer":
-                    model[dst] += amount
-        for name in model:
-            if bank.balance(name) != model[name]:
-                return [*calls, f"# balance({name!r}) is {bank.balance(name)}; the ledger says {model[name]}"]
-    return []
-
-
-MODELS = {"lru-cache": _model_lru_cache, "rate-limiter": _model_rate_limiter, "bank-ledger": _model_bank_ledger}
-
-
 def probe_model(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """The first divergence from the model; ``fixed_seed`` replays a known sequence exactly."""
     seed = int(args.get("fixed_seed", seed))
     rng = random.Random(seed)
     for _ in range(int(args.get("sequences", 20))):
-        calls = MODELS[str(args["scenario"])](rng, int(args.get("steps", 30)))
+        calls = _task().model(rng, int(args.get("steps", 30)))
         if calls:
             return {"divergence": calls[-40:], "seed": seed}
     return {"divergence": [], "seed": seed}
