@@ -18,7 +18,8 @@ ASSESSMENT_SKILL = AgentSkill(
         '{"participants": {"purple": URL}, "config": {"task_id": ID, "seed": N}} as JSON text or data.'
     ),
     tags=["logomesh", "assessment", "code", "green"],
-    examples=['{"participants": {"purple": "http://127.0.0.1:9009/"}, "config": {"task_id": "rate-limiter"}}'],
+    # a placeholder, not a task: the engine names none (the ids are in 'logomesh tasks list')
+    examples=['{"participants": {"purple": "http://127.0.0.1:9009/"}, "config": {"task_id": "<task-id>", "seed": 0}}'],
 )
 
 
