@@ -355,7 +355,8 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
     emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
     facts: dict[str, Any] = {
         "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
-                   "reference_solution": task.reference_bytes, "flawed_variants": _variants_bytes(task)},
+                   "reference_solution": task.reference_bytes, "flawed_variants": _variants_bytes(task),
+                   **_red_module(task)},
         "attributes": _attributes(request),
         "intent_vector": None,
     }
@@ -377,6 +378,14 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
 def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> dict[str, Any]:
     emit(BattleCancelled(request.battle_id, stage, reason))
     return _cancelled_result(request, stage, reason)
+
+
+def _red_module(task: TaskSpec) -> dict[str, bytes]:
+    """The task's red.py (its red-agent scenarios), when it has one: an input of the red agent's findings."""
+    from logomesh.red.scenarios import MODULE_FILE
+
+    path = task.root / MODULE_FILE
+    return {"red_module": path.read_bytes()} if path.is_file() else {}
 
 
 def _variants_bytes(task: TaskSpec) -> bytes:

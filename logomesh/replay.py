@@ -1,6 +1,6 @@
 """Replay a recorded battle from the inputs the ledger stored, and compare H(Δ).
 
-The task spec, hidden suite, reference solution, flawed variants and purple response come from the ledger's
+The task spec, hidden suite, reference solution, flawed variants, red.py and purple response come from the ledger's
 content-addressed blobs, not from today's task library, so an edited task
 folder cannot make an old battle look reproducible. The stages after the
 purple agent answered run again (``battle.judge``) with the recorded seed and
@@ -51,6 +51,10 @@ def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskS
     (root / "task.toml").write_bytes(inputs["task_spec"])
     (root / "reference" / "solution.py").write_bytes(inputs["reference_solution"])
     (root / "submissions").mkdir()
+    if "red_module" in inputs:  # the task's red-agent scenarios, as the battle used them
+        from logomesh.red.scenarios import MODULE_FILE
+
+        (root / MODULE_FILE).write_bytes(inputs["red_module"])
     try:
         variants = json.loads(inputs.get("flawed_variants", b"{}"))
         for name, source in variants.items():  # the purple tests are measured against these, as in the battle

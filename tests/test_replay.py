@@ -67,3 +67,19 @@ def test_replay_uses_stored_inputs_and_detects_an_altered_response(tmp_path: Pat
     report = json.loads(altered.stdout)
     assert report["matches"] is False
     assert "testing_score" in report["differences"]
+
+
+@pytest.mark.docker
+def test_replay_with_the_red_agent_restores_the_tasks_own_scenarios(tmp_path: Path) -> None:
+    """The stateful model that finds lru-cache's FIFO eviction lives in the task's red.py, stored with the entry."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(default_tasks_dir() / "lru-cache", tasks / "lru-cache")
+    home = tmp_path / "home"
+    run = _cli("battle", "run", "--task", "lru-cache", "--mock", "fifo", "--red-budget", "5", "--battle-id", "rr",
+               "--json", home=home, tasks=tasks)
+    assert run.returncode == 0, run.stderr
+    assert "stateful-model" in {v["family"] for v in json.loads(run.stdout)["red_analysis"]["vulnerabilities"]}
+    (tasks / "lru-cache" / "red.py").unlink()  # today's library lost it; the replay must not care
+    same = _cli("replay", "rr", "--json", home=home, tasks=tasks)
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["matches"] is True
