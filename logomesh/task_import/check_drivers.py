@@ -31,6 +31,8 @@ import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from logomesh.syntax import parse
+
 SEED = 0
 _SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp)
 _EQUALITY = (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)
@@ -191,7 +193,7 @@ def split(check: ast.FunctionDef, name: str) -> list[list[ast.stmt]]:
             if not calls[j] or _names(parts[j], ast.Store) & later_reads:
                 chosen.insert(0, parts[j])
                 later_reads |= _names(parts[j], ast.Load)
-        body = prune([ast.parse(ast.unparse(s)).body[0] for p in [*chosen, part] for s in p], name)
+        body = prune([parse(ast.unparse(s)).body[0] for p in [*chosen, part] for s in p], name)
         if any(_calls_in(s, name) for s in body):
             tests.append(body)
     return tests
@@ -271,7 +273,7 @@ def looser(check: ast.FunctionDef, name: str) -> tuple[str, ...]:
 def find_check(test_source: str) -> tuple[ast.Module, ast.FunctionDef, str]:
     """The test module, its ``check`` function and the name of its candidate parameter."""
     try:
-        module = ast.parse(test_source)
+        module = parse(test_source)
     except SyntaxError as exc:
         raise CheckError(f"the check does not parse: {exc.msg} (line {exc.lineno})") from None
     checks = [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
@@ -283,7 +285,7 @@ def find_check(test_source: str) -> tuple[ast.Module, ast.FunctionDef, str]:
 def helpers(prompt: str, entry_point: str) -> list[ast.stmt]:
     """The prompt's complete top-level code other than the entry point: imports, helper functions, constants."""
     try:
-        module = ast.parse(prompt + "\n    pass\n")  # the prompt ends with the entry point's docstring
+        module = parse(prompt + "\n    pass\n")  # the prompt ends with the entry point's docstring
     except SyntaxError as exc:
         raise CheckError(f"the prompt does not parse: {exc.msg} (line {exc.lineno})") from None
     kept: list[ast.stmt] = []
@@ -341,12 +343,12 @@ def build(test_source: str, prompt: str, entry_point: str, title: str) -> Driver
         lines += [f"{name} = {_WRAPPER}", ""]
     width = len(str(len(tests)))
     for i, body in enumerate(tests, 1):
-        function = ast.parse(f"def test_check_{i:0{width}d}():\n    pass\n").body[0]
+        function = parse(f"def test_check_{i:0{width}d}():\n    pass\n").body[0]
         assert isinstance(function, ast.FunctionDef)
         function.body = body
         lines += ["", ast.unparse(function), ""]
     source = "\n".join(lines).rstrip() + "\n"
-    ast.parse(source)  # the transform produced valid Python
+    parse(source)  # the transform produced valid Python
     survivors = _expected_names(check, name) & {n for body in tests for n in _names(body, ast.Store)}
     return Drivers(source=source, tests=len(tests), expected_names=tuple(sorted(survivors)),
                    literal_expected=tuple(sorted(survivors & _literal_bindings(tests))), looser=looser(check, name))

