@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -29,13 +28,9 @@ from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Backend,
     Limits,
-    ObservedSuite,
-    OutputSink,
     SandboxUnavailable,
-    ScriptRun,
-    SuiteRun,
 )
-from logomesh.sandbox.client import HarnessClient, server_argv
+from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
 from logomesh.sandbox.image import image_tag, root_dir
 
 WORK_DIR = "/work"
@@ -94,7 +89,7 @@ def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     return argv
 
 
-class BwrapSandbox:
+class BwrapSandbox(HarnessRuns):
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self._limits = limits
         self._tag = image_tag()
@@ -171,27 +166,6 @@ class BwrapSandbox:
         assert stderr is not None
         for line in stderr:
             self._harness.feed_stderr(line)
-
-    def run_suite(
-        self,
-        solution: str,
-        tests: Mapping[str, str],
-        timeout_s: float = 30.0,
-        on_output: OutputSink | None = None,
-    ) -> SuiteRun:
-        return self._harness.run_suite(solution, tests, timeout_s, on_output)
-
-    def observe_suite(
-        self,
-        solution: str,
-        drivers: Mapping[str, str],
-        timeout_s: float = 60.0,
-        on_output: OutputSink | None = None,
-    ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
-
-    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
-        return self._harness.run_script(files, script, timeout_s)
 
     def close(self) -> None:
         if self._proc.poll() is None:

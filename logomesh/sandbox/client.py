@@ -302,3 +302,30 @@ def observed_from_result(names: list[str], result: Mapping[str, Any]) -> Observe
         stderr=str(result.get("stderr", "")),
         duration_s=float(result.get("duration_s") or 0.0),
     )
+
+
+class HarnessRuns:
+    """The runs every backend offers, handed to its ``HarnessClient`` (a backend only starts and stops boxes)."""
+
+    _harness: HarnessClient
+
+    def run_suite(
+        self,
+        solution: str,
+        tests: Mapping[str, str],
+        timeout_s: float = 30.0,
+        on_output: OutputSink | None = None,
+    ) -> SuiteRun:
+        return self._harness.run_suite(solution, tests, timeout_s, on_output)
+
+    def observe_suite(
+        self,
+        solution: str,
+        drivers: Mapping[str, str],
+        timeout_s: float = 60.0,
+        on_output: OutputSink | None = None,
+    ) -> ObservedSuite:
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
+
+    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
+        return self._harness.run_script(files, script, timeout_s)

@@ -15,7 +15,6 @@ import os
 import socket
 import struct
 import threading
-from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -23,13 +22,9 @@ from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Backend,
     Limits,
-    ObservedSuite,
-    OutputSink,
     SandboxUnavailable,
-    ScriptRun,
-    SuiteRun,
 )
-from logomesh.sandbox.client import HarnessClient, server_argv
+from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
 from logomesh.sandbox.image import SANDBOX_USER, image_tag
 
 BUILD_HINT = "run: logomesh sandbox build --offline"
@@ -97,7 +92,7 @@ def remove_orphans() -> int:
     return removed
 
 
-class DockerSandbox:
+class DockerSandbox(HarnessRuns):
     def __init__(self, tag: str | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
         self._tag = tag or image_tag()
         self._limits = limits
@@ -209,28 +204,6 @@ class DockerSandbox:
             pass
         finally:
             self._harness.feed_eof()
-
-    # -- runs --------------------------------------------------------------------------------------
-    def run_suite(
-        self,
-        solution: str,
-        tests: Mapping[str, str],
-        timeout_s: float = 30.0,
-        on_output: OutputSink | None = None,
-    ) -> SuiteRun:
-        return self._harness.run_suite(solution, tests, timeout_s, on_output)
-
-    def observe_suite(
-        self,
-        solution: str,
-        drivers: Mapping[str, str],
-        timeout_s: float = 60.0,
-        on_output: OutputSink | None = None,
-    ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
-
-    def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
-        return self._harness.run_script(files, script, timeout_s)
 
     def close(self) -> None:
         if self._sock is not None:

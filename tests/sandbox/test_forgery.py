@@ -28,6 +28,16 @@ from .suites import ADD_DRIVERS, GOOD_ADD
 LIMITS = Limits(test_timeout_s=4.0, output_bytes=32 * 1024)
 CACHE = ReferenceCache()
 
+# Installs ``_hook`` as the trace function of every thread and of every frame already running.
+INSTALL_TRACE = '''
+sys.settrace(_hook)
+threading.settrace(_hook)
+_f = sys._getframe()
+while _f is not None:
+    _f.f_trace = _hook
+    _f = _f.f_back
+'''
+
 # The issue's proof: rewrite any local named ``status`` from failed to passed, in every frame.
 SETTRACE_STATUS = '''
 import ctypes, sys, threading
@@ -38,13 +48,7 @@ def _hook(frame, event, arg):
         loc["reason"] = ""
         ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
     return _hook
-sys.settrace(_hook)
-threading.settrace(_hook)
-_f = sys._getframe()
-while _f is not None:
-    _f.f_trace = _hook
-    _f = _f.f_back
-'''
+''' + INSTALL_TRACE
 
 # The same, aimed at the observing runner: every recorded exception vanishes, every False becomes True.
 SETTRACE_OBSERVATIONS = '''
@@ -61,13 +65,7 @@ def _hook(frame, event, arg):
         loc["observations"] = _clean(loc["observations"])
         ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
     return _hook
-sys.settrace(_hook)
-threading.settrace(_hook)
-_f = sys._getframe()
-while _f is not None:
-    _f.f_trace = _hook
-    _f = _f.f_back
-'''
+''' + INSTALL_TRACE
 
 SETPROFILE = SETTRACE_STATUS.replace("sys.settrace(_hook)", "sys.setprofile(_hook)").replace(
     "threading.settrace(_hook)", "threading.setprofile(_hook)")
