@@ -20,8 +20,8 @@ class Finding:
     cwe: str
     summary: str
     reproducer: str
-    confirmations: int = 0
-    attempts: int = 0
+    confirmations: int = 0  # replays that had to reproduce it (all of them, or one for a race)
+    attempts: int = 0  # replays run
     evidence: str = ""  # what the probes measured (values, counts, seconds): kept outside the result, see to_json
 
     def to_json(self) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """The red agent's search problem: entry point, then attack family, then variant; a leaf runs in the sandbox.
 
 Evaluating a leaf runs its probe once. A hit is only a candidate: ``confirm``
-replays it (3 times, or 10 for races with a majority needed), and runs the
+replays it (every replay must reproduce it; for races, one violation in 10
+replays suffices, since a single violation of an exact invariant proves the
+race and correct code showed none in 2,400 perturbed trials), and runs the
 benign control, so a broken harness is never reported. Only a candidate that
-survives both becomes a ``Finding``.
+survives both becomes a ``Finding``; it records the rule it met, the measured
+counts go to its evidence.
 """
 
 from __future__ import annotations
@@ -160,7 +163,8 @@ class RedProblem:
         verdicts = [leaf.family.judge(variant, t) for t in run.trials]
         hits = [v for v in verdicts if v.hit]
         attempts = len(verdicts)
-        if attempts == 0 or len(hits) < max(1, round(variant.confirm_quorum * attempts + 1e-9)):
+        required = max(1, round(variant.confirm_quorum * attempts + 1e-9))
+        if attempts == 0 or len(hits) < required:
             return None
         if variant.control is not None:
             control = self._run(variant.control, seed + 104729)
@@ -176,7 +180,7 @@ class RedProblem:
             cwe=variant.cwe or leaf.family.cwe,
             summary=f"{leaf.entry}: {leaf.family.name} ({variant.id})",  # fixed by the seed and the code
             reproducer=variant.reproducer,
-            confirmations=len(hits),
+            confirmations=required,  # the rule met (all replays, or one for a race): fixed by the variant
             attempts=attempts,
             evidence=f"{observation} (reproduced {len(hits)}/{attempts})",  # measured: outside the result
         )

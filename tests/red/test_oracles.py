@@ -90,7 +90,7 @@ def test_traversal_and_race_and_growth_oracles() -> None:
     race = RaceFamily()
     ctx = AttackContext.build(task("rate-limiter"), "class RateLimiter:\n    pass\n")
     variant = race.variants(ctx, "RateLimiter")[0]
-    assert variant.repeatable and variant.confirm_trials == 10 and variant.confirm_quorum == 0.5
+    assert variant.repeatable and variant.confirm_trials == 10 and variant.confirm_quorum == 0.0
     assert variant.prior > 0.5  # no lock in sight
     assert race.judge(variant, ok(violations=["11 grants"])).hit
     assert not race.judge(variant, ok(violations=[])).hit

@@ -15,6 +15,14 @@ from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
 CHANCES = (0.05, 0.02, 0.12)
+RACE_CONFIRMATION = """A race is confirmed by one invariant violation in 10 replays, not by a majority.
+
+The scenarios' invariants are exact (grants counted, money summed, a connection held twice), so a single
+violation is proof; correct code (each task's good and reference, 3 variants, 100 perturbed trials each)
+showed 0 violations in 2,400 trials. A majority rule made the verdict a coin toss where the hit rate sits
+near one half (the issue saw a pool race confirmed at exactly 5/10); with one of 10, a race whose trials
+hit with probability p is missed at confirmation with probability (1 - p)^10: below 10^-3 for p >= 0.50,
+and the library's race variants measured p >= 0.60 (benchmarks/race_stability.py)."""
 
 
 class RaceFamily(Family):
@@ -43,7 +51,7 @@ class RaceFamily(Family):
                 prior=prior if chance == CHANCES[0] else prior * 0.8,
                 repeatable=True,
                 confirm_trials=10,
-                confirm_quorum=0.5,
+                confirm_quorum=0.0,  # one violation proves it: see RACE_CONFIRMATION
             ))
         return out
 
