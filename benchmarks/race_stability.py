@@ -1,6 +1,6 @@
 """Race verdicts: how often does a rerun flip them? And what do the results' bytes do?
 
-Usage: python benchmarks/race_stability.py [--reruns N] [--trials N] [--json]
+Usage: python benchmarks/race_stability.py [--reruns N] [--trials N] [--tasks ID,ID] [--json]
 
 For every labelled submission of the library whose label is ``race``, and for
 each task's ``good`` submission (correct code, the false-positive side):
@@ -76,11 +76,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=50)
     parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--tasks", default="", help="comma-separated task ids (default: every task)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    wanted = {t for t in args.tasks.split(",") if t}
     rows: list[dict[str, Any]] = []
     with open_sandbox("docker") as box:
         for task in all_tasks():
+            if wanted and task.id not in wanted:
+                continue
             for name in task.submission_names():
                 labelled = task.labelled_submission(name)
                 if labelled.label not in ("race", "good"):
