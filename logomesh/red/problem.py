@@ -25,6 +25,7 @@ from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
+ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,8 @@ class RedProblem:
         return Evaluation(1.0, exhausted=True)
 
     def confirm(self, leaf: Leaf, seed: int, first: Verdict) -> Confirmed | str | None:
-        """Replay, then the benign control. ``"harness"`` when the control itself misbehaves."""
+        """Replay, then the benign control. ``"harness"`` when the control did not run to an answer; a control
+        the code answers wrongly keeps the finding, marked "benign control failed too"."""
         variant = leaf.variant
         replay = ProbeSpec(variant.spec.probe, variant.spec.args, variant.confirm_trials,
                            self._replay_timeout(variant), variant.spec.memory_bytes)
@@ -166,19 +168,23 @@ class RedProblem:
         required = max(1, round(variant.confirm_quorum * attempts + 1e-9))
         if attempts == 0 or len(hits) < required:
             return None
+        wrong_anyway = False
         if variant.control is not None:
             control = self._run(variant.control, seed + 104729)
-            if control.harness_error or not control.trials or not all(
-                leaf.family.control_ok(variant, t) for t in control.trials
-            ):
+            if control.harness_error or not control.trials or any(t.status not in ANSWERED for t in control.trials):
                 self.counters.control_failures += 1
-                return "harness"
+                return "harness"  # the control did not run to an answer: the harness may be at fault
+            # The code answered the benign control wrongly: it is wrong beyond this attack. The finding
+            # stands (the issue saw real findings discarded here), and says so.
+            wrong_anyway = not all(leaf.family.control_ok(variant, t) for t in control.trials)
+            self.counters.control_failures += wrong_anyway
         observation = hits[0].observation or first.observation
+        note = ", benign control failed too" if wrong_anyway else ""
         finding = Finding(
             family=leaf.family.name,
             severity=variant.severity or leaf.family.severity,
             cwe=variant.cwe or leaf.family.cwe,
-            summary=f"{leaf.entry}: {leaf.family.name} ({variant.id})",  # fixed by the seed and the code
+            summary=f"{leaf.entry}: {leaf.family.name} ({variant.id}){note}",  # fixed by the seed and the code
             reproducer=variant.reproducer,
             confirmations=required,  # the rule met (all replays, or one for a race): fixed by the variant
             attempts=attempts,

@@ -169,9 +169,10 @@ def test_probe_script_carries_the_spec_as_json() -> None:
 class Canned:
     """A probe runner answering from the variant's payload: a spliced-SQL artifact, simulated."""
 
-    def __init__(self, control_broken: bool = False, flaky: bool = False) -> None:
+    def __init__(self, control_broken: bool = False, flaky: bool = False, control_dead: bool = False) -> None:
         self.calls: list[tuple[str, int]] = []
-        self.control_broken = control_broken
+        self.control_broken = control_broken  # the benign input gets a wrong answer
+        self.control_dead = control_dead  # the benign input gets no answer at all (a timeout)
         self.flaky = flaky
 
     def __call__(self, spec: ProbeSpec, seed: int) -> ProbeRun:
@@ -180,6 +181,8 @@ class Canned:
             return ProbeRun(tuple(Trial("exception", exc="ValueError") for _ in range(spec.trials)))
         where = spec.args["args"][2]
         if where.get("name") == "alice":
+            if self.control_dead:
+                return ProbeRun((Trial("timeout"),))
             return ProbeRun((ok(rows=0 if self.control_broken else 1),))
         hit = "OR '1'='1" in str(where.get("name", ""))
         trials = []
@@ -216,13 +219,21 @@ def test_agent_is_deterministic_for_a_seed() -> None:
     assert run(3) == run(3)
 
 
-def test_a_failing_control_or_a_flaky_replay_is_never_reported() -> None:
-    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), budget_s=30, seed=1)
+def test_a_dead_control_or_a_flaky_replay_is_never_reported() -> None:
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_dead=True), budget_s=30, seed=1)
     assert report.findings == ()
     assert report.stats["control_failures"] >= 1
     report = run_attack(task("sql-select"), SQL_SPLICED, Canned(flaky=True), budget_s=30, seed=1)
     assert report.findings == ()
     assert report.stats["unconfirmed"] >= 1
+
+
+def test_code_that_fails_its_benign_control_keeps_the_finding_and_says_so() -> None:
+    """Grossly wrong code answers the benign input wrongly too: the attack's finding is real, not the harness."""
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), budget_s=30, seed=1)
+    assert [f.family for f in report.findings] == ["sql-injection"]
+    assert report.findings[0].summary.endswith("benign control failed too")
+    assert report.stats["control_failures"] >= 1
 
 
 def test_baselines_play_the_same_leaves() -> None:
