@@ -76,11 +76,16 @@ class ReferenceCache:
         if cached is not None:
             return cached
         run = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S)
+        self.remember(box, task, run)
+        return run
+
+    def remember(self, box: Sandbox, task: TaskSpec, run: ObservedSuite) -> None:
+        """Keep ``run`` as the reference's observations for ``task`` in ``box``, if it is complete."""
         if run.error is None and not run.tamper_reasons and all(t.status == "observed" for t in run.tests):
+            key = self.key(box, task)
             with self._lock:
                 self._runs[key] = run
                 self._store(key, run)
-        return run
 
     def clear(self) -> None:
         with self._lock:

@@ -82,6 +82,7 @@ def check_task(box: Sandbox, task: TaskSpec, min_hidden: int = MIN_HIDDEN) -> Ta
     check.lines.append(f"{task.id}: reference completes {sum(t.status == 'observed' for t in first.tests)}"
                        f"/{len(first.tests)} drivers ({first.duration_s:.2f} s)")
     cache = ReferenceCache()
+    cache.remember(box, task, first)  # the labelled runs are judged against this run, not a third one
     for name in task.submission_names():
         labelled = task.labelled_submission(name)
         run = run_hidden(box, task, labelled.submission.source, cache=cache).suite
