@@ -8,6 +8,7 @@ so they differ only in the order they choose.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -26,6 +27,18 @@ from logomesh.tasks import TaskSpec
 
 Strategy = Literal["mcts", "random", "round-robin"]
 STRATEGIES: tuple[Strategy, ...] = ("mcts", "random", "round-robin")
+PLAYS_PER_SECOND = 4  # the budget in leaf plays per second of ``budget_s``: see ``play_budget``
+BACKSTOP_FACTOR = 6.0  # the wall clock stops a search only at this multiple of its budget
+
+
+def play_budget(budget_s: float) -> int:
+    """The search's budget counted in leaf plays, so the wall clock never decides which leaves were played.
+
+    A time budget cut the search at a different leaf on a loaded machine, so the findings depended on the
+    load (the issue saw it). The library's searches exhaust within 26 plays, at 3 to 8 plays a second here;
+    4 a second gives 40 at the default 10 s. The wall clock stays as a backstop at ``BACKSTOP_FACTOR`` times
+    the budget (``stopped_because: "time"``), for code whose every probe runs into its timeout."""
+    return max(1, math.ceil(budget_s * PLAYS_PER_SECOND))
 
 
 @dataclass(frozen=True)
@@ -85,7 +98,7 @@ def attack(
     config: MctsConfig | None = None,
     cancel: CancelToken | None = None,
 ) -> RedReport:
-    """Attack ``source`` (the submission's solution.py) inside ``box`` for about ``budget_s`` seconds.
+    """Attack ``source`` (the submission's solution.py) inside ``box`` with ``play_budget(budget_s)`` leaf plays.
 
     A cancelled ``cancel`` raises ``Cancelled`` before the next search step or probe.
     """
@@ -119,9 +132,9 @@ def run_attack(
         shown = f"{finding.summary}: {finding.evidence}" if finding.evidence else finding.summary  # live view
         emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, shown, node_id))
 
-    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started,
-                         deadline=started + budget_s)
-    stats: dict[str, Any] = {"strategy": strategy, "seed": seed, "budget_s": budget_s,
+    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
+    plays = play_budget(budget_s)
+    stats: dict[str, Any] = {"strategy": strategy, "seed": seed, "budget_s": budget_s, "budget_plays": plays,
                              "leaves": len(problem.all_leaves())}
     tree: tuple[dict[str, Any], ...] = ()
     if not problem.ctx.features.parses:
@@ -130,20 +143,21 @@ def run_attack(
         nodes = 0
     elif strategy == "mcts":
         base = config or MctsConfig()
-        cfg = replace(base, max_time_seconds=budget_s)
+        cfg = replace(base, max_time_seconds=budget_s * BACKSTOP_FACTOR,
+                      max_iterations=plays if base.max_iterations is None else base.max_iterations)
         search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path), check=check)
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
         stats.update(iterations=result.iterations, stopped_because=result.stopped_because)
         tree = tuple(_node_json(n) for n in walk(search.root))
     else:
-        history, nodes = _baseline(problem, strategy, seed, budget_s, started)
+        history, nodes = _baseline(problem, strategy, seed, plays, started + budget_s * BACKSTOP_FACTOR)
         stats.update(iterations=len(history), stopped_because="budget or exhausted")
-    findings = tuple(c.finding for c in sorted(problem.findings, key=lambda c: c.elapsed_s))
+    findings = tuple(c.finding for c in sorted(problem.findings, key=_declared_order(problem)))
     counters = problem.counters
     stats.update(
         elapsed_s=round(time.monotonic() - started, 3),
-        first_finding_s=round(problem.findings[0].elapsed_s, 3) if problem.findings else None,
+        first_finding_s=round(min(c.elapsed_s for c in problem.findings), 3) if problem.findings else None,
         probes=counters.probes,
         candidates=counters.candidates,
         unconfirmed=counters.unconfirmed,
@@ -168,9 +182,15 @@ def _checked(runner: ProbeRunner, check: Callable[[], None]) -> ProbeRunner:
     return run
 
 
-def _baseline(problem: RedProblem, strategy: Strategy, seed: int, budget_s: float,
-              started: float) -> tuple[tuple[float, ...], int]:
-    """Uniform random or round-robin play over the same leaves, under the same budget."""
+def _declared_order(problem: RedProblem) -> Callable[[Confirmed], int]:
+    """Findings in the order the tree declares (entry, then family), not the order a search met them."""
+    pairs = [(entry, family) for entry, families in problem.leaves.items() for family in families]
+    return lambda c: pairs.index((c.leaf.entry, c.leaf.family.name))
+
+
+def _baseline(problem: RedProblem, strategy: Strategy, seed: int, plays: int,
+              backstop: float) -> tuple[tuple[float, ...], int]:
+    """Uniform random or round-robin play over the same leaves, under the same budget of plays."""
     rng = random.Random(seed)
     live = problem.all_leaves()
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -180,7 +200,7 @@ def _baseline(problem: RedProblem, strategy: Strategy, seed: int, budget_s: floa
     turn = 0
     history: list[float] = []
     best = 0.0
-    while live and time.monotonic() - started < budget_s:
+    while live and len(history) < plays and time.monotonic() < backstop:
         if strategy == "random":
             leaf = rng.choice(live)
         else:

@@ -15,6 +15,9 @@ PROBES_DIR = Path(__file__).with_name("probes")
 MARK = "LMPROBE "
 TASK_MODULE = "task_module"  # a probe argument: the task's red.py, shipped as ``_lm_task.py``, not inlined
 DEFAULT_MEMORY = 64 * 1024 * 1024  # per trial, on top of what the fork server already maps
+# A trial still computing at its timeout runs on until it has used its timeout in CPU, up to this multiple
+# of it in wall clock: a loaded machine slows a probe down but does not change its verdict (runtime._collect).
+WALL_BACKSTOP = 5.0
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class ProbeSpec:
     probe: str  # the name of a ``probe_<name>`` in probes/library.py
     args: dict[str, Any]
     trials: int = 1
-    timeout_s: float = 3.0  # per trial, enforced from outside the trial
+    timeout_s: float = 3.0  # per trial, in CPU seconds (wall clock for a trial that waits), enforced from outside
     memory_bytes: int = DEFAULT_MEMORY
 
 
@@ -35,6 +38,7 @@ class Trial:
     where: tuple[str, ...] = ()
     partial: tuple[dict[str, Any], ...] = ()
     signal: int | None = None
+    cpu_s: float = 0.0  # CPU seconds the trial's process used (its wall clock is the load's, not the code's)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ def probe_script(spec: ProbeSpec, seed: int) -> str:
         "args": {k: v for k, v in spec.args.items() if k != TASK_MODULE},
         "trials": spec.trials,
         "timeout": spec.timeout_s,
+        "backstop": WALL_BACKSTOP,
         "mem": spec.memory_bytes,
         "cpu": max(1, int(spec.timeout_s) + 1),
         "seed": seed,
@@ -84,6 +89,7 @@ def parse_trial(raw: Any) -> Trial:
     partial = raw.get("partial")
     where = raw.get("where")
     sig = raw.get("signal")
+    cpu = raw.get("cpu_s")
     return Trial(
         status=str(raw.get("status", "crashed")),
         result=result if isinstance(result, dict) else {},
@@ -92,6 +98,7 @@ def parse_trial(raw: Any) -> Trial:
         where=tuple(str(w) for w in where) if isinstance(where, list) else (),
         partial=tuple(p for p in partial if isinstance(p, dict)) if isinstance(partial, list) else (),
         signal=sig if isinstance(sig, int) else None,
+        cpu_s=float(cpu) if isinstance(cpu, int | float) else 0.0,
     )
 
 
@@ -117,7 +124,7 @@ def parse_output(stdout: str, nonce: str) -> ProbeRun:
 
 def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
     """Run ``spec`` against ``source`` inside ``box``; harness problems come back as ``harness_error``."""
-    wall = spec.trials * (spec.timeout_s + 0.5) + 5.0
+    wall = spec.trials * (spec.timeout_s * WALL_BACKSTOP + 0.5) + 5.0
     files = probe_files(source, str(spec.args.get(TASK_MODULE, "")))
     run = box.run_script(files, probe_script(spec, seed), timeout_s=wall)
     if run.timed_out:

@@ -15,8 +15,10 @@ agent needs:
   exhausted;
 * every random choice comes from a ``random.Random`` seeded by the search seed,
   the node's path and its visit count, and ties break by action id, so the
-  same problem and seed give the same tree whatever the wall clock does --
-  until the time budget cuts the run short.
+  same problem and seed give the same tree whatever the wall clock does;
+  the red agent budgets the search in iterations (``max_iterations``) and
+  keeps ``max_time_seconds`` only as a backstop, so a loaded machine does not
+  cut it at a different leaf.
 
 ``check`` runs before every iteration; whatever it raises (a cancel) stops the
 search and propagates to the caller.

@@ -15,7 +15,7 @@ import hashlib
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from logomesh.findings import Finding
 from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
@@ -86,7 +86,6 @@ class RedProblem:
     counters: Counters = field(default_factory=Counters)
     visits: dict[str, int] = field(default_factory=dict)
     done_pairs: set[tuple[str, str]] = field(default_factory=set)
-    deadline: float | None = None  # monotonic time the budget runs out; replays shorten to fit it
 
     def __post_init__(self) -> None:
         self.leaves = build_leaves(self.ctx)
@@ -156,8 +155,7 @@ class RedProblem:
         """Replay, then the benign control. ``"harness"`` when the control did not run to an answer; a control
         the code answers wrongly keeps the finding, marked "benign control failed too"."""
         variant = leaf.variant
-        replay = ProbeSpec(variant.spec.probe, variant.spec.args, variant.confirm_trials,
-                           self._replay_timeout(variant), variant.spec.memory_bytes)
+        replay = replace(variant.spec, trials=variant.confirm_trials)
         run = self._run(replay, seed + 7919)
         if run.harness_error:
             self.counters.harness_errors += 1
@@ -184,21 +182,13 @@ class RedProblem:
             family=leaf.family.name,
             severity=variant.severity or leaf.family.severity,
             cwe=variant.cwe or leaf.family.cwe,
-            summary=f"{leaf.entry}: {leaf.family.name} ({variant.id}){note}",  # fixed by the seed and the code
+            summary=f"{leaf.entry}: {leaf.family.name} ({variant.reported_id}){note}",  # fixed by seed and code
             reproducer=variant.reproducer,
             confirmations=required,  # the rule met (all replays, or one for a race): fixed by the variant
             attempts=attempts,
-            evidence=f"{observation} (reproduced {len(hits)}/{attempts})",  # measured: outside the result
+            evidence=f"{observation} ({variant.id}, reproduced {len(hits)}/{attempts})",  # measured: not in the result
         )
         return Confirmed(finding, leaf, time.monotonic() - self.started)
-
-    def _replay_timeout(self, variant: Variant) -> float:
-        """Per-trial wall clock for the replays: the variant's own, shortened (to 1 s at least) near the deadline."""
-        timeout = variant.spec.timeout_s
-        if self.deadline is None:
-            return timeout
-        remaining = self.deadline - time.monotonic() - 0.5
-        return max(1.0, min(timeout, remaining / (variant.confirm_trials + 1)))
 
     def _run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
         self.counters.probes += 1

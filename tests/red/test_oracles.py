@@ -118,12 +118,19 @@ def test_complexity_oracle_and_shrink() -> None:
     capped = Trial("ok", result={"capped": True, "points": [{"n": 22, "t": 0.3}]},
                    partial=({"n": 8, "t": 0.0}, {"n": 22, "t": 0.3}))
     assert family.judge(first, capped).hit
-    assert family.judge(first, Trial("timeout", partial=({"n": 8, "t": 0.0},))).hit
+    computing = Trial("timeout", partial=({"n": 8, "t": 0.01},), cpu_s=0.31)
+    assert family.judge(first, computing).hit  # killed by the wall clock after more than the cap of CPU
+    starved = Trial("timeout", partial=({"n": 8, "t": 0.01},), cpu_s=0.05)
+    assert not family.judge(first, starved).hit  # killed by the wall clock while the load kept it off the CPU
+    assert family.judge(first, Trial("cpu", cpu_s=2.0)).hit
     fast = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.01}]})
     assert not family.judge(first, fast).hit
+    near = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.2}]})
+    assert family.judge(first, near).score == family.judge(first, fast).score == 0.0  # timings never steer
     shrunk = family.shrink(first, capped)
-    assert shrunk.spec.args["sizes"] == [22] and "* 22" in shrunk.reproducer
-    assert family.shrink(first, Trial("timeout", partial=({"n": 8, "t": 0.0},))).spec.args["sizes"] == [14]
+    assert shrunk.spec.args["sizes"] == [8, 14, 18, 22, 26]  # up to one past the size that hit: a margin
+    assert shrunk.reproducer == first.reproducer  # which size crossed the cap is a measurement: evidence only
+    assert family.shrink(first, computing).spec.args["sizes"] == [8, 14, 18]
 
 
 def test_boundary_oracle_accepts_documented_errors_only() -> None:

@@ -27,6 +27,13 @@ class Variant:
     confirm_quorum: float = 1.0  # share of the replays that must reproduce (races: 0.5)
     severity: Severity | None = None  # overrides the family's severity for this variant
     cwe: str | None = None  # overrides the family's CWE for this variant
+    # The id the result names (default: ``id``). Variants that differ only in a random schedule share one,
+    # so which of them happened to hit first never changes the result's bytes; the evidence names ``id``.
+    reported_as: str = ""
+
+    @property
+    def reported_id(self) -> str:
+        return self.reported_as or self.id
 
 
 @dataclass(frozen=True)

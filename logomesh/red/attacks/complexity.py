@@ -104,36 +104,51 @@ class ComplexityFamily(Family):
         return []
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        """CPU time only: a call over the cap, or killed while computing. The wall clock is the machine's load.
+
+        A trial killed by the wall clock counts only when its unfinished call had used ``cap_s`` of CPU; a
+        child starved by other work is no evidence. A miss scores 0 whatever it measured, so the search never
+        learns from timings and plays the same leaves on an idle and on a loaded machine."""
         points = list(trial.partial) or list(trial.result.get("points") or [])
         last = points[-1] if points else None
-        if trial.status in ("timeout", "cpu"):
-            size = f" at n={_next_size(variant, last)}" if last is not None else ""
-            return Verdict(True, 1.0, f"one call ran past the {variant.spec.timeout_s:g} s limit{size}")
+        cap = float(variant.spec.args.get("cap_s", CAP_S))
+        if trial.status == "cpu":
+            return Verdict(True, 1.0, f"one call ran past the CPU limit{_at(variant, last)} ({trial.cpu_s:.2f} s)")
+        if trial.status == "timeout" and _unfinished_cpu(trial, points) >= cap:
+            return Verdict(True, 1.0, f"one call ran past the {variant.spec.timeout_s:g} s limit{_at(variant, last)} "
+                                      f"after {trial.cpu_s:.2f} s of CPU")
         if trial.status == "memory":
             return Verdict(True, 1.0, "one call exhausted the memory limit")
         if trial.status == "ok" and trial.result.get("capped") and last is not None:
             return Verdict(True, 1.0, f"one call on an input of size n={last['n']} took {last['t']:.2f} s of CPU")
-        if last is None:
-            return MISS
-        worst = max(float(p.get("t", 0.0)) for p in points)
-        return Verdict(False, min(0.8, worst / CAP_S))
+        return MISS
 
     def shrink(self, variant: Variant, trial: Trial) -> Variant:
-        """Replay only the size that hit: the minimal hostile input."""
+        """Replay the sizes up to one past the size that hit; the reproducer stays the variant's.
+
+        Which size first crossed the cap is a measurement (a loaded CPU moves it by a ladder step), so the
+        result does not name it (the evidence does); the replay includes the next size, so a hit that was
+        marginal at its size is certain at the next one."""
         points = list(trial.partial) or list(trial.result.get("points") or [])
         if not points:
             return variant
-        size = points[-1]["n"] if trial.status == "ok" else _next_size(variant, points[-1])
-        shape = variant.spec.args["input"]
-        if shape.get("kind") == "int":
-            text = f"{variant.spec.args['target']}({size})"
-        else:
-            text = f"{variant.spec.args['target']}({shape.get('prefix', '')!r} + {shape['pump']!r} * {size} + " \
-                   f"{shape.get('suffix', '')!r})"
-        return with_args(variant, text, sizes=[size])
+        sizes = list(variant.spec.args.get("sizes", []))
+        hit = points[-1]["n"] if trial.status == "ok" else _next_size(variant, points[-1])
+        if hit not in sizes:
+            return variant
+        return with_args(variant, variant.reproducer, sizes=sizes[: sizes.index(hit) + 2])
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
         return trial.status == "ok" and not trial.result.get("capped")
+
+
+def _at(variant: Variant, last: dict[str, Any] | None) -> str:
+    return f" at n={_next_size(variant, last)}" if last is not None else ""
+
+
+def _unfinished_cpu(trial: Trial, points: list[dict[str, Any]]) -> float:
+    """CPU seconds of the call the wall clock killed: the trial's CPU minus that of the calls that returned."""
+    return trial.cpu_s - sum(float(p.get("t", 0.0)) for p in points)
 
 
 def _next_size(variant: Variant, last: dict[str, Any]) -> Any:

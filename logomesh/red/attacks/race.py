@@ -39,14 +39,17 @@ class RaceFamily(Family):
         story, base = scenario.story, {TASK_MODULE: ctx.red.module, **scenario.args}
         prior = 0.35 if ctx.features.uses_lock else 0.85
         control = ProbeSpec("race", {**base, "threads": 1, "chance": 0.0}, timeout_s=5.0)
+        chances = ", ".join(f"{c:g}" for c in CHANCES)
+        reproducer = (f"{base.get('threads', 6)} {story}, yielding at random opcodes inside solution.py "
+                      f"with p in ({chances})")
         out = []
         for chance in CHANCES:
             args = {**base, "chance": chance}
             out.append(Variant(
                 id=f"perturb-p{int(chance * 100):02d}",
                 spec=ProbeSpec("race", args, trials=4, timeout_s=6.0),
-                reproducer=f"{base.get('threads', 6)} {story}, yielding at random opcodes inside solution.py "
-                           f"with p={chance}",
+                reproducer=reproducer,  # one for the three: the chance that hit first is luck, not the code
+                reported_as="perturb",
                 control=control,
                 prior=prior if chance == CHANCES[0] else prior * 0.8,
                 repeatable=True,
