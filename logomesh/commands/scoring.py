@@ -96,6 +96,7 @@ def score(
     print(f"CIS {result['cis_score']:.4f}  (R {result['rationale_score']:.4f}  A {result['architecture_score']:.4f}"
           f"  T {result['testing_score']:.4f}  L {result['logic_score']:.4f})")
     print(f"red penalty {result['red_penalty_applied']:.4f}  intent penalty {result['intent_penalty']:.4f}"
+          f"  behaviour penalty {result['behaviour_penalty']:.4f}"
           f"  hidden {result['tests']['hidden']['passed']}/{result['tests']['hidden']['total']}")
     purple = result["tests"]["purple"]
     caught = ""

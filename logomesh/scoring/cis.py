@@ -1,7 +1,14 @@
 """The Contextual Integrity Score: R, A, T, L combined, then the two penalties.
 
 ``CIS_raw = w_R·R + w_A·A + w_T·T + w_L·L`` (0.25 each);
-``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty`` (``intent.py``).
+``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty · behaviour_penalty``.
+
+``intent_penalty`` (``intent.py``) judges the code as text: is its own intent
+the nearest? ``behaviour_penalty`` judges it as a program: ``floor + (1 −
+floor)·p`` with ``p`` the hidden pass rate, so code that reproduces none of
+the judge's observations (it does another task, does not parse, or exits,
+hangs or crashes before a test can run) keeps at most ``floor`` (30 %) of a
+score that R and A would otherwise hand it for looking like the task.
 Arithmetic runs on raw floats; every float is rounded to ``config.digits``
 only when the result dictionary is built (the output boundary).
 """
@@ -44,6 +51,11 @@ def red_penalty(findings: Sequence[Finding], config: ScoringConfig) -> tuple[flo
     return 1.0 - product, applied
 
 
+def behaviour_penalty(testing: Testing, config: ScoringConfig) -> float:
+    """``floor + (1 − floor)·p``: the share of the judge's observations the code reproduced, floored."""
+    return config.behaviour_floor + (1.0 - config.behaviour_floor) * testing.pass_rate
+
+
 def combine(values: dict[str, float], config: ScoringConfig) -> float:
     w_r, w_a, w_t, w_l = config.weights
     return w_r * values["rationale"] + w_a * values["architecture"] + w_t * values["testing"] + w_l * values["logic"]
@@ -63,6 +75,7 @@ class ScoreCard:
     red_penalty_applied: float
     intent_penalty: float
     intent: IntentCheck
+    behaviour_penalty: float
     cis_score: float
     findings: tuple[Finding, ...]  # confirmed ones
     hidden: SuiteRun
@@ -93,6 +106,7 @@ class ScoreCard:
             "cis_raw": r(self.cis_raw),
             "red_penalty_applied": r(self.red_penalty_applied),
             "intent_penalty": r(self.intent_penalty),
+            "behaviour_penalty": r(self.behaviour_penalty),
             "red_analysis": {
                 "attack_successful": bool(self.findings),
                 "vulnerability_count": len(self.findings),
@@ -164,10 +178,16 @@ def score_submission(
     intent = intent_check(task, rationale.code, rationale.intent, rationale.score, config, rationale.defined)
     if intent.penalty < 1.0:
         emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
+    behaviour = behaviour_penalty(testing, config)
+    if behaviour < 1.0:
+        emit(PenaltyApplied(battle_id, "behaviour", behaviour,
+                            f"{hidden.passed} of {hidden.total} hidden tests passed" if testing.counted
+                            else "the hidden suite did not run the code"))
     return ScoreCard(
         config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
         anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=penalty,
-        intent_penalty=intent.penalty, intent=intent, cis_score=cis_raw * (1.0 - penalty) * intent.penalty,
+        intent_penalty=intent.penalty, intent=intent, behaviour_penalty=behaviour,
+        cis_score=cis_raw * (1.0 - penalty) * intent.penalty * behaviour,
         findings=tuple(real),
         hidden=hidden, purple=purple, mutants=mutants,
     )  # fmt: skip

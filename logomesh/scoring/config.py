@@ -80,6 +80,10 @@ class ScoringConfig:
     severity_factors: tuple[tuple[str, float], ...] = (("critical", 0.60), ("high", 0.75), ("medium", 0.85))
     min_confirmations: int = 1
     testing_floor: float = 0.20
+    # The behaviour penalty (cis.py, docs/scoring.md "Behaviour penalty"): ``floor + (1 − floor)·p`` with p the hidden
+    # pass rate, so code that reproduces none of the judge's observations keeps at most this share, as off-intent
+    # code does under the intent penalty.
+    behaviour_floor: float = 0.30
     testing_span: float = 0.65
     architecture: ArchitectureWeights = field(default_factory=ArchitectureWeights)
     logic: LogicWeights = field(default_factory=LogicWeights)

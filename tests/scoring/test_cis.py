@@ -20,7 +20,7 @@ from logomesh.tasks import TaskSpec
 from .runs import suite
 
 OWNED = {"rationale_score", "architecture_score", "testing_score", "logic_score", "cis_score", "red_penalty_applied",
-         "intent_penalty", "red_analysis", "tests", "anchors", "llm_adjustments"}
+         "intent_penalty", "behaviour_penalty", "red_analysis", "tests", "anchors", "llm_adjustments"}
 
 
 def floats(value: object) -> list[float]:
@@ -45,15 +45,16 @@ def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSp
     assert set(fields) >= OWNED
     assert [(e.name, e.battle_id) for e in events if isinstance(e, ScoreComponent)] == [
         ("rationale", "b1"), ("architecture", "b1"), ("testing", "b1"), ("logic", "b1")]
-    assert [(e.name, e.factor) for e in events if isinstance(e, PenaltyApplied)] == [("red:critical", 0.60),
-                                                                                      ("red:high", 0.75)]
+    assert [(e.name, e.factor) for e in events if isinstance(e, PenaltyApplied)] == [
+        ("red:critical", 0.60), ("red:high", 0.75), ("behaviour", pytest.approx(0.30 + 0.70 * 0.75))]
+    assert fields["behaviour_penalty"] == pytest.approx(0.825)
     assert fields["testing_score"] == pytest.approx(0.20 + 0.65 * 0.75, abs=1e-4)
     assert fields["red_penalty_applied"] == pytest.approx(0.55)
     assert fields["red_analysis"]["vulnerability_count"] == 2
     assert fields["red_analysis"]["max_severity"] == "critical"
     assert fields["tests"]["hidden"] == {"passed": 12, "failed": 4, "total": 16}
     raw = 0.25 * (card.final["rationale"] + card.final["architecture"] + card.final["testing"] + card.final["logic"])
-    assert card.cis_score == pytest.approx(raw * 0.45 * card.intent_penalty)
+    assert card.cis_score == pytest.approx(raw * 0.45 * card.intent_penalty * 0.825)
     assert fields["anchors"] == {k: round(v, 4) for k, v in card.anchors.items()}
     assert fields["llm_adjustments"]["status"] == "disabled"
     assert all(round(f, 4) == f for f in floats(fields))
@@ -74,8 +75,23 @@ def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: Min
     assert card.intent.margin < 0  # a CSV reader is nearer some other intent than a rate limiter
     by_margin = max(0.0, 1 + card.intent.margin / DEFAULT_CONFIG.intent_span)
     assert card.intent_penalty == pytest.approx(0.30 + 0.70 * min(r / 0.35, by_margin))
-    assert [e.name for e in events if isinstance(e, PenaltyApplied)] == ["intent"]
-    assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty)
+    assert [e.name for e in events if isinstance(e, PenaltyApplied)] == ["intent", "behaviour"]
+    assert card.behaviour_penalty == pytest.approx(0.30)  # it passed none of the judge's observations
+    assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty * 0.30)
+
+
+def test_code_that_reproduces_nothing_keeps_at_most_the_floor_however_it_looks(
+    model: MiniLM, rate_limiter: TaskSpec,
+) -> None:
+    """The good source, unchanged as text, scored against a suite it passed in full, in part and not at all."""
+    good = rate_limiter.labelled_submission("good").submission
+    cards = {passed: score_submission(rate_limiter, good, suite(passed, 16 - passed), None, [])
+             for passed in (16, 8, 0)}
+    assert [cards[p].behaviour_penalty for p in (16, 8, 0)] == pytest.approx([1.0, 0.65, 0.30])
+    assert cards[16].intent_penalty == cards[0].intent_penalty == 1.0  # as text it is on intent either way
+    for passed, card in cards.items():
+        assert card.cis_score == pytest.approx(card.cis_raw * card.behaviour_penalty), passed
+    assert cards[0].cis_score <= 0.30 * cards[0].cis_raw + 1e-12
 
 
 def test_config_hash_is_stable_and_changes_with_any_weight() -> None:

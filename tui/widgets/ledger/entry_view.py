@@ -49,9 +49,12 @@ def render_summary(detail: EntryDetail) -> Text:
         text.append(f"{value:.3f}\n" if value is not None else "—\n")
     raw, red, intent = _number(result, "cis_raw"), _number(result, "red_penalty_applied"), _number(result,
                                                                                                     "intent_penalty")
+    behaviour = _number(result, "behaviour_penalty")  # absent from entries scored before it existed
     if raw is not None:
         text.append(f"raw {raw:.3f}", style="bold")
         text.append(f" × (1 − red {red or 0.0:.3f}) × intent {intent if intent is not None else 1.0:.3f}")
+        if behaviour is not None:
+            text.append(f" × behaviour {behaviour:.3f}")
         text.append(f" = CIS {row.cis:.3f}\n", style="bold")
     text.append(f"{_suite(result, 'hidden')} · {_suite(result, 'purple')}\n\n")
     findings = findings_of(result)
