@@ -26,8 +26,8 @@ def _load(task_id: str) -> TaskSpec:
 
     try:
         return load_task(task_id)
-    except TaskError as exc:
-        fail(str(exc))
+    except TaskError as exc:  # an unknown or malformed task: the caller named the wrong one
+        fail(str(exc), EXIT_USAGE)
 
 
 @app.command("attack")

@@ -29,7 +29,7 @@ def test_attack_rejects_bad_options(tmp_path: Path, args: list[str], code: int, 
 
 def test_attack_names_unknown_task_and_missing_code(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["red", "attack", "--task", "no-such-task", "--code", str(tmp_path / "x.py")])
-    assert result.exit_code == 1 and "unknown task 'no-such-task'" in result.output
+    assert result.exit_code == 2 and "unknown task 'no-such-task'" in result.output
     result = CliRunner().invoke(app, ["red", "attack", "--task", "sql-select", "--code", str(tmp_path / "x.py")])
     assert result.exit_code == 1 and "cannot read --code" in result.output
 
