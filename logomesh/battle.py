@@ -23,6 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from logomesh.battle_record import (
+    CancelledAt,
+    Ending,
+    FailedAt,
+    Judged,
+    SandboxUsed,
+    Scored,
+    StageValues,
+    played_battle,
+)
+from logomesh.battle_record import PlayedBattle as PlayedBattle  # re-exported: callers import it from here
+from logomesh.battle_record import failed_played as failed_played  # re-exported: callers import it from here
 from logomesh.cancel import Cancelled, CancelToken, abandon_on_cancel
 from logomesh.events import (
     BattleCancelled,
@@ -162,92 +174,50 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
 
-def _cancelled_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
-    """A failed result's zeros, with status ``cancelled`` and the ``stage`` it stopped in (no ``failed_stage``)."""
-    result = _failed_result(request, stage, reason)
-    del result["failed_stage"]
-    result.update(status="cancelled", stage=stage)
-    return result
-
-
-def _failed_result(request: BattleRequest, stage: str, reason: str) -> dict[str, Any]:
-    zero = {"passed": 0, "failed": 0, "total": 0}
-    return {
-        "battle_id": request.battle_id,
-        "task_id": request.task_id,
-        "rationale_score": 0.0,
-        "architecture_score": 0.0,
-        "testing_score": 0.0,
-        "logic_score": 0.0,
-        "cis_score": 0.0,
-        "red_penalty_applied": 0.0,
-        "intent_penalty": 1.0,
-        "red_analysis": {
-            "attack_successful": False,
-            "vulnerability_count": 0,
-            "max_severity": "low",
-            "vulnerabilities": [],
-        },
-        "tests": {"hidden": dict(zero), "purple": dict(zero)},
-        "anchors": {},
-        "llm_adjustments": {},
-        "status": "failed",
-        "failed_stage": stage,
-        "reason": reason,
-        "seed": request.seed,
-        "purple_agent": request.purple_label,
-    }
-
-
-def _play(request: BattleRequest, task: TaskSpec, emit: EventSink, facts: dict[str, Any]) -> dict[str, Any]:
-    """Run the stages; ``facts`` collects what the ledger entangles, even on failure."""
-    battle_id = request.battle_id
-    emit(StageStarted(battle_id, "purple"))
+def _purple_stage(request: BattleRequest, task: TaskSpec, emit: EventSink) -> PurpleExchange:
+    """The purple agent's answer, byte for byte."""
+    emit(StageStarted(request.battle_id, "purple"))
     request.token.check()
     exchange = _ask_purple(task, request)
     request.token.check()
-    facts["inputs"]["purple_request"] = exchange.request_bytes
-    facts["inputs"]["purple_response"] = exchange.response_bytes
-    facts["attributes"]["purple_protocol"] = exchange.protocol
     submission = exchange.submission
     emit(
         PurpleResponded(
-            battle_id,
+            request.battle_id,
             len(submission.source.encode()),
             len(submission.tests.encode()),
             len(submission.rationale),
             exchange.response_sha256,
         )
     )
-    return judge(request, task, submission, emit, facts)
+    return exchange
 
 
 def judge(
-    request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink, facts: dict[str, Any]
-) -> dict[str, Any]:
+    request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink,
+    values: StageValues | None = None,
+) -> Judged:
     """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this.
 
     Measuring is ``scoring.measure`` and scoring is ``score_submission``, exactly as for ``logomesh score``
-    and ``calibrate``: one pipeline, so the same code gets the same result from each.
+    and ``calibrate``: one pipeline, so the same code gets the same result from each. The sandbox used and
+    the measured facts go into ``values`` as soon as they are known, so a battle that fails or is cancelled
+    later still records them.
     """
     from logomesh.sandbox import SandboxBroken, SandboxUnavailable
     from logomesh.scoring import DEFAULT_CONFIG, score_submission
     from logomesh.scoring.measure import measure
 
+    values = values if values is not None else StageValues()
     battle_id, cancel = request.battle_id, request.token
     emit(StageStarted(battle_id, "sandbox"))
     cancel.check()
     try:
         with _killable_sandbox(request.sandbox, cancel) as box:
-            facts["attributes"]["sandbox_image"] = box.image_id
-            facts["attributes"]["sandbox_backend"] = box.backend
-            measured = measure(task, submission, box, red=request.red, red_budget_s=request.red_budget_s,
-                               seed=request.seed, battle_id=battle_id, emit=emit, cancel=cancel)
-            facts["inputs"]["reference_observations"] = measured.reference_observations
-            if measured.findings:  # what the red agent measured: signed with the inputs, outside H(Δ)
-                facts["inputs"]["red_evidence"] = json.dumps(
-                    [{"family": f.family, "summary": f.summary, "evidence": f.evidence} for f in measured.findings],
-                    sort_keys=True, ensure_ascii=False).encode("utf-8")
+            sandbox = values.sandbox = SandboxUsed(box.image_id, box.backend)
+            measured = values.measured = measure(
+                task, submission, box, red=request.red, red_budget_s=request.red_budget_s, seed=request.seed,
+                battle_id=battle_id, emit=emit, cancel=cancel)
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:
@@ -265,22 +235,7 @@ def judge(
                                  config=DEFAULT_CONFIG, battle_id=battle_id, emit=quiet_once_cancelled,
                                  mutants=measured.mutants, red=measured.red),
         cancel, name="logomesh-scoring")
-    facts["attributes"]["scorer_config_sha256"] = DEFAULT_CONFIG.sha256()
-    for name, model in sorted(DEFAULT_CONFIG.model_ids().items()):
-        facts["attributes"][f"model:{name}"] = model
-    facts["intent_vector"] = list(card.intent_vector)
-    result: dict[str, Any] = {"battle_id": battle_id, "task_id": task.id}
-    result.update(card.result_fields())
-    result.update(
-        {
-            "status": "scored",
-            "seed": request.seed,
-            "purple_agent": request.purple_label,
-            "red_enabled": request.red,
-            "red_budget_s": request.red_budget_s if request.red else 0.0,
-        }
-    )
-    return result
+    return Judged(sandbox, measured, card)
 
 
 class _BoxCloser:
@@ -326,86 +281,37 @@ class _StageTracker:
         self._emit(event)
 
 
-@dataclass(frozen=True)
-class PlayedBattle:
-    """A battle played but not yet recorded: its result and what the ledger entangles with it."""
-
-    result: dict[str, Any]
-    inputs: dict[str, bytes]
-    attributes: dict[str, str]
-    intent_vector: list[float] | None
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.result.get("status") == "failed")
-
-    @property
-    def cancelled(self) -> bool:
-        return bool(self.result.get("status") == "cancelled")
-
-
 def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discard) -> PlayedBattle:
     """Every stage but the ledger; a failure in any stage becomes a failed result, never an exception.
 
-    A cancel becomes a ``cancelled`` result naming the stage it stopped. Campaign workers call this and
-    hand the outcome to the one ledger writer.
+    A cancel becomes a ``cancelled`` result naming the stage it stopped. Whatever the stages returned before
+    a failure or cancel is still recorded. Campaign workers call this and hand the outcome to the one ledger
+    writer.
     """
     tracker = _StageTracker(emit)
     emit = tracker
     emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
-    facts: dict[str, Any] = {
-        "inputs": {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
-                   "reference_solution": task.reference_bytes, "flawed_variants": _variants_bytes(task),
-                   **_red_module(task)},
-        "attributes": _attributes(request),
-        "intent_vector": None,
-    }
+    values = StageValues()
+    ending: Ending
     try:
-        result = _play(request, task, emit, facts)
+        values.exchange = _purple_stage(request, task, emit)
+        ending = Scored(judge(request, task, values.exchange.submission, emit, values).card)
     except Cancelled as exc:
-        result = _cancelled(request, tracker.stage, exc.reason, emit)
+        ending = _cancelled(request, tracker.stage, exc.reason, emit)
     except Exception as exc:  # a crash in any stage is still a recorded, failed battle
         stage, reason = (exc.stage, exc.reason) if isinstance(exc, StageFailed) else (
             "engine", f"internal error: {type(exc).__name__}: {exc}".splitlines()[0])
         if request.token.cancelled:  # the failure is the cancel's doing: a killed box, an abandoned request
-            result = _cancelled(request, tracker.stage, request.token.reason, emit)
+            ending = _cancelled(request, tracker.stage, request.token.reason, emit)
         else:
             emit(BattleFailed(request.battle_id, stage, reason))
-            result = _failed_result(request, stage, reason)
-    return PlayedBattle(result, facts["inputs"], facts["attributes"], facts["intent_vector"])
+            ending = FailedAt(stage, reason)
+    return played_battle(request, task, values, ending)
 
 
-def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> dict[str, Any]:
+def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> CancelledAt:
     emit(BattleCancelled(request.battle_id, stage, reason))
-    return _cancelled_result(request, stage, reason)
-
-
-def _red_module(task: TaskSpec) -> dict[str, bytes]:
-    """The task's red.py (its red-agent scenarios), when it has one: an input of the red agent's findings."""
-    from logomesh.red.scenarios import MODULE_FILE
-
-    path = task.root / MODULE_FILE
-    return {"red_module": path.read_bytes()} if path.is_file() else {}
-
-
-def _variants_bytes(task: TaskSpec) -> bytes:
-    """The task's flawed variants (name -> source), against which the purple tests are measured."""
-    from logomesh.scoring.testing import flawed_variants
-
-    return json.dumps(flawed_variants(task), sort_keys=True, ensure_ascii=False).encode("utf-8")
-
-
-def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBattle:
-    """A battle that failed before any stage could run (for callers that play battles elsewhere)."""
-    return PlayedBattle(_failed_result(request, stage, reason), {}, _attributes(request), None)
-
-
-def _attributes(request: BattleRequest) -> dict[str, str]:
-    """The attributes every entry carries, scored or failed."""
-    attributes = {"purple_agent": request.purple_label, "seed": str(request.seed)}
-    if request.campaign_id:
-        attributes["campaign_id"] = request.campaign_id
-    return attributes
+    return CancelledAt(stage, reason)
 
 
 def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutcome:

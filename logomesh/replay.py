@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from logomesh.battle import BattleRequest, judge
+from logomesh.battle_record import scored_result
 from logomesh.events import EventSink, discard
 from logomesh.purple.exchange import PurpleError
 from logomesh.submission import Submission, SubmissionError
@@ -121,10 +122,11 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
     with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
         task = _stored_task(str(result["task_id"]), stored.inputs, Path(workdir))
         submission = _stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
-        facts: dict[str, Any] = {"inputs": {}, "attributes": {}, "intent_vector": None}
-        replayed = judge(_request_for(result, home, sandbox), task, submission, emit, facts)
+        request = _request_for(result, home, sandbox)
+        judged = judge(request, task, submission, emit)
+    replayed = scored_result(request, judged.card)
     changed = {k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)}
-    basis = facts["inputs"].get("reference_observations")
+    basis = judged.measured.reference_observations
     if "reference_observations" in stored.inputs and basis != stored.inputs["reference_observations"]:
         changed.add("reference_observations")  # the verdicts' basis moved, even where no verdict did
     differences = tuple(sorted(changed))

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from logomesh.battle import BattleRequest, PlayedBattle, failed_played, play_battle
+from logomesh.battle import BattleRequest, play_battle
+from logomesh.battle_record import PlayedBattle, failed_played
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.events import Event, StageStarted
 from logomesh.tasks import TaskSpec, load_task

@@ -1,0 +1,115 @@
+"""The battle record: one builder for scored, failed and cancelled results, and what each entangles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ledger import Ledger
+from logomesh.battle import BattleRequest, judge, play_battle, run_battle
+from logomesh.battle_record import (
+    CancelledAt,
+    FailedAt,
+    StageValues,
+    failed_played,
+    played_battle,
+    scored_result,
+)
+from logomesh.cancel import CancelToken
+from logomesh.events import Event, StageStarted
+from logomesh.purple.exchange import canned_exchange
+from logomesh.tasks import load_task
+
+COMMON = {
+    "battle_id", "task_id", "rationale_score", "architecture_score", "testing_score", "logic_score", "cis_score",
+    "red_penalty_applied", "intent_penalty", "red_analysis", "tests", "anchors", "llm_adjustments", "status",
+    "seed", "purple_agent",
+}
+FAILED_KEYS = COMMON | {"failed_stage", "reason"}
+CANCELLED_KEYS = COMMON | {"stage", "reason"}
+SCORED_KEYS = COMMON | {"cis_raw", "components", "scorer_config_sha256", "red_enabled", "red_budget_s"}
+TASK_INPUTS = {"task_spec", "hidden_tests", "reference_solution", "flawed_variants", "red_module"}
+PURPLE_INPUTS = {"purple_request", "purple_response"}
+
+
+def _request(home: Path, battle_id: str, **overrides: object) -> BattleRequest:
+    fields: dict[str, object] = {"task_id": "rate-limiter", "battle_id": battle_id, "seed": 5, "home": home,
+                                 "mock_variant": "good", "red": False}
+    fields.update(overrides)
+    return BattleRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_failed_and_cancelled_results_have_their_documented_keys(tmp_path: Path) -> None:
+    request = _request(tmp_path, "b1", campaign_id="c1")
+    task = load_task("rate-limiter")
+    failed = played_battle(request, task, StageValues(), FailedAt("sandbox", "no box"))
+    cancelled = played_battle(request, task, StageValues(), CancelledAt("red", "cancelled by the user"))
+    assert set(failed.result) == FAILED_KEYS
+    assert (failed.result["status"], failed.result["failed_stage"], failed.result["reason"]) == (
+        "failed", "sandbox", "no box")
+    assert set(cancelled.result) == CANCELLED_KEYS
+    assert (cancelled.result["status"], cancelled.result["stage"]) == ("cancelled", "red")
+    for played in (failed, cancelled):
+        assert played.result["cis_score"] == 0.0 and played.intent_vector is None
+        assert set(played.inputs) == TASK_INPUTS
+        assert played.attributes == {"purple_agent": "mock:good", "seed": "5", "campaign_id": "c1"}
+    assert failed.failed and not failed.cancelled and cancelled.cancelled and not cancelled.failed
+
+
+def test_a_battle_failed_before_any_stage_entangles_nothing(tmp_path: Path) -> None:
+    played = failed_played(_request(tmp_path, "b2"), "engine", "worker error: gone")
+    assert set(played.result) == FAILED_KEYS and played.inputs == {}
+    assert played.attributes == {"purple_agent": "mock:good", "seed": "5"}
+
+
+def test_a_sandbox_failure_after_purple_answered_records_the_purple_exchange(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    request = _request(tmp_path, "b3", sandbox="docker")
+    outcome = run_battle(request)
+    assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
+    with Ledger.open(tmp_path) as led:
+        stored = led.get("b3")
+    assert stored is not None
+    assert set(stored.result) == FAILED_KEYS
+    exchange = canned_exchange(load_task("rate-limiter"), "good", "b3")
+    assert set(stored.inputs) == TASK_INPUTS | PURPLE_INPUTS
+    assert stored.inputs["purple_request"] == exchange.request_bytes
+    assert stored.inputs["purple_response"] == exchange.response_bytes
+    assert stored.attributes == {"purple_agent": "mock:good", "seed": "5", "purple_protocol": "in-process"}
+
+
+@pytest.mark.docker
+def test_a_cancel_after_measuring_records_the_sandbox_and_its_observations(tmp_path: Path) -> None:
+    token = CancelToken()
+
+    def cancel_at_scoring(event: Event) -> None:
+        if isinstance(event, StageStarted) and event.stage == "scoring":
+            token.cancel()
+
+    played = play_battle(_request(tmp_path, "b4", cancel=token), load_task("rate-limiter"), cancel_at_scoring)
+    assert set(played.result) == CANCELLED_KEYS and played.result["stage"] == "scoring"
+    assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations"}
+    assert played.inputs["reference_observations"]
+    assert {"sandbox_image", "sandbox_backend", "purple_protocol"} <= set(played.attributes)
+    assert "scorer_config_sha256" not in played.attributes and played.intent_vector is None
+
+
+@pytest.mark.docker
+def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result(tmp_path: Path) -> None:
+    request = _request(tmp_path, "b5")
+    task = load_task("rate-limiter")
+    played = play_battle(request, task)
+    assert set(played.result) == SCORED_KEYS and played.result["status"] == "scored"
+    assert (played.result["red_enabled"], played.result["red_budget_s"]) == (False, 0.0)
+    assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations"}
+    assert played.attributes["scorer_config_sha256"] == played.result["scorer_config_sha256"]
+    assert any(name.startswith("model:") for name in played.attributes)
+    assert played.intent_vector
+    judged = judge(request, task, canned_exchange(task, "good", "b5").submission, lambda event: None)
+    assert scored_result(request, judged.card) == played.result
+    assert judged.measured.reference_observations == played.inputs["reference_observations"]
+    assert (judged.sandbox.image, judged.sandbox.backend) == (
+        played.attributes["sandbox_image"], played.attributes["sandbox_backend"])
