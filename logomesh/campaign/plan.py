@@ -77,6 +77,8 @@ class CampaignPlan:
     repeat: int
     seed: int
     settings: Settings = field(default_factory=Settings)
+    tasks_dir: str | None = None
+    """The task library the plan was made on (``$LOGOMESH_TASKS``); ``None``: the checkout's own ``tasks/``."""
 
     def jobs(self) -> list[BattleJob]:
         """Every battle, task-major so that early results already cover every agent."""
@@ -113,6 +115,7 @@ class CampaignPlan:
             repeat=int(body["repeat"]),
             seed=int(body["seed"]),
             settings=Settings(**body["settings"]),
+            tasks_dir=None if body.get("tasks_dir") is None else str(body["tasks_dir"]),
         )
 
 
@@ -158,10 +161,15 @@ def check_campaign_id(campaign_id: str) -> str:
 
 
 def default_campaign_id(agents: Sequence[Agent], task_ids: Sequence[str], repeat: int, seed: int,
-                        settings: Settings) -> str:
-    """A hash of everything the plan holds: the same campaign asked twice gets the same id."""
-    body = {"agents": [asdict(a) for a in agents], "task_ids": list(task_ids), "repeat": repeat, "seed": seed,
-            "settings": asdict(settings)}
+                        settings: Settings, tasks_dir: str | None = None) -> str:
+    """A hash of everything the plan holds: the same campaign asked twice gets the same id.
+
+    A plan on the checkout's own library leaves ``tasks_dir`` out, so its id is the one it always had.
+    """
+    body: dict[str, Any] = {"agents": [asdict(a) for a in agents], "task_ids": list(task_ids), "repeat": repeat,
+                            "seed": seed, "settings": asdict(settings)}
+    if tasks_dir is not None:
+        body["tasks_dir"] = tasks_dir
     return "c-" + hashlib.sha256(canonicalize(body)).hexdigest()[:12]
 
 
@@ -235,5 +243,24 @@ def new_plan(agents: Sequence[Agent], task_ids: Sequence[str], repeat: int, seed
             if agent.mock_variant is not None and agent.mock_variant not in names:
                 raise PlanError(f"task {task_id!r} has no mock variant {agent.mock_variant!r} "
                                 f"(it has: {', '.join(names)}); choose --tasks that all have it")
-    chosen = campaign_id or default_campaign_id(agents, task_ids, repeat, seed, settings)
-    return CampaignPlan(check_campaign_id(chosen), tuple(agents), tuple(task_ids), repeat, seed, settings)
+    env = os.environ.get("LOGOMESH_TASKS")
+    library = str(Path(env).expanduser().resolve()) if env else None
+    chosen = campaign_id or default_campaign_id(agents, task_ids, repeat, seed, settings, library)
+    return CampaignPlan(check_campaign_id(chosen), tuple(agents), tuple(task_ids), repeat, seed, settings, library)
+
+
+def resume_library(plan: CampaignPlan, chosen: str | None) -> str | None:
+    """The library to resume ``plan`` on, given the one this process was pointed at (``None``: the built-in).
+
+    A resume runs on the plan's own library; naming another one is an error, never a silent switch.
+    """
+    if chosen is not None and plan.tasks_dir is None:
+        raise PlanError(f"campaign {plan.campaign_id} was planned on the built-in task library: "
+                        "resume it without --tasks-dir or $LOGOMESH_TASKS")
+    if chosen is not None and plan.tasks_dir is not None and Path(chosen).resolve() != Path(plan.tasks_dir):
+        raise PlanError(f"campaign {plan.campaign_id} was planned on the task library {plan.tasks_dir}, not "
+                        f"{chosen}: resume it without --tasks-dir")
+    if plan.tasks_dir is not None and not Path(plan.tasks_dir).is_dir():
+        raise PlanError(f"campaign {plan.campaign_id} was planned on the task library {plan.tasks_dir}, "
+                        "which is gone: restore that folder to resume it")
+    return plan.tasks_dir

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -125,7 +126,7 @@ def run(
     """Run every (agent, task, repeat) battle; every battle lands in the ledger tagged with the campaign id."""
     from ledger import LedgerError
     from logomesh.campaign.executor import default_workers
-    from logomesh.campaign.plan import PlanError, load_plan
+    from logomesh.campaign.plan import PlanError, load_plan, resume_library
     from logomesh.campaign.ray_executor import RayUnavailable
     from logomesh.campaign.runner import run_campaign
     from logomesh.commands.campaign_progress import CampaignProgressBar
@@ -140,6 +141,12 @@ def run(
             if purple or mock or campaign_id:
                 fail("--resume runs the plan saved with the campaign: drop --purple, --mock and --campaign-id", 2)
             plan = load_plan(state, resume)
+            try:
+                library = resume_library(plan, os.environ.get("LOGOMESH_TASKS") or None)
+            except PlanError as exc:
+                fail(str(exc), EXIT_USAGE)
+            if library is not None:  # the workers, local or Ray, read the library from the environment
+                os.environ["LOGOMESH_TASKS"] = library
         else:
             plan = _plan_from_options(state, purple or [], mock or [], tasks, repeat, seed, campaign_id, sandbox,
                                       red_budget, no_red, purple_timeout, protocol)

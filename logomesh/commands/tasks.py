@@ -123,7 +123,8 @@ def check_tasks(
 
 @app.command("new")
 def new_task(
-    task_id: Annotated[str, typer.Argument(metavar="ID", help="The new task's id: [a-z0-9-]+.")],
+    task_id: Annotated[str, typer.Argument(
+        metavar="ID", help="The new task's id: lower-case letters, digits and hyphens; no leading hyphen.")],
     into: Annotated[Path | None, typer.Option(
         "--into", help="Library folder to create it in (default: $LOGOMESH_TASKS, else the built-in tasks/).")] = None,
 ) -> None:

@@ -115,3 +115,40 @@ def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(
     with Ledger.open(tmp_path) as led:
         [entry] = list(led.entries())
     assert entry.status == "failed"
+
+
+@pytest.mark.docker
+def test_resume_runs_on_the_library_the_plan_was_made_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A campaign planned with --tasks-dir resumes without it, on that library; another library is refused."""
+    library, other, home = tmp_path / "library", tmp_path / "other", tmp_path / "home"
+    for folder in (library, other):
+        assert CliRunner().invoke(app, ["tasks", "new", "made-here", "--into", str(folder)]).exit_code == 0
+    monkeypatch.setenv("LOGOMESH_TASKS", str(library))
+    plan = new_plan(parse_agents([], ["good"]), ("made-here",), 1, 0, Settings(red=False), "on-library")
+    save_plan(home, plan)
+    assert plan.tasks_dir == str(library.resolve())
+    monkeypatch.delenv("LOGOMESH_TASKS")  # a later shell: the built-in library has no task made-here
+
+    code, output = _invoke("run", "--resume", "on-library", "--tasks-dir", str(other), "--home", str(home))
+    assert code == 2 and f"planned on the task library {library.resolve()}" in output, output
+    monkeypatch.delenv("LOGOMESH_TASKS", raising=False)  # --tasks-dir set it for this process
+    code, output = _invoke("run", "--resume", "on-library", "--workers", "1", "--home", str(home))
+    assert code == 0, output
+    with Ledger.open(home) as led:
+        [entry] = list(led.entries())
+    assert (entry.task_id, entry.status) == ("made-here", "scored")
+
+
+def test_a_plan_on_the_built_in_library_keeps_its_id_and_refuses_another_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from logomesh.campaign.plan import PlanError, default_campaign_id, resume_library
+
+    monkeypatch.delenv("LOGOMESH_TASKS", raising=False)
+    agents = parse_agents([], ["good"])
+    plan = new_plan(agents, ("rate-limiter",), 1, 0, Settings())
+    assert plan.tasks_dir is None
+    assert plan.campaign_id == default_campaign_id(agents, ("rate-limiter",), 1, 0, Settings())
+    assert CampaignPlan.from_json(json.loads(json.dumps(plan.to_json()))) == plan
+    with pytest.raises(PlanError, match="planned on the built-in task library"):
+        resume_library(plan, str(tmp_path))
