@@ -28,7 +28,8 @@ COMMON = {
 }
 FAILED_KEYS = COMMON | {"failed_stage", "reason"}
 CANCELLED_KEYS = COMMON | {"stage", "reason"}
-SCORED_KEYS = COMMON | {"cis_raw", "components", "scorer_config_sha256", "red_enabled", "red_budget_s"}
+BATTLE_KEYS = {"battle_id", "task_id", "status", "seed", "purple_agent", "red_enabled", "red_budget_s"}
+"""What a scored result holds besides its score card's fields (which grow as scoring does)."""
 TASK_INPUTS = {"task_spec", "hidden_tests", "reference_solution", "flawed_variants", "red_module"}
 PURPLE_INPUTS = {"purple_request", "purple_response"}
 
@@ -102,13 +103,14 @@ def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result
     request = _request(tmp_path, "b5")
     task = load_task("rate-limiter")
     played = play_battle(request, task)
-    assert set(played.result) == SCORED_KEYS and played.result["status"] == "scored"
+    judged = judge(request, task, canned_exchange(task, "good", "b5").submission, lambda event: None)
+    assert set(played.result) == BATTLE_KEYS | set(judged.card.result_fields()) and played.result["status"] == "scored"
+    assert COMMON | {"cis_raw", "components", "scorer_config_sha256"} <= set(played.result)
     assert (played.result["red_enabled"], played.result["red_budget_s"]) == (False, 0.0)
     assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations"}
     assert played.attributes["scorer_config_sha256"] == played.result["scorer_config_sha256"]
     assert any(name.startswith("model:") for name in played.attributes)
     assert played.intent_vector
-    judged = judge(request, task, canned_exchange(task, "good", "b5").submission, lambda event: None)
     assert scored_result(request, judged.card) == played.result
     assert judged.measured.reference_observations == played.inputs["reference_observations"]
     assert (judged.sandbox.image, judged.sandbox.backend) == (
