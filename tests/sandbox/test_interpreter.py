@@ -162,6 +162,37 @@ def test_pytest_style_purple_tests_run_with_pytest(box: Sandbox) -> None:
     }
 
 
+def test_pytest_is_used_for_fixtures_and_imports_inside_tests(box: Sandbox) -> None:
+    """No top-level ``import pytest``: a fixture argument or an import inside a test still needs pytest."""
+    tests = {"test_quiet.py": '''
+from solution import is_valid_email
+
+
+def test_reads_a_file(tmp_path):
+    (tmp_path / "a.txt").write_text("user@example.com")
+    assert is_valid_email((tmp_path / "a.txt").read_text())
+
+
+def test_raises_inside():
+    import pytest
+    with pytest.raises(TypeError):
+        is_valid_email()
+
+
+class TestGrouped:
+    def test_capsys(self, capsys):
+        print(is_valid_email("x@y.zz"))
+        assert capsys.readouterr().out == "True\\n"
+'''}
+    run = box.run_suite(POSSESSIVE_VALIDATOR, tests)
+    assert run.error is None and not run.tampered, run
+    assert {o.name: o.status for o in run.outcomes} == {
+        "test_quiet.test_reads_a_file": "passed",
+        "test_quiet.test_raises_inside": "passed",
+        "test_quiet.TestGrouped.test_capsys": "passed",
+    }
+
+
 def test_tampering_is_still_seen_under_pytest(box: Sandbox) -> None:
     source = POSSESSIVE_VALIDATOR + "\nimport unittest\nunittest.TestCase.run = lambda self, result=None: None\n"
     run = box.run_suite(source, PYTEST_TESTS)

@@ -15,9 +15,11 @@ judge code, so it trusts nothing learned after the first untrusted import:
   from the judge's files before importing anything; any difference marks the
   run as tampered and the test as failed.
 
-pytest: when a test file imports pytest and the box has it (the image's
-site-packages, put on the path before the submission's folder), the runner
-imports pytest before the first untrusted import and lets pytest collect and
+pytest: when a test file names pytest anywhere (at top level or inside a
+test) or has a test that takes arguments (fixtures such as ``tmp_path``),
+and the box has pytest (the image's site-packages, put on the path before
+the submission's folder), the runner imports pytest before the first
+untrusted import and lets pytest collect and
 run the tests (fixtures, ``parametrize``, ``raises``, marks) through a plugin
 that replaces pytest's test loop with the same ``run <index> <nonce>`` loop:
 a test id's items (one per parameter set) run when the server asks, and their
@@ -77,6 +79,13 @@ def _main() -> None:
     guarded_modules = {m: dict(vars(m)) for m in (unittest, unittest.case, unittest.result, builtins)}
     baseline_names: dict[str, dict[str, Any]] = {}  # judge namespace label -> its contents right after import
 
+    def needs_pytest(code: types.CodeType) -> bool:
+        """The code names pytest (at top level or inside a test), or is a test that asks for fixtures."""
+        if "pytest" in code.co_names:
+            return True
+        name = code.co_qualname.rsplit(".", 1)[-1]
+        return name.startswith("test") and code.co_argcount > (1 if "." in code.co_qualname else 0)
+
     # Compile the judge's test files before any untrusted import.
     tests_dir = config["tests_dir"]
     compiled: dict[str, dict[str, list[types.CodeType]]] = {}  # qualname-path -> code, per module
@@ -91,9 +100,9 @@ def _main() -> None:
         except SyntaxError:
             top = None
         stack = [top] if top is not None else []
-        imports_pytest = imports_pytest or (top is not None and "pytest" in top.co_names)
         while stack:
             code = stack.pop()
+            imports_pytest = imports_pytest or needs_pytest(code)
             for const in code.co_consts:
                 if isinstance(const, types.CodeType):
                     codes.setdefault(const.co_qualname, []).append(const)
