@@ -73,7 +73,8 @@ def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskS
         raise ReplayError(f"the stored task does not load: {exc}") from None
 
 
-def _stored_submission(raw: bytes, protocol: str) -> Submission:
+def stored_submission(raw: bytes, protocol: str) -> Submission:
+    """The submission inside a stored purple response, read as the battle read it (``ReplayError`` if it cannot be)."""
     if protocol == "in-process":
         try:
             return Submission.from_text(raw.decode("utf-8"), raw)
@@ -121,7 +122,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         raise ReplayError(f"battle {battle_id!r} failed at stage {stage}; only scored battles can be replayed")
     with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
         task = _stored_task(str(result["task_id"]), stored.inputs, Path(workdir))
-        submission = _stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
+        submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         request = _request_for(result, home, sandbox)
         judged = judge(request, task, submission, emit)
     replayed = scored_result(request, judged.card)

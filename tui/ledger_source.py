@@ -88,10 +88,10 @@ def _submission_of(stored: StoredBattle) -> tuple[SubmissionText | None, str]:
     raw = stored.inputs.get("purple_response")
     if raw is None:
         return None, "no purple response is stored: the battle ended before the purple agent answered"
-    from logomesh.replay import ReplayError, _stored_submission  # replay's reader: one way to re-read a response
+    from logomesh.replay import ReplayError, stored_submission
 
     try:
-        submission = _stored_submission(raw, stored.attributes.get("purple_protocol", ""))
+        submission = stored_submission(raw, stored.attributes.get("purple_protocol", ""))
     except ReplayError as exc:
         return None, str(exc)
     return SubmissionText(submission.source, submission.tests, submission.rationale), ""
