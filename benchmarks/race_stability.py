@@ -7,7 +7,12 @@ each task's ``good`` submission (correct code, the false-positive side):
 
 1. **Hit rate.** Each race variant's probe runs ``--trials`` perturbed trials;
    p = violations / trials. With one violation in 10 replays required, a
-   confirmation misses with probability (1 - p)^10 (printed as the bound).
+   confirmation misses with probability (1 - p)^10 (``miss_bound``). The race
+   verdict flips to "not found" only if every play of every race leaf fails:
+   a play (4 trials) fails with probability (1 - p)^4 + (1 - p)^10 at most (no
+   candidate, or a candidate whose 10 replays all miss), and each leaf is played
+   ``MAX_REPEATS`` times, so ``flip_bound`` = prod over variants of
+   ((1 - p)^4 + (1 - p)^10)^MAX_REPEATS, trials taken as independent.
 2. **Reruns.** The race stage is replayed ``--reruns`` times with the same seed,
    through the agent's own ``RedProblem`` (each race leaf played as the search
    plays it, confirmed, controlled); a flip is a rerun whose verdict (race
@@ -27,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from logomesh.red.attacks.base import Variant  # noqa: E402
 from logomesh.red.attacks.race import RaceFamily  # noqa: E402
 from logomesh.red.context import AttackContext  # noqa: E402
 from logomesh.red.executor import ProbeSpec  # noqa: E402
@@ -35,17 +41,30 @@ from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.tasks import TaskSpec, all_tasks  # noqa: E402
 
 
+def race_variants(task: TaskSpec, source: str) -> list[Variant]:
+    return RaceFamily().variants(AttackContext.build(task, source), task.entry_point)
+
+
 def hit_rates(box: Sandbox, task: TaskSpec, source: str, trials: int) -> dict[str, float]:
     family = RaceFamily()
     run = sandbox_runner(box, source, task.reference)
     rates: dict[str, float] = {}
-    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+    for variant in race_variants(task, source):
         spec = ProbeSpec(variant.spec.probe, variant.spec.args, trials, variant.spec.timeout_s,
                          variant.spec.memory_bytes)
         probe = run(spec, 20261124)
         hits = sum(family.judge(variant, t).hit for t in probe.trials)
         rates[variant.id] = hits / len(probe.trials) if probe.trials else 0.0
     return rates
+
+
+def flip_bound(variants: list[Variant], rates: dict[str, float]) -> float:
+    """The chance that every play of every race leaf fails to confirm: see the module docstring."""
+    bound = 1.0
+    for variant in variants:
+        p = rates[variant.id]
+        bound *= ((1 - p) ** variant.spec.trials + (1 - p) ** variant.confirm_trials) ** MAX_REPEATS
+    return bound
 
 
 def reruns(box: Sandbox, task: TaskSpec, source: str, count: int) -> dict[str, Any]:
@@ -89,22 +108,25 @@ def main() -> None:
                 labelled = task.labelled_submission(name)
                 if labelled.label not in ("race", "good"):
                     continue
-                rates = hit_rates(box, task, labelled.submission.source, args.trials)
+                source = labelled.submission.source
+                rates = hit_rates(box, task, source, args.trials)
                 if not rates:
                     continue
                 row = {"task": task.id, "submission": name, "label": labelled.label, "hit_rate": rates,
-                       "miss_bound": round(max((1 - p) ** 10 for p in rates.values()), 8),
-                       **reruns(box, task, labelled.submission.source, args.reruns)}
+                       "miss_bound": float(f"{max((1 - p) ** 10 for p in rates.values()):.3g}"),
+                       "flip_bound": float(f"{flip_bound(race_variants(task, source), rates):.3g}")
+                       if labelled.label == "race" else None,
+                       **reruns(box, task, source, args.reruns)}
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     for row in rows:
-        rates = ", ".join(f"{k} {v:.2f}" for k, v in row["hit_rate"].items())
+        shown = ", ".join(f"{k} {v:.2f}" for k, v in row["hit_rate"].items())
         print(f"{row['task']:<16} {row['submission']:<8} race found {row['race_found']!s:<5} "
               f"flips {row['flips']}/{args.reruns}  distinct results {row['distinct_findings_json']}  "
-              f"p: {rates}")
+              f"p: {shown}  flip bound {row['flip_bound']}")
 
 
 if __name__ == "__main__":
