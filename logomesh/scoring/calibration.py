@@ -1,15 +1,17 @@
 """Calibration: does the CIS order every task's labelled submissions the way the labels say?
 
 For each task: the good submission must not take the intent penalty and must
-outscore each other labelled one; off-intent code, meaning a valid program for
-a different task (the good submission of every other task in the library),
-must take the intent penalty and stay below the good one; and the task's
-description pasted into a docstring above a flawed submission must not beat
-the good one. Code that does not implement the task — off-intent code, the
-good source made unparsable, the good source that exits before any test can
-run — must rank below every labelled submission that implements it (every
-label but off-intent). ``humaneval_intent.py`` runs the same intent check on
-code the library has never seen.
+outscore each other labelled one; the task's reference solution (correct code
+nobody wrote to please the intent check) must not take it either; off-intent
+code, meaning a valid program for a different task (the good submission of
+every other task in the library), must take the intent penalty and stay below
+the good one; and the task's description pasted into a docstring above a
+flawed submission must not beat the good one. Code that does not implement
+the task — off-intent code, the good source made unparsable, the good source
+that exits before any test can run — must rank below every labelled
+submission that implements it (every label but off-intent).
+``humaneval_intent.py`` runs the same intent check on code the library has
+never seen.
 
 The library's own ``off-intent`` submissions are same-API reinterpretations of
 the task (a TTL cache named ``LRUCache``); their embeddings are as close to the
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
 
 GOOD = "good"
+REFERENCE = "reference"
 OFF_INTENT = "off-intent"
 EXIT_AT_IMPORT = "import os\nos._exit(0)\n"
 
@@ -129,6 +132,9 @@ def calibrate_task(task: TaskSpec, others: Sequence[TaskSpec], scorer: Scorer) -
     floor = cards[floor_name]["cis_score"]
     below_every = f"below every implementation ({floor_name} {floor})"
     rows = [Row(task.id, GOOD, GOOD, cards[GOOD], (("no intent penalty", cards[GOOD]["intent_penalty"] == 1.0),))]
+    reference = scorer(task, Submission(task.reference_bytes.decode("utf-8"), "", "")).result_fields()
+    rows.append(Row(task.id, REFERENCE, "the judge's reference solution", reference,
+                    (("no intent penalty", reference["intent_penalty"] == 1.0),)))
     for name in names:
         if name == GOOD:
             continue

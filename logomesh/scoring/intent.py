@@ -36,6 +36,14 @@ The penalty keeps the paper's curve: ``floor + (1 − floor)·e`` with ``e`` in
 the margin term is 1 when the own intent is nearest by at least
 ``intent_margin``, and falls to 0 when another intent is nearer by
 ``intent_span``. Both use the measured R, which the LLM never adjusts.
+
+Text is one kind of evidence of intent; behaviour is the other. When the
+caller measured the hidden pass rate ``p`` (a battle, ``score``), the
+evidence is ``max(e, p)``: code that reproduces the judge's observations is
+doing this task whatever its text resembles (fib by fast doubling, with a
+helper named ``_pair``, reads nearer HumanEval's ``pairs_sum_to_zero`` than
+its own intent: margin −0.020), while code for another task reproduces none
+of them and keeps the text's penalty in full.
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ class IntentCheck:
     reference_sha256: str
     penalty: float  # the factor on the CIS: 1.0 = no penalty
     reasons: tuple[str, ...]  # why it applies (empty when it does not)
+    text_penalty: float = 1.0  # the factor the text alone would give (before the behavioural evidence)
 
     @property
     def margin(self) -> float:
@@ -79,7 +88,8 @@ class IntentCheck:
 
         return {"own": r(self.own), "best_distractor": r(self.best), "nearest_distractor": self.nearest,
                 "margin": r(self.margin), "distractors": self.distractors, "restated": list(self.restated),
-                "reference_sha256": self.reference_sha256, "reasons": list(self.reasons)}
+                "reference_sha256": self.reference_sha256, "reasons": list(self.reasons),
+                "text_penalty": r(self.text_penalty)}
 
 
 def distractor_mask(reference: Reference, own_text: str, own_name: str, own_vector: Vector,
@@ -97,24 +107,36 @@ def distractor_mask(reference: Reference, own_text: str, own_name: str, own_vect
     return found
 
 
-def penalty_factor(r_measured: float, margin: float, config: ScoringConfig) -> tuple[float, tuple[str, ...]]:
-    """``floor + (1 − floor)·e`` (module docstring) and the reasons it is below 1."""
+def penalty_factor(r_measured: float, margin: float, config: ScoringConfig,
+                   behaviour: float | None = None) -> tuple[float, tuple[str, ...]]:
+    """``floor + (1 − floor)·e`` (module docstring) and the reasons it is below 1.
+
+    ``behaviour``: the hidden pass rate, when one was measured; it stands in for the text's evidence
+    wherever it is the stronger of the two.
+    """
     by_r = max(0.0, r_measured) / config.intent_threshold
     by_margin = 1.0 + (margin - config.intent_margin) / config.intent_span
+    evidence = min(1.0, by_r, max(0.0, by_margin))
+    if behaviour is not None:
+        evidence = max(evidence, min(1.0, behaviour))
+    if evidence >= 1.0:
+        return 1.0, ()
     reasons = []
     if by_r < 1.0:
         reasons.append(f"R {r_measured:.4f} below the intent floor {config.intent_threshold}")
     if by_margin < 1.0:
         reasons.append(f"own intent not the nearest by {config.intent_margin} (margin {margin:.4f})")
-    evidence = min(1.0, by_r, max(0.0, by_margin))
+    if behaviour is not None:
+        reasons.append(f"and the code reproduced {behaviour:.0%} of the hidden tests' observations")
     return config.intent_floor + (1.0 - config.intent_floor) * evidence, tuple(reasons)
 
 
 def judge(code: Vector, own_text: str, own_name: str, own_vector: Vector, reference: Reference, r_measured: float,
-          config: ScoringConfig, defined: frozenset[str] = frozenset()) -> IntentCheck:
+          config: ScoringConfig, defined: frozenset[str] = frozenset(), behaviour: float | None = None) -> IntentCheck:
     """The check for one code vector against one intent: one product with the reference matrix.
 
     ``defined``: the names the code defines; with the task's entry point among them, the others are helpers.
+    ``behaviour``: the hidden pass rate, when the code was run (module docstring).
     """
     mask = distractor_mask(reference, own_text, own_name, own_vector, config.intent_duplicate)
     helpers = defined - {own_name} if own_name in defined else frozenset()
@@ -129,14 +151,16 @@ def judge(code: Vector, own_text: str, own_name: str, own_vector: Vector, refere
         best, nearest = -1.0, ""
     restated = tuple(k for k, t, m in zip(reference.keys, reference.texts, mask, strict=True)
                      if not m and t != own_text)
-    factor, reasons = penalty_factor(r_measured, own - best, config)
+    factor, reasons = penalty_factor(r_measured, own - best, config, behaviour)
+    text_factor = factor if behaviour is None else penalty_factor(r_measured, own - best, config)[0]
     return IntentCheck(own=own, best=best, nearest=nearest, distractors=int(mask.sum()), restated=restated,
-                       reference_sha256=reference.sha256, penalty=factor, reasons=reasons)
+                       reference_sha256=reference.sha256, penalty=factor, reasons=reasons, text_penalty=text_factor)
 
 
 def intent_check(task: TaskSpec, code: Vector, own_vector: Vector, r_measured: float,
-                 config: ScoringConfig, defined: frozenset[str] = frozenset()) -> IntentCheck:
+                 config: ScoringConfig, defined: frozenset[str] = frozenset(),
+                 behaviour: float | None = None) -> IntentCheck:
     from logomesh.scoring.rationale import intent_text
 
     return judge(code, intent_text(task), task.entry_point, own_vector, reference_for(task, config), r_measured,
-                 config, defined)
+                 config, defined, behaviour)

@@ -68,6 +68,13 @@ def test_good_beats_every_labelled_submission_and_takes_no_penalty(rows: Rows) -
                 assert by_name[name]["cis_score"] < good["cis_score"], (task_id, name)
 
 
+def test_no_correct_program_takes_the_intent_penalty(rows: Rows) -> None:
+    """The good submission and the judge's reference solution, for every task."""
+    for task_id, by_name in rows.items():
+        assert by_name["good"]["intent_penalty"] == 1.0, task_id
+        assert by_name["reference"]["intent_penalty"] == 1.0, task_id
+
+
 def test_every_cross_task_program_takes_the_intent_penalty(rows: Rows) -> None:
     library = {t.id for t in all_tasks()}
     for task_id, by_name in rows.items():

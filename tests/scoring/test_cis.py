@@ -80,6 +80,22 @@ def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: Min
     assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty * 0.30)
 
 
+def test_correct_code_whose_text_reads_like_another_task_takes_no_intent_penalty(model: MiniLM) -> None:
+    """fib by fast doubling (a helper named ``_pair``) reads nearer HumanEval's pairs_sum_to_zero than fib."""
+    from logomesh.tasks import load_task
+
+    fib = load_task("fib-recursive")
+    code = Submission(fib.reference_bytes.decode("utf-8"), "", "")
+    total = 12
+    passing = score_submission(fib, code, suite(total), None, [])
+    failing = score_submission(fib, code, suite(0, total), None, [])
+    assert passing.intent.margin < 0 and passing.intent.text_penalty < 1.0  # the text alone is penalised
+    assert passing.intent_penalty == 1.0 and passing.intent.reasons == ()
+    assert failing.intent_penalty == pytest.approx(passing.intent.text_penalty)
+    assert failing.intent_penalty < 1.0
+    assert failing.result_fields()["components"]["intent"]["text_penalty"] == round(failing.intent_penalty, 4)
+
+
 def test_code_that_reproduces_nothing_keeps_at_most_the_floor_however_it_looks(
     model: MiniLM, rate_limiter: TaskSpec,
 ) -> None:

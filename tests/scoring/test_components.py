@@ -165,3 +165,16 @@ def test_invalid_input_is_not_measured_when_the_hidden_suite_did_not_run() -> No
 def test_red_coverage_from_the_red_report_counts_probes_without_harness_errors() -> None:
     assert RedCoverage.from_stats({"probes": 7, "harness_errors": 2}) == RedCoverage(True, 5)
     assert RedCoverage.from_stats({"probes": 0, "stopped_because": "source does not parse"}).probes_reached == 0
+
+
+@pytest.mark.parametrize(("behaviour", "expected"), [(None, 0.30), (0.0, 0.30), (0.5, 0.65), (0.99, 0.993),
+                                                     (1.0, 1.0)])
+def test_behaviour_stands_in_for_the_text_where_it_is_stronger(behaviour: float | None, expected: float) -> None:
+    """Another intent nearer by the full span: the text alone keeps 30 %; the hidden pass rate lifts it."""
+    factor, reasons = penalty_factor(0.8, -0.05, DEFAULT_CONFIG, behaviour)
+    assert factor == pytest.approx(expected, abs=1e-3)
+    assert bool(reasons) == (expected < 1.0)
+
+
+def test_behaviour_never_lowers_what_the_text_earned() -> None:
+    assert penalty_factor(0.8, 0.1, DEFAULT_CONFIG, 0.0) == (1.0, ())
