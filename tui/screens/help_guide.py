@@ -38,7 +38,7 @@ LEGEND: dict[str, list[tuple[str, str]]] = {
         ("bold green", "the path to the node with the best mean value so far"),
         ("R A T L", "rationale, architecture, testing, logic: each 0 to 1"),
         ("raw", "the weighted sum of R, A, T, L (0.25 each)"),
-        ("× f", "a penalty: CIS = raw × every factor (red findings, intent, behaviour)"),
+        ("× f", "a penalty: CIS = raw × each factor (red, intent, behaviour)"),
     ],
     "ledger": [
         ("check", "verification of the entry: ✓ signature and inclusion proof hold, ✗ the first problem"),
