@@ -36,10 +36,17 @@ class ReplayReport:
     replayed_sha256: str
     differences: tuple[str, ...]
     replayed: dict[str, Any]
+    signed_scorer: str = ""  # the scorer configuration hash the entry was signed with ("" if not recorded)
+    replayed_scorer: str = ""  # this build's
 
     @property
     def matches(self) -> bool:
         return self.signed_sha256 == self.replayed_sha256
+
+    @property
+    def scorer_changed(self) -> bool:
+        """The entry was scored under another scoring configuration: differences are the judge's, not the entry's."""
+        return bool(self.signed_scorer) and self.signed_scorer != self.replayed_scorer
 
 
 def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskSpec:
@@ -138,4 +145,6 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         replayed_sha256=canonical_sha256(replayed),
         differences=differences,
         replayed=replayed,
+        signed_scorer=stored.attributes.get("scorer_config_sha256", ""),
+        replayed_scorer=judged.card.config.sha256(),
     )

@@ -50,6 +50,8 @@ def test_replay_uses_stored_inputs_and_detects_an_altered_response(tmp_path: Pat
     assert same.returncode == 0, same.stderr
     report = json.loads(same.stdout)
     assert report["matches"] is True and report["differences"] == []
+    scorer = report["scorer_config_sha256"]  # the same build: the same judge, so a difference is the entry's
+    assert scorer["signed"] == scorer["replayed"] and len(scorer["signed"]) == 64
 
     # Someone with write access swaps the stored purple response for the flawed variant.
     flawed = (tasks / "rate-limiter" / "submissions" / "fixed-window.json").read_bytes()

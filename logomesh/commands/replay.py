@@ -39,6 +39,7 @@ def replay(
                     "signed_sha256": report.signed_sha256,
                     "replayed_sha256": report.replayed_sha256,
                     "differences": list(report.differences),
+                    "scorer_config_sha256": {"signed": report.signed_scorer, "replayed": report.replayed_scorer},
                 },
                 indent=2,
             )
@@ -50,5 +51,9 @@ def replay(
             f"replay of {battle_id} (entry #{report.sequence}) DIFFERS: signed {report.signed_sha256}, "
             f"replayed {report.replayed_sha256}; fields: {', '.join(report.differences) or '(formatting only)'}"
         )
+        if report.scorer_changed:
+            print(f"the entry was scored under scoring configuration {report.signed_scorer[:12]}…, this build "
+                  f"scores under {report.replayed_scorer[:12]}…: replay it with the LogoMesh release that "
+                  "recorded it to check the entry itself")
     if not report.matches:
         raise typer.Exit(EXIT_VERIFY_FAILED)
