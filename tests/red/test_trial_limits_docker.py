@@ -1,0 +1,60 @@
+"""A trial's limit is CPU time: a trial that computes is stopped by the CPU it used, one that waits by the clock.
+
+So a loaded machine (which slows a computing trial down) cannot end it before it has used its timeout, and
+every trial reports the CPU seconds it used (``Trial.cpu_s``) for the oracles that judge by time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from logomesh.red.executor import ProbeSpec, Trial, run_probe
+from logomesh.sandbox import Sandbox, open_sandbox
+
+pytestmark = pytest.mark.docker
+CODE = '''
+import time
+
+def spin():
+    while True:
+        pass
+
+def wait():
+    time.sleep(30)
+
+def quick():
+    return sum(range(1000))
+'''
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    with open_sandbox("docker") as sandbox:
+        yield sandbox
+
+
+def _trial(box: Sandbox, target: str) -> Trial:
+    run = run_probe(box, CODE, ProbeSpec("call", {"target": target, "args": []}, timeout_s=1.0), 5)
+    assert run.harness_error == "" and len(run.trials) == 1
+    return run.trials[0]
+
+
+def test_a_computing_trial_is_stopped_by_its_cpu_time(box: Sandbox) -> None:
+    trial = _trial(box, "spin")
+    assert trial.status in ("timeout", "cpu")
+    assert trial.cpu_s >= 0.95  # it ran until it had used its 1 s timeout in CPU, whatever the load
+
+
+def test_a_waiting_trial_is_stopped_by_the_clock(box: Sandbox) -> None:
+    run = run_probe(box, CODE, ProbeSpec("call", {"target": "wait", "args": []}, timeout_s=1.0), 5)
+    trial = run.trials[0]
+    assert trial.status == "timeout" and trial.cpu_s < 0.5
+    assert run.duration_s < 5.0  # a hang is not waited on for the 5x backstop
+
+
+def test_a_trial_that_answers_reports_its_cpu(box: Sandbox) -> None:
+    trial = _trial(box, "quick")
+    assert trial.status == "ok" and trial.result["repr"] == "499500"
+    assert 0.0 <= trial.cpu_s < 0.5
