@@ -4,7 +4,8 @@ Shipped into the box as ``_lm_runtime.py`` next to ``solution.py`` and
 ``_lm_probes.py``. ``serve(spec)`` imports the artifact once, then forks one
 child per trial: the child lowers its own limits (address space, CPU), runs
 one probe function and streams JSON lines (progress, then the final record)
-up a pipe; the parent enforces the wall clock from outside with SIGKILL. The
+up a pipe; the parent enforces the time limit from outside with SIGKILL (CPU
+time for a trial that computes, the wall clock for one that waits). The
 parent prints one ``LMPROBE {...}`` line with every trial's record.
 """
 
