@@ -28,6 +28,7 @@ from logomesh.battle_record import (
     Ending,
     FailedAt,
     Judged,
+    ResultStatus,
     SandboxUsed,
     Scored,
     StageValues,
@@ -106,18 +107,10 @@ class BattleRequest:
 
 
 @dataclass(frozen=True)
-class BattleOutcome:
+class BattleOutcome(ResultStatus):
     result: dict[str, Any]
     sequence: int | None
     db_path: Path
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.result.get("status") == "failed")
-
-    @property
-    def cancelled(self) -> bool:
-        return bool(self.result.get("status") == "cancelled")
 
 
 def default_battle_id(task_id: str, purple: str, seed: int) -> str:

@@ -74,14 +74,10 @@ class CancelledAt:
 Ending = Scored | FailedAt | CancelledAt
 
 
-@dataclass(frozen=True)
-class PlayedBattle:
-    """A battle played but not yet recorded: its result and what the ledger entangles with it."""
+class ResultStatus:
+    """``failed`` and ``cancelled``, read from the ``status`` of the class's ``result``."""
 
     result: dict[str, Any]
-    inputs: dict[str, bytes]
-    attributes: dict[str, str]
-    intent_vector: list[float] | None
 
     @property
     def failed(self) -> bool:
@@ -90,6 +86,16 @@ class PlayedBattle:
     @property
     def cancelled(self) -> bool:
         return bool(self.result.get("status") == "cancelled")
+
+
+@dataclass(frozen=True)
+class PlayedBattle(ResultStatus):
+    """A battle played but not yet recorded: its result and what the ledger entangles with it."""
+
+    result: dict[str, Any]
+    inputs: dict[str, bytes]
+    attributes: dict[str, str]
+    intent_vector: list[float] | None
 
 
 def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageValues, ending: Ending) -> PlayedBattle:
