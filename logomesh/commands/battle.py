@@ -10,6 +10,7 @@ import typer
 from logomesh.commands.common import (
     EXIT_ERROR,
     EXIT_USAGE,
+    RED_BUDGET_HELP,
     HomeOption,
     JsonOption,
     SandboxOption,
@@ -50,7 +51,7 @@ def run(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for every random choice.")] = 0,
     sandbox: SandboxOption = "auto",
-    red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")] = 10.0,
+    red_budget: Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)] = 10.0,
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
     purple_timeout: Annotated[

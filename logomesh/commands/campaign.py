@@ -15,6 +15,7 @@ import typer
 from logomesh.commands.common import (
     EXIT_ERROR,
     EXIT_USAGE,
+    RED_BUDGET_HELP,
     HomeOption,
     JsonOption,
     SandboxOption,
@@ -115,7 +116,7 @@ def run(
     ] = None,
     resume: Annotated[str | None, typer.Option("--resume", help="Run only what campaign ID is missing.")] = None,
     sandbox: SandboxOption = "auto",
-    red_budget: Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent per battle.")] = 10.0,
+    red_budget: Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)] = 10.0,
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,

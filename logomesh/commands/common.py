@@ -19,6 +19,7 @@ HomeOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 
 EXIT_OK = 0
+RED_BUDGET_HELP = "Red agent budget in seconds, spent as 4 leaf plays a second (the same on a loaded host)."
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_VERIFY_FAILED = 3

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_USAGE, JsonOption, SandboxOption, fail
+from logomesh.commands.common import EXIT_USAGE, RED_BUDGET_HELP, JsonOption, SandboxOption, fail
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
@@ -34,7 +34,7 @@ def _load(task_id: str) -> TaskSpec:
 def attack(
     task: Annotated[str, typer.Option("--task", help="Task id (see 'logomesh tasks list').")],
     code: Annotated[Path, typer.Option("--code", help="The solution.py to attack.")],
-    budget: Annotated[float, typer.Option("--budget", help="Seconds of search.")] = 10.0,
+    budget: Annotated[float, typer.Option("--budget", help=RED_BUDGET_HELP)] = 10.0,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed (default: a hash of the code).")] = None,
     strategy: Annotated[str, typer.Option("--strategy", help="mcts, random or round-robin.")] = "mcts",
     sandbox: SandboxOption = "auto",

@@ -10,12 +10,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from logomesh.commands.common import EXIT_ERROR, EXIT_USAGE, JsonOption, SandboxOption, TasksDirOption, fail
+from logomesh.commands.common import (
+    EXIT_ERROR,
+    EXIT_USAGE,
+    RED_BUDGET_HELP,
+    JsonOption,
+    SandboxOption,
+    TasksDirOption,
+    fail,
+)
 
 if TYPE_CHECKING:
     from logomesh.scoring.config import ScoringConfig
 
-RedBudgetOption = Annotated[float, typer.Option("--red-budget", help="Seconds for the red agent.")]
+RedBudgetOption = Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)]
 NoRedOption = Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed for the red agent.")]
 LlmUrlOption = Annotated[
