@@ -38,6 +38,8 @@ class GrowthFamily(Family):
         )]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status == "ok" and trial.result.get("tampered"):
+            return Verdict(True, 1.0, str(trial.result["tampered"]))  # what cannot be measured is not bounded
         points = trial.result.get("points") or [] if trial.status == "ok" else []
         if len(points) < 2:
             return MISS

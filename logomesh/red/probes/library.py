@@ -20,11 +20,22 @@ import sys
 import tempfile
 import threading
 import time
+import tracemalloc
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-import solution  # type: ignore[import-not-found]
+# Bound before the artifact is imported, so that what it does to these names cannot blind the probes: a
+# submission that reads this file could otherwise lift the race perturbation (sys.settrace(None) in its own
+# methods), stop the scheduler switching threads (sys.setswitchinterval) or stop memory tracing. Each probe
+# checks its measurement was still in force when the artifact's code returned, and reports it as a hit if not.
+_settrace, _gettrace = sys.settrace, sys.gettrace
+_setswitchinterval, _getswitchinterval = sys.setswitchinterval, sys.getswitchinterval
+_trace_start, _trace_stop = tracemalloc.start, tracemalloc.stop
+_is_tracing, _traced_memory = tracemalloc.is_tracing, tracemalloc.get_traced_memory
+_traceback_of = tracemalloc.get_object_traceback
+
+import solution  # type: ignore[import-not-found]  # noqa: E402 - after the bindings above, on purpose
 
 Emit = Any
 
@@ -230,17 +241,22 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     """
     errors: list[str] = []
     barrier = threading.Barrier(count)
+    interval = _getswitchinterval()
 
     def body(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
         barrier.wait()
-        sys.settrace(_perturber(rng, chance))
+        perturber = _perturber(rng, chance)
+        _settrace(perturber)
         try:
             work(index, rng)
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:120])
         finally:
-            sys.settrace(None)
+            if _gettrace() is not perturber:
+                errors.append("the code replaced the probe's trace function (sys.settrace): its thread-safety "
+                              "cannot be measured")
+            _settrace(None)
 
     threading.stack_size(256 * 1024)  # the trial's address-space limit must fit every stack
     threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
@@ -250,6 +266,9 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
         thread.join(20.0)
     if any(t.is_alive() for t in threads):
         errors.append("deadlock: a worker thread never finished")
+    if _getswitchinterval() != interval:
+        errors.append(f"the code changed the thread switch interval from {interval} to {_getswitchinterval()} s "
+                      "(sys.setswitchinterval): its thread-safety cannot be measured")
     return errors
 
 
@@ -262,24 +281,26 @@ def _task() -> ModuleType:
 
 def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """The task's race scenario under perturbation: the violations of its invariants it saw."""
-    sys.setswitchinterval(1e-5)
+    _setswitchinterval(1e-5)
     return {"violations": list(_task().race(args, seed, run_threads))}
 
 
 # -- resource growth -------------------------------------------------------------------------------
 def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """Memory an instance retains after ``size`` operations whose state the contract lets it drop."""
-    import tracemalloc
-
     grow = _task().grow
-    points = []
+    points: list[dict[str, int]] = []
     for size in args["sizes"]:
         gc.collect()
-        tracemalloc.start()
+        _trace_start()
+        sentinel = [size]  # traced from here on: stopping, restarting or clearing the traces forgets it
         kept = grow(int(size))
         gc.collect()
-        current, _ = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
+        if not _is_tracing() or _traceback_of(sentinel) is None:
+            return {"points": points, "tampered": "the code stopped or reset memory tracing (tracemalloc) while "
+                                                  "it ran: its retained memory cannot be measured"}
+        current, _ = _traced_memory()
+        _trace_stop()
         del kept
         points.append({"n": size, "bytes": current})
         emit(points[-1])

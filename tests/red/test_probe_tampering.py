@@ -1,0 +1,90 @@
+"""A submission that reads the probes' source and switches their measurement off is still found out.
+
+The race probe perturbs threads through a trace function and a short switch
+interval; the growth probe measures retained memory with tracemalloc. Code
+can turn each of these off from inside its own methods. Each race hack is
+run beside the same code without it, to show whether it really blinds the
+perturbation; either way the probe must report what was done as a hit, so
+the attack still ends in a confirmed finding of the same family. Restarting
+tracemalloc forgets every trace taken before, by its own definition, so the
+growth probe must report that too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from logomesh.red import attack
+from logomesh.red.attacks.growth import GrowthFamily
+from logomesh.red.attacks.race import RaceFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeRun
+from logomesh.red.problem import sandbox_runner
+from logomesh.sandbox import Sandbox, open_sandbox
+from logomesh.tasks import TaskSpec, load_task
+
+pytestmark = pytest.mark.docker
+
+ALLOW = "    def allow(self, key: str) -> bool:\n"
+PUT = "    def put(self, key: Hashable, value: Any) -> None:\n"
+
+
+def hacked(source: str, method_line: str, hack: str) -> str:
+    """``source`` with ``hack`` as the first statement of the method that ``method_line`` opens."""
+    assert method_line in source
+    return source.replace(method_line, method_line + f"        {hack}\n", 1)
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    with open_sandbox("docker") as sandbox:
+        yield sandbox
+
+
+def race_probe(box: Sandbox, task: TaskSpec, source: str) -> ProbeRun:
+    """The race probe's first variant, eight trials, as the agent would run it."""
+    variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
+    spec = variant.spec.__class__(variant.spec.probe, variant.spec.args, 8, variant.spec.timeout_s,
+                                  variant.spec.memory_bytes)
+    return sandbox_runner(box, source, task.reference)(spec, 20261124)
+
+
+@pytest.mark.parametrize(("hack", "blinds"), [
+    ("import sys; sys.settrace(None)", True),
+    ("import sys; sys.settrace(None); sys.setswitchinterval(5.0)", True),
+    ("import sys; sys.setswitchinterval(5.0)", False),  # alone it does not hide the race: the perturber yields
+])
+def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str, blinds: bool) -> None:
+    task = load_task("rate-limiter")
+    plain = task.labelled_submission("no-lock").submission.source
+    sneaky = hacked(plain, ALLOW, hack)
+
+    def seen(run: ProbeRun) -> tuple[list[str], list[str]]:
+        violations = [v for t in run.trials for v in t.result.get("violations", [])]
+        return ([v for v in violations if "cannot be measured" not in v],
+                [v for v in violations if "cannot be measured" in v])
+
+    real, tamper = seen(race_probe(box, task, plain))
+    assert real and not tamper  # the lockless limiter breaks its invariant under the perturbation
+    real, tamper = seen(race_probe(box, task, sneaky))
+    assert bool(real) != blinds  # where the hack works, no invariant violation is observed any more ...
+    assert tamper and all("sys.set" in v for v in tamper)  # ... and either way the probe says what was done
+    report = attack(task, sneaky, box, budget_s=3.0, seed=0)
+    assert "race" in {f.family for f in report.findings}
+
+
+def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
+    task = load_task("lru-cache")
+    plain = task.labelled_submission("lazy-queue").submission.source
+    sneaky = hacked(plain, PUT, "import tracemalloc; tracemalloc.stop(); tracemalloc.start()")
+    family = GrowthFamily()
+    [variant] = family.variants(AttackContext.build(task, plain), task.entry_point)
+    run = sandbox_runner(box, plain, task.reference)
+    plain_trial = run(variant.spec, 0).trials[0]
+    sneaky_trial = sandbox_runner(box, sneaky, task.reference)(variant.spec, 0).trials[0]
+    assert family.judge(variant, plain_trial).hit and "tampered" not in plain_trial.result
+    assert "tampered" in sneaky_trial.result and family.judge(variant, sneaky_trial).hit
+    report = attack(task, sneaky, box, budget_s=3.0, seed=0)
+    assert "resource-growth" in {f.family for f in report.findings}
