@@ -105,6 +105,7 @@ class DockerSandbox(HarnessRuns):
         self._image_id: str = image.id
         self._container: Any = None
         self._sock: socket.socket | None = None
+        self._attached: Any = None  # the SDK's socket wrapper: it keeps the HTTP response (and so our socket) alive
         self._start()
 
     @property
@@ -148,6 +149,11 @@ class DockerSandbox(HarnessRuns):
             raw = self._client.api.attach_socket(
                 self._container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
+            # Hold the wrapper, not only its socket: docker-py parks the HTTP response on it ("to stop it
+            # being garbage collected"), and the response owns the connection whose socket is ours. Holding
+            # only ``raw._sock`` made the first send fail with EBADF in Ray workers (3 of 3 runs: every
+            # hidden test of a good submission lost to "Bad file descriptor"); holding it, 3 of 3 passed.
+            self._attached = raw
             self._sock = raw._sock
             self._container.start()
         except SandboxUnavailable:
@@ -213,6 +219,7 @@ class DockerSandbox(HarnessRuns):
             except OSError:
                 pass
             self._sock = None
+            self._attached = None
         if self._container is not None:
             with contextlib.suppress(Exception):
                 self._container.remove(force=True)
