@@ -28,14 +28,13 @@ from logomesh.battle_record import (
     Ending,
     FailedAt,
     Judged,
+    PlayedBattle,
     ResultStatus,
     SandboxUsed,
     Scored,
     StageValues,
     played_battle,
 )
-from logomesh.battle_record import PlayedBattle as PlayedBattle  # re-exported: callers import it from here
-from logomesh.battle_record import failed_played as failed_played  # re-exported: callers import it from here
 from logomesh.cancel import Cancelled, CancelToken, abandon_on_cancel
 from logomesh.events import (
     BattleCancelled,
