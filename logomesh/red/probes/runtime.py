@@ -66,27 +66,26 @@ def _child(fd: int, probe: Any, args: dict[str, Any], seed: int, mem: int, cpu_s
         emit({"final": {"status": "exception", "exc": "UnserialisableResult", "msg": ""}})
 
 
-def _stats(pid: int) -> list[list[str]]:
-    """The fields after the command name of each thread's ``/proc/<pid>/task/<tid>/stat``."""
-    out = []
-    with contextlib.suppress(OSError):
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as handle:
-                out.append(handle.read().rpartition(")")[2].split())
-    return out
+def _stat_fields(path: str) -> list[str]:
+    """The fields after the command name of a ``/proc/.../stat`` file (empty when it is gone)."""
+    with contextlib.suppress(OSError), open(path, encoding="ascii") as handle:
+        return handle.read().rpartition(")")[2].split()
+    return []
 
 
 def _cpu_s(pid: int) -> float:
     """CPU seconds the child has used so far (user and system, all its threads)."""
-    with contextlib.suppress(OSError, IndexError, ValueError), open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rpartition(")")[2].split()
+    fields = _stat_fields(f"/proc/{pid}/stat")
+    with contextlib.suppress(IndexError, ValueError):
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return 0.0
 
 
 def _computing(pid: int) -> bool:
     """Some thread of the child is running or waiting for a CPU (not blocked on a lock, a sleep or I/O)."""
-    return any(fields and fields[0] == "R" for fields in _stats(pid))
+    with contextlib.suppress(OSError):
+        return any(_stat_fields(f"/proc/{pid}/task/{tid}/stat")[:1] == ["R"] for tid in os.listdir(f"/proc/{pid}/task"))
+    return False
 
 
 def _collect(pid: int, fd: int, timeout_s: float, backstop: float) -> dict[str, Any]:
