@@ -149,9 +149,12 @@ def calibrate(
         config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=intent_threshold)
     try:
         library = all_tasks()
-        specs = [load_task(t) for t in task] if task else library
-    except TaskError as exc:
+    except TaskError as exc:  # the library itself is broken
         fail(str(exc))
+    try:
+        specs = [load_task(t) for t in task] if task else library
+    except TaskError as exc:  # a --task the caller misnamed, as for score
+        fail(str(exc), EXIT_USAGE)
     if not specs:
         fail("the task library is empty (set LOGOMESH_TASKS to a folder of tasks)")
     try:

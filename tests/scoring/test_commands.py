@@ -42,6 +42,13 @@ def test_bad_input_gives_one_line_and_no_traceback(args: list[str], message: str
     assert "Traceback" not in run.stderr
 
 
+def test_calibrate_with_an_unknown_task_is_a_usage_error_in_one_line() -> None:
+    run = logomesh("calibrate", "--task", "no-such-task")
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and "unknown task 'no-such-task'" in lines[0], run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == ""
+
+
 def test_no_docker_is_one_line_naming_the_problem(tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}
     run = subprocess.run([sys.executable, "-m", "logomesh", "score", "--task", "rate-limiter", "--submission",
