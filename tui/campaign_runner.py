@@ -27,8 +27,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from logomesh.campaign.executor import Executor
+from logomesh.campaign.model import BattleRow
 from logomesh.campaign.plan import CampaignPlan, Settings, save_plan
-from logomesh.campaign.report import BattleRow, rows_from_ledger
+from logomesh.campaign.reading import rows_from_ledger
 from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
 from logomesh.campaign.work import JobDone
 from logomesh.cancel import CANCEL_REASON

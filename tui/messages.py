@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from logomesh.campaign.report import BattleRow, Cell, LeaderRow
+from logomesh.campaign.model import BattleRow, Cell, LeaderRow
 from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
 from tui.findings import FindingRow

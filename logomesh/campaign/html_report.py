@@ -12,15 +12,9 @@ import hashlib
 import html
 from collections.abc import Sequence
 
-from logomesh.campaign.report import (
-    DEFINITIONS,
-    BattleSummary,
-    CampaignReport,
-    Cell,
-    FamilyFindings,
-    LeaderRow,
-    ci_text,
-)
+from logomesh.campaign.model import BattleSummary, CampaignReport, Cell, FamilyFindings, LeaderRow
+from logomesh.campaign.report_json import DEFINITIONS
+from logomesh.campaign.report_text import ci_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;
@@ -105,7 +99,7 @@ def _cells_table(cells: Sequence[Cell]) -> str:
         out.append(
             f"<tr><td>{_e(c.agent)}</td><td>{_e(c.task_id)}</td><td class=\"n\">{c.counted}</td>"
             f"<td class=\"n\"{_cell_background(c.mean_cis)}>{_f(c.mean_cis)}</td>"
-            f"<td class=\"n\">{ci_text(c.ci_low, c.ci_high, 3)}</td>"
+            f"<td class=\"n\">{ci_text(c.cis_min, c.cis_max, 3)}</td>"
             f"<td class=\"n\">{_pct(c.pass_rate)} ({c.hidden_passed}/{c.hidden_total})</td>"
             f"<td class=\"n\">{c.scored}/{c.recorded}</td><td class=\"n\">{c.agent_failed}</td>"
             f"<td class=\"n\">{c.infra_failed}</td><td class=\"n\">{c.cancelled}</td>"

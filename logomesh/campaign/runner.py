@@ -123,10 +123,11 @@ def _record(home: Path, led: Ledger, event: JobFinished, progress: CampaignProgr
 
 
 def campaign_battles(home: Path, campaign_id: str) -> Sequence[dict[str, object]]:
-    """Every recorded battle of ``campaign_id``: its result and signed attributes, in ledger order."""
+    """Every recorded battle of ``campaign_id``: its result, signed attributes and input digests, in ledger order."""
     rows: list[dict[str, object]] = []
     with Ledger.open(home) as led:
         for summary, document in led.documents_with("campaign_id", campaign_id):
             rows.append({"sequence": summary.sequence, "battle_id": summary.battle_id,
-                         "result": document["result"], "attributes": document.get("attributes") or {}})
+                         "result": document["result"], "attributes": document.get("attributes") or {},
+                         "inputs": document.get("inputs") or {}})
     return rows

@@ -1,132 +1,136 @@
-"""Small statistics for campaign reports: Student t quantiles and 95% confidence intervals.
+"""The statistics of a campaign report, from scipy: intervals that treat the task as the unit, and paired tests.
 
-Reports use ``bounded_mean_ci95`` (why the t interval, clipped, and nothing below
-three values: see its docstring); ``mean_ci95`` is the plain t interval under it.
+Every figure says what it rests on (``n``) and, where it cannot be computed,
+why (``reason``) instead of a number:
 
-No scipy: the t quantile is found by bisection on the t distribution's CDF,
-which is written with the regularized incomplete beta function
-(``P(|T| > t) = I_x(df/2, 1/2)`` with ``x = df / (df + t^2)``), evaluated by
-its continued fraction (Lentz's method, as in Numerical Recipes ``betacf``).
-That is exact to well below the precision a report prints, for every df.
+* ``task_mean_interval``: the mean over tasks of each task's mean CIS, with a
+  95% Student t interval on the task means (df = tasks - 1), clipped to [0, 1].
+  Repeats of one task are a cluster, not independent samples: with equal
+  repeats per task this is exactly the cluster-robust (CR1) interval of the
+  pooled mean, clustered by task. Identical repeats therefore add no false
+  certainty; below two tasks, or when every task has the same mean, there is
+  no interval.
+* ``paired_bootstrap``: the mean of per-task differences between two agents
+  with a 95% percentile bootstrap interval over the shared tasks (tasks
+  resampled with replacement, seeded, ``BOOTSTRAP_RESAMPLES`` resamples);
+  refused below ``MIN_PAIRED_TASKS`` shared tasks, where a bootstrap has too
+  few distinct resamples to mean anything.
+* ``wilson``: the Wilson score interval of a proportion.
+* ``mcnemar_exact``: the exact (binomial) McNemar test on discordant pairs.
+* ``pass_at_k`` / ``pass_hat_k``: the unbiased estimators of "at least one of
+  k tries passes" and "all k tries pass" from n tries with c passes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-_TINY = 1e-300
-_EPS = 1e-15
-_MAX_TERMS = 100_000
+import numpy as np
+from scipy import stats as sps
+from scipy.special import comb
 
-
-def _beta_continued_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of I_x(a, b), converging fast for x < (a + 1) / (a + b + 2)."""
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = 1.0
-    d = 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
-    h = d
-    for m in range(1, _MAX_TERMS + 1):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > _TINY else _TINY)
-            c = 1.0 + aa / c
-            c = c if abs(c) > _TINY else _TINY
-            delta = d * c
-            h *= delta
-        if abs(delta - 1.0) < _EPS:
-            return h
-    raise ArithmeticError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 9999
+MIN_PAIRED_TASKS = 5
+"""A paired bootstrap over fewer shared tasks is refused: with 4 tasks there are only 35 distinct resamples."""
 
 
-def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b) for a, b > 0 and 0 <= x <= 1."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(log_front)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - front * _beta_continued_fraction(b, a, 1.0 - x) / b
+@dataclass(frozen=True)
+class Interval:
+    """A 95% interval resting on ``n`` units, or (``low``/``high`` None) the ``reason`` there is none."""
+
+    low: float | None
+    high: float | None
+    n: int
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def contains(self, value: float) -> bool:
+        """True when ``value`` lies in the interval, and when there is no interval (nothing is excluded)."""
+        if self.low is None or self.high is None:
+            return True
+        return self.low <= value <= self.high
 
 
-def t_upper_tail(t: float, df: int) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom, t >= 0."""
-    return 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+def refused(n: int, reason: str) -> Interval:
+    return Interval(None, None, n, reason)
 
 
-def t_quantile(p: float, df: int) -> float:
-    """The ``p`` quantile of Student's t with ``df`` degrees of freedom, e.g. ``t_quantile(0.975, 4) ≈ 2.7764``."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"t_quantile: p must lie strictly between 0 and 1, not {p!r}")
-    if df < 1:
-        raise ValueError(f"t_quantile: df must be at least 1, not {df!r}")
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    tail = 1.0 - p
-    low, high = 0.0, 2.0
-    while t_upper_tail(high, df) > tail:
-        low, high = high, high * 2.0
-    for _ in range(400):
-        mid = 0.5 * (low + high)
-        if t_upper_tail(mid, df) > tail:
-            low = mid
-        else:
-            high = mid
-        if high - low <= 1e-13 * high:
-            break
-    return 0.5 * (low + high)
-
-
-def mean_ci95(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, low, high): the two-sided 95% Student t interval of the mean; one value gives (v, v, v).
-
-    Unbounded: for scores known to lie in a range, use ``bounded_mean_ci95``.
-    """
+def _finite(values: Sequence[float], what: str) -> list[float]:
     data = [float(v) for v in values]
-    if not data:
-        raise ValueError("mean_ci95: no values")
     if not all(math.isfinite(v) for v in data):
-        raise ValueError("mean_ci95: values must be finite numbers")
-    n = len(data)
-    mean = math.fsum(data) / n
-    if n == 1:
-        return mean, mean, mean
-    variance = math.fsum((v - mean) ** 2 for v in data) / (n - 1)
-    half = t_quantile(0.975, n - 1) * math.sqrt(variance / n)
-    return mean, mean - half, mean + half
+        raise ValueError(f"{what}: values must be finite numbers")
+    return data
 
 
-MIN_INTERVAL_VALUES = 3
-"""Below this many values a report shows no interval (``n/a``)."""
+def task_mean_interval(task_means: Sequence[float], lower: float = 0.0, upper: float = 1.0) -> Interval:
+    """The 95% t interval of the mean of ``task_means`` (one value per task), clipped to [lower, upper].
 
-
-def bounded_mean_ci95(values: Sequence[float], lower: float = 0.0,
-                      upper: float = 1.0) -> tuple[float, float | None, float | None]:
-    """(mean, low, high) of values known to lie in [lower, upper]: the 95% t interval clipped to that range.
-
-    Clipping is sound, not cosmetic: the true mean lies in [lower, upper], so
-    whenever the t interval covers it, the clipped interval covers it too; the
-    coverage is the t interval's, and no impossible value is shown (unclipped,
-    CIS values 0.3 and 0.9 gave [-3.21, 4.41]).
-
-    The alternatives fit worse. A Wilson interval is for a proportion of
-    successes; it would treat CIS as a coin, ignore the observed spread and stay
-    wide when every repeat scored alike. A percentile bootstrap needs a seed and,
-    with the 3 to 5 repeats a campaign has, draws from a handful of distinct
-    resample means and covers the true mean far less than 95% of the time.
-
-    Below ``MIN_INTERVAL_VALUES`` values there is no interval (``None``): one
-    value has no spread, and with two the t quantile is 12.7, so the clipped
-    interval is nearly always all of [lower, upper] and says nothing.
+    Clipping keeps the coverage: the true mean lies in the range, so whenever the
+    t interval covers it the clipped one does too.
     """
-    mean, low, high = mean_ci95(values)
-    if len(values) < MIN_INTERVAL_VALUES:
-        return mean, None, None
-    return mean, min(upper, max(lower, low)), max(lower, min(upper, high))
+    data = _finite(task_means, "task_mean_interval")
+    n = len(data)
+    if n < 2:
+        return refused(n, f"{n} task: the task is the unit, an interval needs at least 2")
+    if max(data) - min(data) == 0.0:
+        return refused(n, f"all {n} tasks have the same mean {data[0]:.4f}: no spread to estimate an interval from")
+    result = sps.ttest_1samp(np.asarray(data), popmean=0.0)
+    ci = result.confidence_interval(confidence_level=CONFIDENCE)
+    return Interval(min(upper, max(lower, float(ci.low))), max(lower, min(upper, float(ci.high))), n)
+
+
+def stable_seed(*parts: object) -> int:
+    """A 64-bit seed from ``parts`` (campaign seed, agent names): the same on every machine and run."""
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def paired_bootstrap(differences: Sequence[float], seed: int) -> Interval:
+    """The 95% percentile bootstrap interval of the mean of per-task ``differences``, resampling tasks."""
+    data = _finite(differences, "paired_bootstrap")
+    n = len(data)
+    if n < MIN_PAIRED_TASKS:
+        return refused(n, f"{n} shared tasks: a paired bootstrap needs at least {MIN_PAIRED_TASKS}")
+    if max(data) - min(data) == 0.0:
+        return refused(n, f"all {n} shared tasks differ by exactly {data[0]:.4f}: no spread to resample")
+    result = sps.bootstrap((np.asarray(data),), np.mean, n_resamples=BOOTSTRAP_RESAMPLES,
+                           confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed))
+    ci = result.confidence_interval
+    return Interval(float(ci.low), float(ci.high), n)
+
+
+def wilson(successes: int, trials: int) -> Interval:
+    """The 95% Wilson score interval of ``successes / trials``."""
+    if trials < 1:
+        return refused(0, "no trials")
+    ci = sps.binomtest(successes, trials).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
+    return Interval(float(ci.low), float(ci.high), trials)
+
+
+def mcnemar_exact(first_only: int, second_only: int) -> float | None:
+    """The two-sided exact McNemar p-value from the discordant pairs; ``None`` when there are none."""
+    discordant = first_only + second_only
+    if discordant == 0:
+        return None
+    return float(sps.binomtest(first_only, discordant, 0.5).pvalue)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """P(at least one of k tries passes), unbiased from n tries with c passes (Chen et al. 2021)."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass_at_k: need 0 <= c <= n and 1 <= k <= n, not n={n}, c={c}, k={k}")
+    return 1.0 - float(comb(n - c, k, exact=True)) / float(comb(n, k, exact=True))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """P(all k tries pass), unbiased from n tries with c passes (pass^k, Yao et al. 2024)."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass_hat_k: need 0 <= c <= n and 1 <= k <= n, not n={n}, c={c}, k={k}")
+    return float(comb(c, k, exact=True)) / float(comb(n, k, exact=True))

@@ -174,10 +174,11 @@ def run(
 
 
 def _print_summary(plan: CampaignPlan, home: Path, as_json: bool) -> None:
-    from logomesh.campaign.report import build_report, render_table, report_json, rows_from_ledger
-    from logomesh.campaign.runner import campaign_battles
+    from logomesh.campaign.provenance import load_report
+    from logomesh.campaign.report_json import report_json
+    from logomesh.campaign.report_text import render_table
 
-    report = build_report(plan, rows_from_ledger(plan, campaign_battles(home, plan.campaign_id)))
+    report = load_report(home, plan)
     if as_json:
         print(json.dumps(report_json(report), indent=2, sort_keys=True))
     else:
@@ -191,12 +192,13 @@ def report(
     out: Annotated[Path | None, typer.Option("--out", help="Write the report to FILE instead of stdout.")] = None,
     home: HomeOption = None,
 ) -> None:
-    """Per agent and task: mean CIS with a 95% interval, pass rate, findings, failures; and a leaderboard."""
+    """A leaderboard with intervals and paired comparisons, per-task and per-battle rows, findings, provenance."""
     from ledger import LedgerError
     from logomesh.campaign.html_report import render_html
     from logomesh.campaign.plan import PlanError, load_plan
-    from logomesh.campaign.report import build_report, render_table, report_json, rows_from_ledger
-    from logomesh.campaign.runner import campaign_battles
+    from logomesh.campaign.provenance import load_report
+    from logomesh.campaign.report_json import report_json
+    from logomesh.campaign.report_text import render_table
     from logomesh.home import resolve_home
 
     if fmt not in FORMATS:
@@ -204,7 +206,7 @@ def report(
     state = resolve_home(home)
     try:
         plan = load_plan(state, campaign_id)
-        built = build_report(plan, rows_from_ledger(plan, campaign_battles(state, campaign_id)))
+        built = load_report(state, plan)
     except (PlanError, LedgerError) as exc:
         fail(str(exc))
     if fmt == "json":

@@ -1,26 +1,21 @@
-"""Campaign reports: t quantiles, intervals, the scoring policy, and the three renderings."""
+"""Campaign reports: the scoring policy, reading the ledger, the renderings (statistics: test_report_stats)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
 
+from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.html_report import render_html
+from logomesh.campaign.model import BattleRow, CampaignReport
 from logomesh.campaign.plan import Agent, CampaignPlan
-from logomesh.campaign.report import (
-    BattleRow,
-    CampaignReport,
-    build_report,
-    render_table,
-    report_json,
-    rows_from_ledger,
-)
-from logomesh.campaign.stats import bounded_mean_ci95, mean_ci95, t_quantile
+from logomesh.campaign.reading import rows_from_ledger
+from logomesh.campaign.report_json import report_json
+from logomesh.campaign.report_text import render_table
 
 TASKS = ("t-alpha", "t-beta")
 
@@ -82,92 +77,34 @@ def _cell(report: CampaignReport, agent: str, task: str) -> Any:
     return next(c for c in report.cells if c.agent == agent and c.task_id == task)
 
 
-# ---------------------------------------------------------------- stats
+# ---------------------------------------------------------------- intervals
 
 
-@pytest.mark.parametrize(
-    ("df", "expected"),
-    [(1, 12.7062), (2, 4.3027), (4, 2.7764), (10, 2.2281), (30, 2.0423), (100, 1.9840), (1000, 1.9623)],
-)
-def test_t_quantile_matches_tables(df: int, expected: float) -> None:
-    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
-
-
-@pytest.mark.parametrize("p", [0.6, 0.9, 0.95, 0.99, 0.999])
-def test_t_quantile_matches_closed_forms_for_one_and_two_df(p: float) -> None:
-    assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
-    assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
-    assert t_quantile(1 - p, 5) == pytest.approx(-t_quantile(p, 5), rel=1e-12)
-
-
-def test_t_quantile_approaches_the_normal_quantile_and_rejects_bad_input() -> None:
-    assert t_quantile(0.975, 10**6) == pytest.approx(1.959966, abs=1e-5)
-    assert t_quantile(0.5, 3) == 0.0
-    for p, df in [(0.0, 3), (1.0, 3), (0.975, 0)]:
-        with pytest.raises(ValueError):
-            t_quantile(p, df)
-
-
-def test_mean_ci95_by_hand() -> None:
-    # mean 0.4, sample sd 0.2, se 0.2/sqrt(3), t(0.975, 2) = 4.302653 -> half width 0.496793
-    mean, low, high = mean_ci95([0.2, 0.4, 0.6])
-    half = 4.302653 * 0.2 / math.sqrt(3)
-    assert mean == pytest.approx(0.4)
-    assert low == pytest.approx(0.4 - half, abs=1e-5)
-    assert high == pytest.approx(0.4 + half, abs=1e-5)
-    assert mean_ci95([0.7]) == (0.7, 0.7, 0.7)
-    assert mean_ci95([0.5, 0.5, 0.5]) == (0.5, 0.5, 0.5)
-    with pytest.raises(ValueError):
-        mean_ci95([])
-
-
-def test_bounded_interval_stays_in_range_and_needs_three_values() -> None:
-    # two values: the t interval is [-3.21, 4.41]; a report shows no interval at all
-    assert mean_ci95([0.3, 0.9])[1] < 0.0 < 1.0 < mean_ci95([0.3, 0.9])[2]
-    assert bounded_mean_ci95([0.3, 0.9]) == (pytest.approx(0.6), None, None)
-    assert bounded_mean_ci95([0.7]) == (0.7, None, None)
-    # three spread values: t gives [-0.330, 1.263]; clipped at both ends
-    mean, low, high = bounded_mean_ci95([0.0, 0.5, 0.9])
-    half = 4.302653 * math.sqrt(((0.0 - mean) ** 2 + (0.5 - mean) ** 2 + (0.9 - mean) ** 2) / 2) / math.sqrt(3)
-    assert mean - half < 0.0 and mean + half > 1.0
-    assert (low, high) == (0.0, 1.0)
-    # one end only: [0.4, 0.6, 0.2] -> t [-0.097, 0.897], clipped below, the upper end untouched
-    mean, low, high = bounded_mean_ci95([0.4, 0.6, 0.2])
-    assert low == 0.0 and high == pytest.approx(0.4 + 4.302653 * 0.2 / math.sqrt(3), abs=1e-5)
-    assert bounded_mean_ci95([0.5, 0.6, 0.7]) == pytest.approx(mean_ci95([0.5, 0.6, 0.7]))  # inside: untouched
-
-
-def test_cell_intervals_stay_in_zero_one_and_are_na_below_three_battles() -> None:
+def test_cells_show_the_range_of_their_repeats_and_no_interval() -> None:
     plan = _plan(repeat=3)
     results = _full(plan, {"good": [0.95, 1.0, 0.2], "flawed": [0.3, 0.9, 0.1]})
     results[("flawed", "t-beta", 3)] = _failed("sandbox", "broke")  # two counted battles left
     report = build_report(plan, _rows(plan, results))
     wide = _cell(report, "good", "t-alpha")
-    assert wide.counted == 3 and (wide.ci_low, wide.ci_high) == (0.0, 1.0)
+    assert wide.counted == 3 and (wide.cis_min, wide.cis_max) == (0.2, 1.0)
     two = _cell(report, "flawed", "t-beta")
-    assert two.counted == 2 and two.mean_cis == pytest.approx(0.6)
-    assert (two.ci_low, two.ci_high) == (None, None)
-    for cell in report.cells:
-        assert cell.ci_low is None or 0.0 <= cell.ci_low <= cell.ci_high <= 1.0  # type: ignore[operator]
+    assert two.counted == 2 and two.mean_cis == pytest.approx(0.6) and (two.cis_min, two.cis_max) == (0.3, 0.9)
     body = report_json(report)
     flawed_beta = next(c for c in body["cells"] if (c["agent"], c["task_id"]) == ("flawed", "t-beta"))
-    assert (flawed_beta["ci_low"], flawed_beta["ci_high"]) == (None, None)
-    text = render_table(report)
-    row = next(line for line in text.splitlines() if line.startswith("flawed") and "t-beta" in line)
-    assert " n/a " in row and "-" not in row.split("t-beta", 1)[1]
-    assert "[0.000, 1.000]" in text
-    page = render_html(report)
-    assert "<td class=\"n\">n/a</td>" in page and "[-" not in page
+    assert (flawed_beta["cis_min"], flawed_beta["cis_max"]) == (0.3, 0.9)
+    assert "0.300–0.900" in render_table(report)
 
 
-def test_leaderboard_interval_is_na_below_three_counted_battles() -> None:
-    plan = _plan(agents=("solo",), repeat=1)
-    report = build_report(plan, _rows(plan, {("solo", "t-alpha", 1): _scored(0.2), ("solo", "t-beta", 1):
-                                             _scored(0.9)}))
+def test_leaderboard_interval_is_refused_with_its_reason_below_two_tasks() -> None:
+    plan = CampaignPlan(campaign_id="c-test", agents=(Agent(name="solo", mock_variant="solo"),),
+                        task_ids=("t-alpha",), repeat=3, seed=7)
+    report = build_report(plan, _rows(plan, {("solo", "t-alpha", r): _scored(0.2 * r) for r in (1, 2, 3)}))
     (row,) = report.leaderboard
-    assert (row.mean_cis, row.ci_low, row.ci_high) == (pytest.approx(0.55), None, None)
-    assert report_json(report)["leaderboard"][0]["ci_low"] is None
+    assert (row.mean_cis, row.ci_low, row.ci_high) == (pytest.approx(0.4), None, None)
+    assert report_json(report)["leaderboard"][0]["ci"] == {"low": None, "high": None, "n": 1,
+                                                           "reason": row.interval.reason}
     assert "n/a" in render_table(report) and "n/a" in render_html(report)
+    assert "1 task" in render_html(report)
 
 
 def _cancelled(stage: str) -> dict[str, Any]:
@@ -229,17 +166,19 @@ def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> No
 # ---------------------------------------------------------------- policy and aggregation
 
 
-def test_leaderboard_ranks_by_mean_and_breaks_ties_by_name() -> None:
+def test_leaderboard_orders_by_mean_and_name_and_two_tasks_cannot_separate_anyone() -> None:
     plan = _plan(agents=("zed", "bob", "amy"))
     report = build_report(plan, _rows(plan, _full(plan, {
         "zed": [0.4, 0.5, 0.6], "bob": [0.9, 0.8, 0.7], "amy": [0.6, 0.5, 0.4],
     })))
-    assert [(r.rank, r.agent) for r in report.leaderboard] == [(1, "bob"), (2, "amy"), (3, "zed")]
+    # two shared tasks are too few for a paired bootstrap: every comparison is refused, so all tie at rank 1
+    assert [(r.rank, r.tied, r.agent) for r in report.leaderboard] == [(1, True, "bob"), (1, True, "amy"),
+                                                                       (1, True, "zed")]
+    assert all(c.verdict == "tie" and "2 shared tasks" in (c.interval.reason or "") for c in report.comparisons)
     top = report.leaderboard[0]
     assert top.mean_cis == pytest.approx(0.8)
-    assert (top.battles, top.scored, top.failed) == (6, 6, 0)
-    expected = mean_ci95([0.9, 0.8, 0.7] * 2)
-    assert (top.ci_low, top.ci_high) == pytest.approx(expected[1:])  # inside [0, 1]: nothing to clip
+    assert (top.battles, top.scored, top.failed, top.tasks) == (6, 6, 0, 2)
+    assert (top.ci_low, top.ci_high) == (None, None)  # both tasks have mean 0.8: no spread between tasks
 
 
 def test_purple_failure_counts_as_zero_and_infrastructure_failure_is_excluded() -> None:
@@ -258,7 +197,7 @@ def test_purple_failure_counts_as_zero_and_infrastructure_failure_is_excluded() 
 
     board = {r.agent: r for r in report.leaderboard}
     assert board["good"].mean_cis == pytest.approx((0.9 + 0.6 + 0.0 + 0.9 + 0.6 + 0.6) / 6)
-    assert board["flawed"].mean_cis == pytest.approx((0.9 + 0.6 + 0.9 + 0.6 + 0.6) / 5)
+    assert board["flawed"].mean_cis == pytest.approx(((0.9 + 0.6) / 2 + (0.9 + 0.6 + 0.6) / 3) / 2)
     assert (board["flawed"].battles, board["flawed"].scored, board["flawed"].failed) == (6, 5, 1)
     assert [r.agent for r in report.leaderboard] == ["flawed", "good"]
     assert (report.agent_failures, report.infra_failures) == (1, 1)
@@ -369,6 +308,7 @@ def test_report_json_is_deterministic_rounded_and_json_safe() -> None:
     body = json.loads(first)
     assert body["leaderboard"][0]["agent"] == "good"
     assert body["leaderboard"][0]["mean_cis"] == 0.5
+    assert body["format"] == "logomesh-campaign-report/2"
     assert body["battles"][0]["cis"] == 0.3333
     assert body["cells"][0]["pass_rate"] == 1.0
     assert body["missing"] == {"count": 0, "battle_ids": []}
@@ -380,7 +320,7 @@ def test_render_table_is_plain_readable_and_neutralises_control_characters() -> 
     assert "\\x1b[31mred" in text
     assert "Leaderboard" in text and "good" in text and "flawed" in text
     body = [line for line in text.splitlines() if "purple agent:" not in line]
-    assert max(len(line) for line in body) <= 80
+    assert max(len(line) for line in body) <= 105
 
 
 def test_html_escapes_untrusted_text_and_draws_svg() -> None:

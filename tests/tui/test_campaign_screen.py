@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import scipy.stats
 from pilot_helpers import run, run_from_palette, shows, until
 from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor
 from scripted_engine import make_task
@@ -37,7 +38,6 @@ from tui.widgets.campaign.task_table import TaskTable
 from tui.widgets.form_values import FormError
 
 TASKS = ("task-a", "task-b")
-T975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, from tables
 
 
 def score(job: BattleJob) -> float | Failed:
@@ -52,15 +52,13 @@ def score(job: BattleJob) -> float | Failed:
     return 0.3
 
 
-def expected_row(values: list[float]) -> tuple[str, str]:
-    """The mean and 95% CI cells the leaderboard must show for these counted CIS values (clipped to 0..1)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 3:
-        return f"{mean:.3f}", "n/a"
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = T975[n - 1] * sd / math.sqrt(n)
-    return f"{mean:.3f}", f"{max(0.0, mean - half):.3f}–{min(1.0, mean + half):.3f}"
+def expected_row(task_means: list[float]) -> tuple[str, str]:
+    """The mean and 95% CI cells the leaderboard must show for these task means (scipy's t interval, clipped)."""
+    n = len(task_means)
+    mean = sum(task_means) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in task_means) / (n - 1))
+    low, high = scipy.stats.t.interval(0.95, n - 1, loc=mean, scale=sd / math.sqrt(n))
+    return f"{mean:.3f}", f"{max(0.0, low):.3f}–{min(1.0, high):.3f}"
 
 
 
@@ -115,15 +113,14 @@ def test_a_campaign_runs_to_the_end_and_ranks_the_agents_by_mean_cis(tmp_path: P
             assert str(screen.query_one("#recorded", Static).render()) == "12/12 battles"
             assert panel.status == "finished"
 
-            good, no_lock, alice = expected_row([0.8] * 4), expected_row([0.55, 0.55, 0.65, 0.65]), \
-                expected_row([0.3, 0.3, 0.0])
-            assert good == ("0.800", "0.800–0.800")
-            assert no_lock == ("0.600", "0.508–0.692")
-            assert alice == ("0.200", "0.000–0.630")  # the t interval reaches -0.230: clipped to what CIS can be
+            # two tasks: the task is the unit, so good's and no-lock's identical task means give no interval, and
+            # no pair can be separated (a paired bootstrap needs five shared tasks): all three tie at rank 1
+            alice = expected_row([0.3, (0.3 + 0.0) / 2])  # task-a without its sandbox failure, task-b with the 0
+            assert alice == ("0.225", "0.000–1.000")  # t with 1 df reaches far past both ends: clipped
             assert shown_rows(screen) == [
-                ("1", "good", *good, "4", "0"),
-                ("2", "no-lock", *no_lock, "4", "0"),
-                ("3", "alice", *alice, "4", "2"),
+                ("=1", "good", "0.800", "n/a", "2", "0/2", "4", "0"),
+                ("=1", "no-lock", "0.600", "n/a", "2", "0/2", "4", "0"),
+                ("=1", "alice", *alice, "2", "0/2", "4", "2"),
             ]
             assert screen.plan is not None
             recorded = campaign_battles(app.home, screen.plan.campaign_id)
@@ -163,7 +160,7 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             in_ledger = {str(r["battle_id"]) for r in campaign_battles(app.home, plan.campaign_id)}
             assert in_ledger == set(screen.rows) == set(executor.finished)
             assert len(in_ledger) == reported
-            assert sum(int(row[4]) for row in shown_rows(screen)) == reported
+            assert sum(int(row[6]) for row in shown_rows(screen)) == reported
 
             await pilot.press("ctrl+n", "ctrl+r")  # the same choices: the same campaign, resumed
             await until(pilot, lambda: screen.last_ending is not None and screen.settled)
@@ -173,7 +170,7 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             progress = panel.progress
             assert progress is not None and (progress.already, progress.recorded) == (reported, 8)
             assert str(screen.query_one("#recorded", Static).render()) == f"8/8 battles ({reported} from before)"
-            assert sum(int(row[4]) for row in shown_rows(screen)) == 8
+            assert sum(int(row[6]) for row in shown_rows(screen)) == 8
             assert [row[1] for row in shown_rows(screen)] == ["good", "no-lock"]
             with Ledger.open(app.home) as led:
                 ids = [entry.battle_id for entry in led.entries()]
@@ -306,7 +303,7 @@ def test_the_campaign_screen_renders_mid_campaign_and_finished(tmp_path: Path, s
             executor.release.set()
             await until(pilot, lambda: screen.last_ending is not None and screen.settled)
             await shows(pilot, app, ("finished", "8/8 battles", "100%", "done 8  failed 0  running 0", "over 8 battles",
-                                     "0.800–0.800", "0.600", "Start"), f"when finished at {size}")
+                                     "=1", "0.800", "0.600", "Start"), f"when finished at {size}")
     run(scenario)
 
 

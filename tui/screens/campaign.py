@@ -11,9 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Header, TabbedContent, TabPane
 
+from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.executor import default_workers
+from logomesh.campaign.model import BattleRow
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
-from logomesh.campaign.report import BattleRow, build_report
 from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignRunner, ExecutorFactory, local_executor
 from tui.findings import FindingRow, finding_rows

@@ -1,4 +1,4 @@
-"""The live leaderboard: agents by mean CIS with its 95% interval, battles and failures."""
+"""The live leaderboard: the campaign report's ranks (= marks a tie), mean CIS with its 95% interval over tasks."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from logomesh.campaign.report import NO_INTERVAL, LeaderRow
+from logomesh.campaign.model import LeaderRow
+from logomesh.campaign.report_text import NO_INTERVAL, rank_text
 
-COLUMNS = ("#", "agent", "mean CIS", "95% CI", "battles", "failed")
+COLUMNS = ("#", "agent", "mean CIS", "95% CI", "tasks", "solved", "battles", "failed")
 NONE = "—"
-TITLE = "Leaderboard  (mean CIS, 95% CI)"
+TITLE = "Leaderboard  (mean CIS over tasks, 95% CI by task)"
 
 
 def leader_cells(row: LeaderRow) -> tuple[str, ...]:
     interval = NO_INTERVAL if row.ci_low is None or row.ci_high is None else f"{row.ci_low:.3f}–{row.ci_high:.3f}"
-    return (str(row.rank), row.agent, f"{row.mean_cis:.3f}", interval, str(row.battles), str(row.failed))
+    return (rank_text(row.rank, row.tied), row.agent, f"{row.mean_cis:.3f}", interval, str(row.tasks),
+            f"{row.solved_tasks}/{row.tasks}", str(row.battles), str(row.failed))
 
 
 class Leaderboard(DataTable[str | Text]):
@@ -49,7 +51,8 @@ class Leaderboard(DataTable[str | Text]):
             cells = leader_cells(row)
             self.add_row(Text(cells[0], style="bold"), Text(cells[1], style="bold"), *cells[2:], key=row.agent)
         for agent, battles in self.unranked:
-            self.add_row(Text(NONE, style="dim"), Text(agent, style="dim"), NONE, NONE, str(battles), str(battles),
+            self.add_row(Text(NONE, style="dim"), Text(agent, style="dim"), NONE, NONE, "0", NONE, str(battles),
+                         str(battles),
                          key=agent)
         if self.row_count:
             self.move_cursor(row=min(cursor, self.row_count - 1))

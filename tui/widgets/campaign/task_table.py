@@ -1,4 +1,4 @@
-"""The campaign per task: each task × agent cell with its battles, mean CIS and interval, hidden tests, findings."""
+"""The campaign per task: each task × agent cell with its battles, mean CIS and range, hidden tests, findings."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from logomesh.campaign.report import Cell
+from logomesh.campaign.model import Cell
 
-COLUMNS = ("task", "agent", "done", "mean CIS", "95% CI", "hidden", "findings", "failed")
+COLUMNS = ("task", "agent", "done", "mean CIS", "range", "hidden", "findings", "failed")
 NONE = "—"
 
 
 def cell_cells(cell: Cell) -> tuple[str, ...]:
     mean = f"{cell.mean_cis:.3f}" if cell.mean_cis is not None else NONE
-    interval = (f"{cell.ci_low:.3f}–{cell.ci_high:.3f}" if cell.ci_low is not None and cell.ci_high is not None
+    interval = (f"{cell.cis_min:.3f}–{cell.cis_max:.3f}" if cell.cis_min is not None and cell.cis_max is not None
                 else NONE)
     hidden = f"{cell.hidden_passed}/{cell.hidden_total}" if cell.hidden_total else NONE
     failed = cell.agent_failed + cell.infra_failed
@@ -42,7 +42,7 @@ class TaskTable(DataTable[str | Text]):
             self.add_column(name, key=name)
 
     def show(self, cells: Sequence[Cell]) -> None:
-        self.cells = sorted(cells, key=lambda c: (c.task_id, c.agent))
+        self.cells = list(cells)  # the report's order: tasks by best mean, agents by rank
         cursor = self.cursor_row
         self.clear()
         for cell in self.cells:

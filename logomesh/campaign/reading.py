@@ -1,0 +1,153 @@
+"""Reading a campaign's battles from the ledger: which rows belong to the plan, and how one result is read.
+
+Which battles count
+-------------------
+Every recorded battle of the plan gets one of four outcomes:
+
+* **scored** (``status`` is not ``"failed"``): its ``cis_score`` counts.
+* **agent failure** (failed at stage ``purple``): the agent did not deliver a
+  submission, so the battle counts as **CIS 0** for its agent.
+* **infrastructure failure** (failed at any other stage, or a result without a
+  finite numeric ``cis_score``): the agent is not to blame, so the battle is
+  **excluded** from every mean and rate and listed separately.
+* **cancelled** (``status`` is ``"cancelled"``): someone stopped it; excluded
+  from every mean and rate and counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from logomesh.campaign.model import AGENT_STAGE, CANCELLED, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome
+from logomesh.campaign.plan import CampaignPlan
+
+COMPONENTS = (("R", "rationale_score"), ("A", "architecture_score"), ("T", "testing_score"), ("L", "logic_score"))
+PENALTIES = (("red", "red_penalty_applied"), ("intent", "intent_penalty"), ("behaviour", "behaviour_penalty"))
+
+
+def _attempts(attributes: object) -> int:
+    raw = attributes.get("attempts") if isinstance(attributes, Mapping) else None
+    try:
+        return max(1, int(str(raw))) if raw is not None else 1
+    except ValueError:
+        return 1
+
+
+def _digests(inputs: object) -> dict[str, str]:
+    if not isinstance(inputs, Mapping):
+        return {}
+    out: dict[str, str] = {}
+    for name, info in inputs.items():
+        if isinstance(info, Mapping) and isinstance(info.get("sha256"), str):
+            out[str(name)] = str(info["sha256"])
+    return out
+
+
+def rows_from_ledger(plan: CampaignPlan, raw: Sequence[Mapping[str, Any]]) -> list[BattleRow]:
+    """The plan's recorded battles, in plan order; ledger rows the plan does not hold are ignored.
+
+    ``raw`` are ``runner.campaign_battles`` rows. Should a battle id appear twice,
+    the first row wins (the ledger never replaces an entry).
+    """
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for row in raw:
+        by_id.setdefault(str(row.get("battle_id")), row)
+    rows: list[BattleRow] = []
+    for job in plan.jobs():
+        found = by_id.get(job.battle_id)
+        if found is None:
+            continue
+        result = found.get("result")
+        attributes = found.get("attributes")
+        sequence = found.get("sequence")
+        rows.append(
+            BattleRow(
+                battle_id=job.battle_id,
+                agent=job.agent.name,
+                task_id=job.task_id,
+                repeat=job.repeat,
+                result=dict(result) if isinstance(result, Mapping) else {},
+                attempts=_attempts(attributes),
+                sequence=sequence if isinstance(sequence, int) else None,
+                attributes={str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, Mapping) else {},
+                input_digests=_digests(found.get("inputs")),
+            )
+        )
+    return rows
+
+
+def finite(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def label(value: object) -> str:
+    return value if isinstance(value, str) and value else UNKNOWN
+
+
+def vulnerabilities(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    analysis = result.get("red_analysis")
+    found = analysis.get("vulnerabilities") if isinstance(analysis, Mapping) else None
+    if not isinstance(found, list):
+        return []
+    return [v if isinstance(v, Mapping) else {} for v in found]
+
+
+def hidden_counts(result: Mapping[str, Any]) -> tuple[int, int]:
+    tests = result.get("tests")
+    hidden = tests.get("hidden") if isinstance(tests, Mapping) else None
+    if not isinstance(hidden, Mapping):
+        return 0, 0
+    return _count(hidden.get("passed")), _count(hidden.get("total"))
+
+
+def _seed(row: BattleRow) -> int | None:
+    raw = row.result.get("seed", row.attributes.get("seed"))
+    try:
+        return int(str(raw)) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def summarise(row: BattleRow) -> BattleSummary:
+    """Classify one battle by the policy in the module docstring."""
+    result = row.result
+    outcome: Outcome = "scored"
+    cis = finite(result.get("cis_score"))
+    stage: str | None = None
+    reason: str | None = None
+    if result.get("status") == CANCELLED:
+        stage = label(result.get("stage", result.get("failed_stage")))
+        outcome, cis, reason = "cancelled", None, str(result.get("reason") or "")
+    elif result.get("status") == "failed":
+        stage, reason = label(result.get("failed_stage")), str(result.get("reason") or "")
+        outcome, cis = ("agent_failed", 0.0) if stage == AGENT_STAGE else ("infra_failed", None)
+    elif cis is None:
+        outcome, stage, reason = "infra_failed", "report", "the recorded result has no finite numeric cis_score"
+    passed, total = hidden_counts(result) if outcome == "scored" else (0, 0)
+    return BattleSummary(
+        battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, repeat=row.repeat, outcome=outcome, cis=cis,
+        attempts=row.attempts, findings=len(vulnerabilities(result)), stage=stage, reason=reason,
+        sequence=row.sequence, seed=_seed(row),
+        components={short: finite(result.get(key)) for short, key in COMPONENTS},
+        penalties={short: finite(result.get(key)) for short, key in PENALTIES},
+        hidden_passed=passed, hidden_total=total,
+    )
+
+
+def findings_of(row: BattleRow) -> list[Finding]:
+    """The battle's red-agent findings, in the order the result lists them."""
+    return [
+        Finding(battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, family=label(v.get("family")),
+                severity=label(v.get("severity")), cwe=str(v.get("cwe") or ""), summary=str(v.get("summary") or ""),
+                reproducer=str(v.get("reproducer") or ""))
+        for v in vulnerabilities(row.result)
+    ]
