@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 from collections.abc import Sequence
 
 from logomesh.campaign.model import BattleSummary, CampaignReport, Cell, FamilyFindings, LeaderRow
-from logomesh.campaign.report_json import DEFINITIONS
+from logomesh.campaign.report_json import DEFINITIONS, report_json
 from logomesh.campaign.report_text import ci_text
 
 _CSS = """
@@ -275,5 +276,18 @@ def render_html(report: CampaignReport) -> str:
     parts += _list_section(f"Missing battles ({len(report.missing)})", report.missing)
     parts += _list_section(f"Retried battles ({len(report.retries)})",
                            [f"{r.battle_id}: {r.attempts} attempts, {r.outcome}" for r in report.retries])
+    parts.append(embedded_json(report))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+EMBED_ID = "logomesh-report"
+
+
+def embedded_json(report: CampaignReport) -> str:
+    """The report's JSON in an inert data block (never run); ``<``, ``>`` and ``&`` as JSON escapes, so no data
+    string can close the block. ``logomesh verify report`` reads it back."""
+    data = json.dumps(report_json(report), sort_keys=True, ensure_ascii=False)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f'<script type="application/json" id="{EMBED_ID}">{data}</script>'
+

@@ -33,6 +33,8 @@ from scipy import stats as sps
 from scipy.special import comb
 
 CONFIDENCE = 0.95
+SPREAD_TOLERANCE = 1e-9
+"""Values closer than this are alike: float rounding must not turn 'no spread' into a zero-width interval."""
 BOOTSTRAP_RESAMPLES = 9999
 MIN_PAIRED_TASKS = 5
 """A paired bootstrap over fewer shared tasks is refused: with 4 tasks there are only 35 distinct resamples."""
@@ -79,7 +81,7 @@ def task_mean_interval(task_means: Sequence[float], lower: float = 0.0, upper: f
     n = len(data)
     if n < 2:
         return refused(n, f"{n} task: the task is the unit, an interval needs at least 2")
-    if max(data) - min(data) == 0.0:
+    if max(data) - min(data) <= SPREAD_TOLERANCE:
         return refused(n, f"all {n} tasks have the same mean {data[0]:.4f}: no spread to estimate an interval from")
     result = sps.ttest_1samp(np.asarray(data), popmean=0.0)
     ci = result.confidence_interval(confidence_level=CONFIDENCE)
@@ -98,7 +100,7 @@ def paired_bootstrap(differences: Sequence[float], seed: int) -> Interval:
     n = len(data)
     if n < MIN_PAIRED_TASKS:
         return refused(n, f"{n} shared tasks: a paired bootstrap needs at least {MIN_PAIRED_TASKS}")
-    if max(data) - min(data) == 0.0:
+    if max(data) - min(data) <= SPREAD_TOLERANCE:
         return refused(n, f"all {n} shared tasks differ by exactly {data[0]:.4f}: no spread to resample")
     result = sps.bootstrap((np.asarray(data),), np.mean, n_resamples=BOOTSTRAP_RESAMPLES,
                            confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed))

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ledger.keys import VerifierKey
     from ledger.verify import VerifyReport
 
-app = typer.Typer(help="Verify the ledger or an exported bundle.", no_args_is_help=True)
+app = typer.Typer(help="Verify the ledger, an exported bundle or a campaign report.", no_args_is_help=True)
 
 PubkeyOption = Annotated[
     list[str] | None,
@@ -139,5 +139,30 @@ def bundle(
         print(f"bundle {status}: battle {check.battle_id}, entry {check.sequence} of {check.tree_size}, "
               f"H(Δ) {check.result_sha256}, key {check.key}"
               + (" (taken from the bundle: pass --pubkey to pin it)" if check.key_from_bundle else ""))
+    if not check.ok:
+        raise typer.Exit(EXIT_VERIFY_FAILED)
+
+
+@app.command("report")
+def report(
+    file: Annotated[Path, typer.Argument(help="A report written by 'logomesh campaign report ID --format json|html'.")],
+    home: HomeOption = None,
+    pubkey: PubkeyOption = None,
+) -> None:
+    """Recompute every number of a campaign report from the signed entries under its checkpoint; exit 3 on a change."""
+    from ledger import LedgerError
+    from logomesh.campaign.plan import PlanError
+    from logomesh.campaign.verify_report import ReportFileError, read_report, verify_report
+
+    keys = load_pubkeys(pubkey)
+    try:
+        check = verify_report(resolve_home(home), read_report(file), keys)
+    except (ReportFileError, PlanError, LedgerError) as exc:
+        fail(str(exc))
+    for problem in check.problems:
+        print(problem)
+    status = "OK" if check.ok else f"FAILED ({len(check.problems)} problems)"
+    print(f"report {status}: campaign {check.campaign_id}, {check.entries} entries proven under checkpoint "
+          f"{check.tree_size} root {check.root[:16]}…" + ("; every number recomputed from them" if check.ok else ""))
     if not check.ok:
         raise typer.Exit(EXIT_VERIFY_FAILED)

@@ -324,8 +324,14 @@ def test_render_table_is_plain_readable_and_neutralises_control_characters() -> 
 
 
 def test_html_escapes_untrusted_text_and_draws_svg() -> None:
-    page = render_html(_mixed_report())
-    assert "<script" not in page
+    report = _mixed_report()
+    page = render_html(report)
+    # one script element: the inert JSON data block, which holds the report exactly and no raw '<'
+    assert page.count("<script") == 1 and page.count("</script>") == 1
+    block = re.search(r'<script type="application/json" id="logomesh-report">(.*?)</script>', page, re.S)
+    assert block is not None and "<" not in block.group(1)
+    assert json.loads(block.group(1)) == json.loads(json.dumps(report_json(report)))
+    page = page.replace(block.group(0), "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in page
     assert "<b>family</b>" not in page and "&lt;b&gt;family&lt;/b&gt;" in page
     svgs = re.findall(r"<svg.*?</svg>", page, re.S)
@@ -335,7 +341,7 @@ def test_html_escapes_untrusted_text_and_draws_svg() -> None:
     assert not re.search(r"(src|href)\s*=", page)
     # one dot per counted battle: 12 battles, all counted (one purple failure drawn at 0)
     assert page.count("<circle") == 12
-    assert page == render_html(_mixed_report())
+    assert render_html(report) == render_html(_mixed_report())
 
 
 def test_a_campaign_with_nothing_recorded_still_renders() -> None:

@@ -120,6 +120,14 @@ def test_identical_repeats_never_give_a_zero_width_interval() -> None:
     assert naive[1] - naive[0] < high - low
 
 
+def test_differences_alike_but_for_float_rounding_are_refused_not_a_zero_width_interval() -> None:
+    plan = _plan(("a", "b"), repeat=1)
+    report = _report(plan, {"a": lambda t, r: (round(BASE[t] + 0.2, 4), 4), "b": lambda t, r: (BASE[t], 4)})
+    (comp,) = report.comparisons
+    assert len({(BASE[t] + 0.2 - BASE[t]) for t in range(8)}) > 1  # the floats do differ in their last bits
+    assert comp.verdict == "tie" and "no spread" in (comp.interval.reason or "")
+
+
 def test_every_task_alike_or_one_task_refuses_the_interval_and_says_why() -> None:
     flat = _report(_plan(("flat",), repeat=3, tasks=TASKS[:4]), {"flat": lambda t, r: (0.8188, 4)})
     (row,) = flat.leaderboard
