@@ -1,287 +1,193 @@
-"""A campaign report as one self-contained HTML page: tables and inline SVG plots, no JS, no external assets.
+"""A campaign report as one self-contained HTML page: provenance, tables, inline SVG plots and the report's JSON.
 
-Every string that comes from data (agent names, task ids, battle ids, failure
-reasons, finding families) goes through :func:`html.escape`. The output is a
-pure function of the report: no timestamps, no randomness (the jitter of the
-strip plot is a hash of the battle id), so the same report gives the same bytes.
+No script runs and nothing is fetched: the only ``<script>`` is an inert
+``application/json`` block holding ``report_json`` (what ``verify report``
+reads back). Every string that comes from data goes through :func:`html.escape`.
+The output is a pure function of the report, so the same report gives the same
+bytes. The layout uses the window: a grid of panels from 1280 px up, one
+column on narrow screens, wide tables scrolling inside their panel.
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
 import json
 from collections.abc import Sequence
 
-from logomesh.campaign.model import BattleSummary, CampaignReport, Cell, FamilyFindings, LeaderRow
+from logomesh.campaign.html_plots import agent_colours, e, findings_plot, score_plot, severity_colour, task_plot
+from logomesh.campaign.model import CampaignReport, Provenance
 from logomesh.campaign.report_json import DEFINITIONS, report_json
-from logomesh.campaign.report_text import ci_text
+from logomesh.campaign.report_text import NO_INTERVAL, interval_text, num, pct, rank_text
+from logomesh.campaign.stats import Interval
+
+EMBED_ID = "logomesh-report"
 
 _CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;
-color:#1f2328;background:#fff}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
-table{border-collapse:collapse;font-size:.9rem;margin:.5rem 0}
-th,td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.note{color:#59636e;font-size:.85rem}.reason{font-family:ui-monospace,monospace;font-size:.8rem;
-white-space:pre-wrap;word-break:break-word}
-svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1800px;padding:1rem 1.5rem;
+color:#1f2328;background:#fff;line-height:1.35}
+h1{font-size:1.45rem;margin:.2rem 0}h2{font-size:1.1rem;margin:0 0 .4rem;border-bottom:1px solid #d0d7de;
+padding-bottom:.2rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,34rem),1fr));gap:1.2rem 1.6rem;
+margin:1rem 0}
+.wide{grid-column:1/-1}
+section{min-width:0}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0;width:100%}
+th,td{border:1px solid #d0d7de;padding:.2rem .45rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.id{white-space:nowrap}
+.note{color:#59636e;font-size:.8rem;margin:.2rem 0}.why{color:#59636e;font-size:.75rem;display:block}
+.mono{font-family:ui-monospace,monospace;font-size:.78rem;word-break:break-all}
+.reason{font-family:ui-monospace,monospace;font-size:.78rem;white-space:pre-wrap;word-break:break-word}
+.better{color:#1a7f37;font-weight:600}.tie{color:#59636e}
+.swatch{display:inline-block;width:.7rem;height:.7rem;border-radius:50%;margin-right:.35rem;vertical-align:-.05rem}
+.sev{display:inline-block;padding:0 .35rem;border-radius:.6rem;color:#fff;font-size:.75rem}
+dl.prov{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .9rem;margin:.2rem 0;font-size:.85rem}
+dl.prov dt{color:#59636e}dl.prov dd{margin:0;min-width:0}
+svg{width:100%;height:auto;font-family:system-ui,sans-serif}
 """
 
-_SEVERITY_COLOURS = {"critical": "#8b0000", "high": "#d73a49", "medium": "#f0883e", "low": "#e3b341"}
-_OTHER_COLOUR = "#8c959f"
-_SCORED = "#0969da"
-_FAILED = "#cf222e"
+
+def _interval_cell(interval: Interval, digits: int) -> str:
+    if interval.ok:
+        return interval_text(interval, digits)
+    return f'{NO_INTERVAL}<span class="why">{e(interval.reason or "")}</span>'
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.0f}%"
-
-
-def _x(value: float, left: float, width: float) -> float:
-    """A CIS value on the plot's 0..1 axis; values outside (an interval's ends) are drawn at the edge."""
-    return left + width * min(1.0, max(0.0, value))
-
-
-def _label(text: str, x: float, y: float, limit: int = 24) -> str:
-    """A right-aligned row label; long names are shortened on the plot, whole in the tooltip."""
-    short = text if len(text) <= limit else text[: limit - 1] + "…"
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="12" text-anchor="end">{_e(short)}'
-            f"<title>{_e(text)}</title></text>")
-
-
-def _jitter(battle_id: str, spread: float) -> float:
-    digest = hashlib.sha256(battle_id.encode()).digest()
-    return (int.from_bytes(digest[:4], "big") / 0xFFFFFFFF * 2.0 - 1.0) * spread
-
-
-# ---------------------------------------------------------------- tables
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
-    """``rows`` hold already-escaped cell HTML; ``numeric`` right-aligns a column."""
-    out = ["<table>", "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], kinds: str) -> str:
+    """``rows`` hold already-escaped cell HTML; ``kinds`` per column: n (number), i (identifier), t (text)."""
+    cls = {"n": ' class="n"', "i": ' class="id"', "t": ""}
+    out = ['<div class="scroll"><table>',
+           "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
     for row in rows:
-        cells = "".join(f'<td class="n">{c}</td>' if num else f"<td>{c}</td>" for c, num in zip(row, numeric,
-                                                                                                   strict=True))
-        out.append(f"<tr>{cells}</tr>")
-    out.append("</tbody></table>")
+        out.append("<tr>" + "".join(f"<td{cls[k]}>{c}</td>" for c, k in zip(row, kinds, strict=True)) + "</tr>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
 
 
-def _leaderboard_table(board: Sequence[LeaderRow]) -> str:
-    rows = [[str(r.rank), _e(r.agent), _f(r.mean_cis, 4), ci_text(r.ci_low, r.ci_high, 4),
-             str(r.battles), str(r.scored), str(r.failed), str(r.cancelled)] for r in board]
-    return _table(["#", "agent", "mean CIS", "95% CI", "battles", "scored", "failed", "cancelled"], rows,
-                  [True, False, True, True, True, True, True, True])
+def _agent(name: str, colours: dict[str, str]) -> str:
+    colour = colours.get(name, "#8c959f")
+    return f'<span class="swatch" style="background:{colour}"></span>{e(name)}'
 
 
-def _cell_background(mean: float | None) -> str:
-    if mean is None:
-        return ""
-    level = min(1.0, max(0.0, mean))
-    return f' style="background:hsl({120 * level:.0f},60%,88%)"'
+def _leaderboard(report: CampaignReport, colours: dict[str, str]) -> str:
+    if not report.leaderboard:
+        return "<p>No agent has a counted battle.</p>"
+    rows = []
+    for r in report.leaderboard:
+        passk = "—" if r.pass_k is None else f"{r.pass_k.pass_at_k:.3f} / {r.pass_k.pass_hat_k:.3f}"
+        rows.append([rank_text(r.rank, r.tied), _agent(r.agent, colours), f"{r.mean_cis:.4f}",
+                     _interval_cell(r.interval, 4), str(r.tasks), str(r.battles),
+                     f"{r.solved_tasks}/{r.tasks} {_interval_cell(r.solved_interval, 2)}", passk,
+                     str(r.failed), str(r.cancelled)])
+    k = next((r.pass_k.k for r in report.leaderboard if r.pass_k is not None), None)
+    head = ["#", "agent", "mean CIS", "95% CI", "tasks", "battles", "solved (95% CI)",
+            f"pass@{k} / pass^{k}" if k else "pass@k / pass^k", "failed", "cancelled"]
+    return _table(head, rows, "ninnnnnnnn")
 
 
-def _cells_table(cells: Sequence[Cell]) -> str:
-    head = ["agent", "task", "n", "mean CIS", "95% CI", "hidden pass", "scored", "failed purple", "failed infra",
-            "cancelled", "findings"]
-    out = ["<table>", "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
-    for c in cells:
-        out.append(
-            f"<tr><td>{_e(c.agent)}</td><td>{_e(c.task_id)}</td><td class=\"n\">{c.counted}</td>"
-            f"<td class=\"n\"{_cell_background(c.mean_cis)}>{_f(c.mean_cis)}</td>"
-            f"<td class=\"n\">{ci_text(c.cis_min, c.cis_max, 3)}</td>"
-            f"<td class=\"n\">{_pct(c.pass_rate)} ({c.hidden_passed}/{c.hidden_total})</td>"
-            f"<td class=\"n\">{c.scored}/{c.recorded}</td><td class=\"n\">{c.agent_failed}</td>"
-            f"<td class=\"n\">{c.infra_failed}</td><td class=\"n\">{c.cancelled}</td>"
-            f"<td class=\"n\">{c.findings}</td></tr>"
-        )
-    out.append("</tbody></table>")
-    return "\n".join(out)
+def _comparisons(report: CampaignReport, colours: dict[str, str]) -> str:
+    if not report.comparisons:
+        return "<p>One ranked agent: nothing to compare.</p>"
+    rows = []
+    for c in report.comparisons:
+        verdict = ('<span class="tie">tie</span>' if c.verdict == "tie"
+                   else f'<span class="better">{e(c.verdict)} better</span>')
+        rows.append([f"{_agent(c.first, colours)} − {_agent(c.second, colours)}", str(c.shared_tasks),
+                     num(c.mean_difference, 4), _interval_cell(c.interval, 4), verdict,
+                     f"{c.first_only} / {c.second_only}", num(c.mcnemar_p, 3)])
+    return _table(["first − second", "shared tasks", "mean difference", "95% CI (paired bootstrap)", "verdict",
+                   "tasks solved only by first / only by second", "McNemar exact p"], rows, "innninn")
 
 
-def _failures_table(report: CampaignReport) -> str:
-    rows = [[str(g.count), _e(g.kind), _e(g.stage), f'<span class="reason">{_e(g.reason) or "(no reason)"}</span>',
-             _e(", ".join(g.battle_ids[:5]) + (f" … and {len(g.battle_ids) - 5} more" if len(g.battle_ids) > 5
-                                               else ""))]
+def _provenance(p: Provenance | None) -> str:
+    if p is None:
+        return "<p>Built without a ledger checkpoint: no provenance.</p>"
+    items = [
+        ("ledger checkpoint", f"tree size {p.checkpoint_size}, signed {e(p.checkpoint_time or '—')}"),
+        ("root hash", f'<span class="mono">{e(p.checkpoint_root or "—")}</span>'),
+        ("LogoMesh", e(p.logomesh_version)),
+        ("scoring config", "<br>".join(f'<span class="mono">{e(c)}</span>' for c in p.scoring_config_sha256)
+         or "none recorded"),
+        ("red budget", f"{p.red_budget_s:g} s" if p.red_enabled else "red agent off"),
+        ("sandbox", e(p.sandbox)),
+        ("campaign seed", f"{p.campaign_seed} (each battle's seed in its row)"),
+        ("task library", f'<span class="mono">{e(p.task_library_sha256 or "none recorded")}</span>'),
+    ]
+    body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in items)
+    return (f'<dl class="prov">{body}</dl><p class="note">Check every number against the signed ledger: '
+            "<code>logomesh verify report FILE</code>.</p>")
+
+
+def _cells(report: CampaignReport, colours: dict[str, str]) -> str:
+    rows = [[e(c.task_id), _agent(c.agent, colours), str(c.counted), num(c.mean_cis, 3),
+             "—" if c.cis_min is None else f"{c.cis_min:.3f}–{c.cis_max or 0.0:.3f}",
+             f"{pct(c.pass_rate)} ({c.hidden_passed}/{c.hidden_total})", _interval_cell(c.pass_interval, 2),
+             f"{c.scored}/{c.recorded}", str(c.agent_failed), str(c.infra_failed), str(c.cancelled), str(c.findings)]
+            for c in report.cells]
+    return _table(["task", "agent", "n", "mean CIS", "range", "hidden pass", "pass 95% CI", "scored",
+                   "failed purple", "failed infra", "cancelled", "findings"], rows, "iinnnnnnnnnn")
+
+
+def _battles(report: CampaignReport, colours: dict[str, str]) -> str:
+    rows = []
+    for b in report.battles:
+        status = b.outcome if b.stage is None else f"{b.outcome} ({b.stage})"
+        rows.append([_agent(b.agent, colours), e(b.task_id), str(b.repeat), e(status),
+                     *(num(b.components.get(k), 3) for k in ("R", "A", "T", "L")),
+                     *(num(b.penalties.get(k), 2) for k in ("red", "intent", "behaviour")),
+                     num(b.cis, 4), "—" if b.sequence is None else str(b.sequence), "—" if b.seed is None
+                     else str(b.seed)])
+    return _table(["agent", "task", "repeat", "status", "R", "A", "T", "L", "red ×", "intent ×", "behaviour ×",
+                   "CIS", "ledger seq", "seed"], rows, "iini" + "n" * 10)
+
+
+def _findings_summary(report: CampaignReport) -> list[str]:
+    if not report.findings:
+        return ["<p>No findings.</p>"]
+    present = [s for s, n in report.findings_by_severity.items() if n]
+    summary = ", ".join(f"{e(s)} {report.findings_by_severity[s]}" for s in present)
+    return [f"<p>{report.findings_total} findings ({summary}).</p>",
+            findings_plot(report.findings_by_family, present)]
+
+
+def _findings(report: CampaignReport, colours: dict[str, str]) -> str:
+    if not report.findings:
+        return "<p>No findings.</p>"
+    rows = [[f'<span class="sev" style="background:{severity_colour(f.severity)}">{e(f.severity)}</span>',
+             e(f.family), e(f.cwe or "—"), _agent(f.agent, colours), e(f.task_id),
+             f'<span class="reason">{e(f.reproducer) or "—"}</span>', e(f.summary)]
+            for f in report.findings]
+    return _table(["severity", "family", "CWE", "agent", "task", "reproducer", "summary"], rows, "iiiiitt")
+
+
+def _failures(report: CampaignReport) -> str:
+    if not report.failures:
+        return "<p>No failed battles.</p>"
+    rows = [[str(g.count), e(g.kind), e(g.stage), f'<span class="reason">{e(g.reason) or "(no reason)"}</span>',
+             e(", ".join(g.battle_ids[:5]) + (f" … and {len(g.battle_ids) - 5} more" if len(g.battle_ids) > 5
+                                              else ""))]
             for g in report.failures]
-    return _table(["count", "kind", "stage", "reason", "battles"], rows, [True, False, False, False, False])
+    return _table(["count", "kind", "stage", "reason", "battles"], rows, "nittt")
 
 
-# ---------------------------------------------------------------- plots
-
-
-_LEFT, _RIGHT, _TOP, _ROW = 170.0, 24.0, 16.0, 40.0
-_WIDTH = 720.0
-
-
-def _axis(plot_w: float, bottom: float) -> list[str]:
-    parts: list[str] = []
-    for i in range(5):
-        tick = i / 4
-        x = _x(tick, _LEFT, plot_w)
-        parts.append(f'<line x1="{x:.1f}" y1="{_TOP:.1f}" x2="{x:.1f}" y2="{bottom:.1f}" stroke="#d0d7de"/>')
-        parts.append(f'<text x="{x:.1f}" y="{bottom + 16:.1f}" font-size="11" text-anchor="middle">{tick:.2f}</text>')
-    parts.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{bottom + 32:.1f}" font-size="12" '
-                 'text-anchor="middle">CIS</text>')
-    return parts
-
-
-def _strip_row(agent: str, y: float, battles: Sequence[BattleSummary], row: LeaderRow | None,
-               plot_w: float) -> list[str]:
-    parts = [_label(agent, _LEFT - 8, y + 4)]
-    if row is not None:
-        if row.ci_low is not None and row.ci_high is not None:
-            lo, hi = _x(row.ci_low, _LEFT, plot_w), _x(row.ci_high, _LEFT, plot_w)
-            parts.append(f'<line x1="{lo:.1f}" y1="{y:.1f}" x2="{hi:.1f}" y2="{y:.1f}" stroke="#1f2328" '
-                         'stroke-width="1.5"/>')
-            for end in (lo, hi):
-                parts.append(f'<line x1="{end:.1f}" y1="{y - 5:.1f}" x2="{end:.1f}" y2="{y + 5:.1f}" '
-                             'stroke="#1f2328"/>')
-        mean = _x(row.mean_cis, _LEFT, plot_w)
-        parts.append(f'<line x1="{mean:.1f}" y1="{y - 12:.1f}" x2="{mean:.1f}" y2="{y + 12:.1f}" stroke="#1f2328" '
-                     f'stroke-width="3"><title>{_e(agent)}: mean {row.mean_cis:.4f}, 95% CI '
-                     f'{ci_text(row.ci_low, row.ci_high, 4)}</title></line>')
-    for b in battles:
-        if b.cis is None:
-            continue
-        cx, cy = _x(b.cis, _LEFT, plot_w), y + _jitter(b.battle_id, 10.0)
-        paint = (f'fill="{_SCORED}" fill-opacity="0.55"' if b.outcome == "scored"
-                 else f'fill="none" stroke="{_FAILED}" stroke-width="1.5"')
-        label = f"{b.battle_id}: CIS {b.cis:.4f}" + ("" if b.outcome == "scored" else " (failed at stage purple)")
-        parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" {paint}><title>{_e(label)}</title></circle>')
-    return parts
-
-
-def score_plot(report: CampaignReport) -> str:
-    """Per agent: every counted battle's CIS as a dot (hollow red: failed at stage purple), mean and 95% CI."""
-    ranked = {row.agent: row for row in report.leaderboard}
-    order = [row.agent for row in report.leaderboard] + list(report.unranked)
-    plot_w = _WIDTH - _LEFT - _RIGHT
-    bottom = _TOP + _ROW * max(1, len(order))
-    height = bottom + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH:.0f}" height="{height:.0f}" '
-             f'viewBox="0 0 {_WIDTH:.0f} {height:.0f}" role="img" aria-label="CIS per agent">']
-    parts += _axis(plot_w, bottom)
-    for i, agent in enumerate(order):
-        mine = [b for b in report.battles if b.agent == agent]
-        parts += _strip_row(agent, _TOP + _ROW * (i + 0.5), mine, ranked.get(agent), plot_w)
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def _severity_colour(severity: str) -> str:
-    return _SEVERITY_COLOURS.get(severity, _OTHER_COLOUR)
-
-
-def findings_plot(families: Sequence[FamilyFindings], severities: Sequence[str]) -> str:
-    """Findings per family as horizontal bars, stacked by severity (worst first)."""
-    bar_h, gap, legend_h = 18.0, 8.0, 24.0
-    plot_w = _WIDTH - _LEFT - _RIGHT - 40
-    most = max((f.total for f in families), default=1) or 1
-    height = legend_h + (bar_h + gap) * len(families) + gap
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH:.0f}" height="{height:.0f}" '
-             f'viewBox="0 0 {_WIDTH:.0f} {height:.0f}" role="img" aria-label="findings per family">']
-    x = _LEFT
-    for severity in severities:
-        parts.append(f'<rect x="{x:.1f}" y="4" width="12" height="12" fill="{_severity_colour(severity)}"/>')
-        parts.append(f'<text x="{x + 16:.1f}" y="14" font-size="11">{_e(severity)}</text>')
-        x += 24 + 7 * len(severity)
-    for i, family in enumerate(families):
-        y = legend_h + gap + i * (bar_h + gap)
-        parts.append(_label(family.family, _LEFT - 8, y + bar_h - 5))
-        x = _LEFT
-        for severity in severities:
-            count = family.by_severity.get(severity, 0)
-            if not count:
-                continue
-            w = plot_w * count / most
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{bar_h:.1f}" '
-                         f'fill="{_severity_colour(severity)}"><title>{_e(family.family)}: {count} '
-                         f'{_e(severity)}</title></rect>')
-            x += w
-        parts.append(f'<text x="{x + 6:.1f}" y="{y + bar_h - 5:.1f}" font-size="11">{family.total}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-# ---------------------------------------------------------------- page
+def _list(title: str, items: Sequence[str]) -> list[str]:
+    if not items:
+        return []
+    return [f'<section class="wide"><h2>{e(title)}</h2><ul>', *(f"<li>{e(item)}</li>" for item in items),
+            "</ul></section>"]
 
 
 def _overview(report: CampaignReport) -> str:
+    when = report.provenance.checkpoint_time if report.provenance else None
     return (
         f"<p>{report.recorded} of {report.planned} planned battles recorded "
         f"({len(report.agents)} agents × {len(report.task_ids)} tasks × {report.repeat} repeats); "
         f"{len(report.missing)} missing, {len(report.retries)} retried; "
         f"{report.agent_failures} failed at stage purple, {report.infra_failures} infrastructure failures, "
-        f"{report.cancelled} cancelled.</p>\n"
-        f'<p class="note">{_e(DEFINITIONS["policy"])} Pass rate: {_e(DEFINITIONS["pass_rate"])}.</p>'
+        f"{report.cancelled} cancelled." + (f" As of the ledger checkpoint signed {e(when)}." if when else "")
+        + f'</p>\n<p class="note">{e(DEFINITIONS["policy"])}</p>'
     )
-
-
-def _findings_section(report: CampaignReport) -> list[str]:
-    parts = ["<h2>Findings per family</h2>"]
-    if not report.findings_by_family:
-        return [*parts, "<p>No findings.</p>"]
-    present = [s for s, n in report.findings_by_severity.items() if n]
-    summary = ", ".join(f"{_e(s)} {report.findings_by_severity[s]}" for s in present)
-    return [*parts, f"<p>Findings: {report.findings_total} ({summary}).</p>",
-            findings_plot(report.findings_by_family, present)]
-
-
-def _list_section(title: str, items: Sequence[str]) -> list[str]:
-    if not items:
-        return []
-    return [f"<h2>{_e(title)}</h2>", "<ul>", *(f"<li>{_e(item)}</li>" for item in items), "</ul>"]
-
-
-def render_html(report: CampaignReport) -> str:
-    """The whole report as one HTML document."""
-    title = f"LogoMesh campaign {report.campaign_id}"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
-        _overview(report),
-        "<h2>Leaderboard</h2>",
-        _leaderboard_table(report.leaderboard) if report.leaderboard else "<p>No agent has a counted battle.</p>",
-    ]
-    if report.unranked:
-        parts.append(f"<p>Unranked (no counted battle): {_e(', '.join(report.unranked))}</p>")
-    parts += [
-        "<h2>CIS per agent</h2>",
-        '<p class="note">Each dot is one battle (hollow red: failed at stage purple, counted as 0); '
-        "the bar is the mean, the whisker its 95% CI (none below three counted battles).</p>",
-        score_plot(report),
-        "<h2>Per agent and task</h2>",
-        _cells_table(report.cells),
-    ]
-    parts += _findings_section(report)
-    parts.append("<h2>Failures</h2>")
-    parts.append(_failures_table(report) if report.failures else "<p>No failed battles.</p>")
-    parts += _list_section(f"Cancelled battles ({report.cancelled})",
-                           [f"{g.count} in stage {g.stage}: {', '.join(g.battle_ids)}" for g in report.cancellations])
-    parts += _list_section(f"Missing battles ({len(report.missing)})", report.missing)
-    parts += _list_section(f"Retried battles ({len(report.retries)})",
-                           [f"{r.battle_id}: {r.attempts} attempts, {r.outcome}" for r in report.retries])
-    parts.append(embedded_json(report))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
-
-
-EMBED_ID = "logomesh-report"
 
 
 def embedded_json(report: CampaignReport) -> str:
@@ -291,3 +197,48 @@ def embedded_json(report: CampaignReport) -> str:
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/json" id="{EMBED_ID}">{data}</script>'
 
+
+def render_html(report: CampaignReport) -> str:
+    """The whole report as one HTML document."""
+    title = f"LogoMesh campaign {report.campaign_id}"
+    colours = agent_colours(report)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+        _overview(report),
+        '<div class="grid">',
+        '<section class="wide"><h2>Leaderboard</h2>', _leaderboard(report, colours),
+        f'<p class="note">{e(DEFINITIONS["mean_cis"])}. {e(DEFINITIONS["rank"])}; = marks a tie.</p>',
+    ]
+    if report.unranked:
+        parts.append(f"<p>Unranked (no counted battle): {e(', '.join(report.unranked))}</p>")
+    parts += [
+        "</section>",
+        '<section class="wide"><h2>Paired comparisons</h2>', _comparisons(report, colours),
+        f'<p class="note">{e(DEFINITIONS["comparisons"])}.</p></section>',
+        "<section><h2>Provenance</h2>", _provenance(report.provenance), "</section>",
+        "<section><h2>CIS per agent</h2>",
+        '<p class="note">Each dot is one battle (hollow red: failed at stage purple, counted as 0); '
+        "the bar is the mean over tasks, the whisker its 95% CI.</p>",
+        score_plot(report), "</section>",
+        "<section><h2>CIS per task</h2>",
+        '<p class="note">Filled: the agent\'s mean on the task; hollow: each repeat. Tasks by best mean.</p>',
+        task_plot(report), "</section>",
+        "<section><h2>Findings per family</h2>", *_findings_summary(report), "</section>",
+        '<section class="wide"><h2>Per task and agent</h2>', _cells(report, colours), "</section>",
+        '<section class="wide"><h2>Battles</h2>', _battles(report, colours),
+        '<p class="note">R, A, T, L: rationale, architecture, testing and logic scores; red ×, intent ×, '
+        "behaviour ×: the penalty multipliers; ledger seq: the entry's sequence number.</p></section>",
+        '<section class="wide"><h2>Findings</h2>', _findings(report, colours), "</section>",
+        '<section class="wide"><h2>Failures</h2>', _failures(report), "</section>",
+    ]
+    parts += _list(f"Cancelled battles ({report.cancelled})",
+                   [f"{g.count} in stage {g.stage}: {', '.join(g.battle_ids)}" for g in report.cancellations])
+    parts += _list(f"Missing battles ({len(report.missing)})", report.missing)
+    parts += _list(f"Retried battles ({len(report.retries)})",
+                   [f"{r.battle_id}: {r.attempts} attempts, {r.outcome}" for r in report.retries])
+    parts += ["</div>", embedded_json(report), "</body></html>"]
+    return "\n".join(parts) + "\n"

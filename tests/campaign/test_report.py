@@ -335,12 +335,14 @@ def test_html_escapes_untrusted_text_and_draws_svg() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp;" in page
     assert "<b>family</b>" not in page and "&lt;b&gt;family&lt;/b&gt;" in page
     svgs = re.findall(r"<svg.*?</svg>", page, re.S)
-    assert len(svgs) == 2
+    assert len(svgs) == 3  # per task, per agent, findings per family
     for svg in svgs:  # well-formed: every data string inside was escaped
         ET.fromstring(svg)
     assert not re.search(r"(src|href)\s*=", page)
-    # one dot per counted battle: 12 battles, all counted (one purple failure drawn at 0)
-    assert page.count("<circle") == 12
+    # per agent, one dot per counted battle: 12 battles, all counted (one purple failure drawn at 0)
+    assert page.count('r="4"') == 12
+    # per task: each repeat hollow (12) and each (agent, task) mean filled (4)
+    assert page.count('r="3"') == 12 and page.count('<circle cx="') - page.count('r="4"') - 12 == 4 + 2
     assert render_html(report) == render_html(_mixed_report())
 
 
