@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from logomesh.campaign.model import BattleRow, Cell, LeaderRow
+from logomesh.campaign.model import BattleRow, Cell, Comparison, LeaderRow
 from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
 from tui.findings import FindingRow
@@ -99,11 +99,12 @@ class LeaderboardComputed(Message):
     """The campaign report was rebuilt from ``battles`` recorded battles, or building it failed (``error``).
 
     ``ranked`` is the report's leaderboard; ``unranked`` holds (agent, battles) for agents without a
-    counted battle yet; ``cells`` and ``findings`` feed the per-task and findings views.
+    counted battle yet; ``comparisons``, ``cells`` and ``findings`` feed the pairs, per-task and findings views.
     """
 
     def __init__(self, ranked: Sequence[LeaderRow], unranked: Sequence[tuple[str, int]], battles: int,
-                 error: str = "", cells: Sequence[Cell] = (), findings: Sequence[FindingRow] = ()) -> None:
+                 error: str = "", cells: Sequence[Cell] = (), findings: Sequence[FindingRow] = (),
+                 comparisons: Sequence[Comparison] = ()) -> None:
         super().__init__()
         self.ranked = tuple(ranked)
         self.unranked = tuple(unranked)
@@ -111,3 +112,4 @@ class LeaderboardComputed(Message):
         self.error = error
         self.cells = tuple(cells)  # the per-task view: one per task × agent
         self.findings = tuple(findings)  # the findings view, worst first
+        self.comparisons = tuple(comparisons)  # the pairs view: every pair of ranked agents

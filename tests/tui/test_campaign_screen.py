@@ -30,6 +30,7 @@ from logomesh.campaign.runner import campaign_battles
 from tui.app import ConsoleApp
 from tui.screens.campaign import CampaignScreen
 from tui.screens.help import HelpScreen
+from tui.widgets.campaign.comparisons import ComparisonsTable
 from tui.widgets.campaign.findings_table import FindingsTable
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
@@ -389,6 +390,13 @@ def test_the_per_task_and_findings_views_break_the_campaign_down(tmp_path: Path)
             await pilot.pause(0.1)
             views = screen.query_one("#views", TabbedContent)
             assert views.active == "view-leaders"
+
+            await pilot.press("v")
+            assert views.active == "view-pairs" and screen.query_one(ComparisonsTable).has_focus
+            (pair,) = screen.query_one(ComparisonsTable).comparisons
+            assert (pair.first, pair.second, pair.shared_tasks, pair.verdict) == ("good", "no-lock", 2, "tie")
+            await shows(pilot, app, ("good − no-lock", "0.200", "tie", "2 shared tasks: a paired bootstrap"),
+                        "in the pairs view")
 
             await pilot.press("v")
             assert views.active == "view-tasks" and screen.query_one(TaskTable).has_focus

@@ -282,8 +282,8 @@ def campaign_view(presses: tuple[str, ...]) -> Callable[[ConsoleApp], Steps]:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
-@pytest.mark.parametrize("view", ["leaderboard", "per-task", "findings"])
+@pytest.mark.parametrize("view", ["leaderboard", "pairs", "per-task", "findings"])
 def test_campaign_finished(snap_compare: Compare, tmp_path: Path, size: tuple[int, int], view: str) -> None:
     app = campaign_app(tmp_path)
-    presses = {"leaderboard": (), "per-task": ("v",), "findings": ("v", "v")}[view]
+    presses = {"leaderboard": (), "pairs": ("v",), "per-task": ("v", "v"), "findings": ("v", "v", "v")}[view]
     snap(snap_compare, app, size, campaign_view(presses)(app))

@@ -21,6 +21,7 @@ from tui.findings import FindingRow, finding_rows
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
 from tui.screens.run_screen import RunScreen
+from tui.widgets.campaign.comparisons import ComparisonsTable
 from tui.widgets.campaign.findings_table import FindingsTable
 from tui.widgets.campaign.leaderboard import Leaderboard
 from tui.widgets.campaign.progress_panel import CampaignProgressPanel
@@ -30,7 +31,8 @@ from tui.widgets.console_footer import ConsoleFooter
 
 DEFAULT_RED_BUDGET_S = 10.0
 # The views under the progress panel: (tab pane id, the id of its table).
-VIEWS = (("view-leaders", "#leaderboard"), ("view-tasks", "#task-table"), ("view-findings", "#findings-table"))
+VIEWS = (("view-leaders", "#leaderboard"), ("view-pairs", "#comparisons"), ("view-tasks", "#task-table"),
+         ("view-findings", "#findings-table"))
 
 
 def plan_for(choice: CampaignChoice) -> CampaignPlan:
@@ -79,6 +81,8 @@ class CampaignScreen(RunScreen):
         with TabbedContent(id="views", initial="view-leaders"):
             with TabPane("Leaderboard", id="view-leaders"):
                 yield Leaderboard(id="leaderboard")
+            with TabPane("Pairs", id="view-pairs"):
+                yield ComparisonsTable(id="comparisons")
             with TabPane("Per task", id="view-tasks"):
                 yield TaskTable(id="task-table")
             with TabPane("Findings", id="view-findings"):
@@ -101,7 +105,7 @@ class CampaignScreen(RunScreen):
         self.toggle_form()
 
     def action_next_view(self) -> None:
-        """Leaderboard → per task → findings → leaderboard; the view's table takes the focus."""
+        """Leaderboard → pairs → per task → findings → leaderboard; the view's table takes the focus."""
         views = self.query_one("#views", TabbedContent)
         order = [pane for pane, _ in VIEWS]
         views.active = order[(order.index(views.active) + 1) % len(order)] if views.active in order else order[0]
@@ -124,6 +128,7 @@ class CampaignScreen(RunScreen):
         self.query_one(CampaignProgressPanel).begin(plan.campaign_id)
         self.query_one(Leaderboard).show([], [(agent.name, 0) for agent in plan.agents])
         self.query_one(TaskTable).show([])
+        self.query_one(ComparisonsTable).show([])
         self._show_findings([])
         self.add_class("running")
         self.runner.start(plan, choice.workers)
@@ -181,7 +186,8 @@ class CampaignScreen(RunScreen):
                 battles[battle.agent] += 1
         findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat, row.result) for row in rows])
         self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows),
-                                              cells=report.cells, findings=findings))
+                                              cells=report.cells, findings=findings,
+                                              comparisons=report.comparisons))
 
     @on(LeaderboardComputed)
     def _ranked(self, message: LeaderboardComputed) -> None:
@@ -191,6 +197,7 @@ class CampaignScreen(RunScreen):
         else:
             self.query_one(Leaderboard).show(message.ranked, message.unranked, message.battles)
             self.query_one(TaskTable).show(message.cells)
+            self.query_one(ComparisonsTable).show(message.comparisons)
             self._show_findings(message.findings)
         if self._stale:
             self._rank()
