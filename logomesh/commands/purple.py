@@ -27,6 +27,20 @@ def serve(
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="With --llm: model name.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="With --llm: the sampling seed sent to the model.")] = 0,
+    temperature: Annotated[
+        float, typer.Option("--temperature", help="With --llm: the sampling temperature sent to the model.")
+    ] = 0.0,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="With --llm: the longest answer to ask for, in tokens.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="With --llm: seconds to wait for each model reply.")
+    ] = 300.0,
+    prompt_template: Annotated[
+        Path | None,
+        typer.Option("--prompt-template", help="With --llm: a file whose text replaces the prompt; {task} is "
+                                               "replaced by the task text, {entry_point} by its entry point."),
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = DEFAULT_PORT,
     card_url: Annotated[
@@ -42,8 +56,8 @@ def serve(
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
     factory: AppFactory
     if mock:
-        if base_url or model:
-            fail("--base-url and --model go with --llm, not --mock", EXIT_USAGE)
+        if base_url or model or prompt_template or max_tokens is not None:
+            fail("--base-url, --model, --max-tokens and --prompt-template go with --llm, not --mock", EXIT_USAGE)
         if responses is not None and not responses.is_dir():
             fail(f"--responses {responses} is not a folder", EXIT_USAGE)
         from logomesh.purple.mock import MockResponses, mock_app_factory
@@ -56,9 +70,25 @@ def serve(
             fail("--responses goes with --mock, not --llm", EXIT_USAGE)
         if not base_url.startswith(("http://", "https://")):
             fail(f"--base-url must start with http:// or https://, not {base_url!r}", EXIT_USAGE)
-        from logomesh.purple.llm import LlmSettings, llm_app_factory
+        from logomesh.purple.llm import PROMPT_TEMPLATE, LlmSettings, TemplateError, check_template, llm_app_factory
 
-        settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed)
+        if not 0 <= temperature <= 2:
+            fail(f"--temperature must be between 0 and 2, not {temperature:g}", EXIT_USAGE)
+        if max_tokens is not None and max_tokens < 1:
+            fail(f"--max-tokens must be at least 1, not {max_tokens}", EXIT_USAGE)
+        if not 0 < timeout <= 86400:
+            fail(f"--timeout must be in (0, 86400] seconds, not {timeout:g}", EXIT_USAGE)
+        template = PROMPT_TEMPLATE
+        if prompt_template is not None:
+            try:
+                template = check_template(prompt_template.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                fail(f"--prompt-template {prompt_template}: cannot read it ({exc}); name a UTF-8 text file",
+                     EXIT_USAGE)
+            except TemplateError as exc:
+                fail(f"--prompt-template {prompt_template}: {exc}; add it where the task should go", EXIT_USAGE)
+        settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed, timeout_s=timeout,
+                               max_tokens=max_tokens, temperature=temperature, prompt_template=template)
         factory, what = llm_app_factory(settings), f"the LLM purple agent ({model})"
     try:
         serve_forever(factory, host, port, card_url, what)

@@ -1,15 +1,22 @@
 """A purple agent backed by any OpenAI-compatible chat-completions endpoint.
 
-Temperature 0 and a fixed seed make it as repeatable as the endpoint allows.
-The model's answer is checked and re-encoded as a clean submission JSON; an
-answer that is not one, or a failing endpoint, ends the A2A task ``failed``
-with the reason. The API key comes from ``OPENAI_API_KEY`` and is sent only
+Temperature 0 and a fixed seed (both options) make it as repeatable as the
+endpoint allows. The model is asked for the module and its tests as fenced
+code blocks (``PROMPT_TEMPLATE``; the task text's own JSON format is dropped,
+models follow it badly); ``answer.parse_answer`` reads that and the other
+shapes models write. An answer without a usable module gets one repair
+message naming what was wrong. The submission goes back as clean JSON, with
+how it was read in the artifact's ``logomesh_llm`` metadata; an answer with
+no code at all, or a failing endpoint, ends the A2A task ``failed`` with the
+reason. The API key comes from ``OPENAI_API_KEY`` and is sent only
 in the Authorization header, never logged or echoed.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,19 +29,52 @@ from starlette.applications import Starlette
 
 from logomesh import __version__
 from logomesh.purple.a2a_errors import one_line
-from logomesh.purple.a2a_parse import texts_to_try
-from logomesh.purple.server import AppFactory, agent_card, build_app, open_task
-from logomesh.submission import Submission, SubmissionError
+from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
+from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
 
 SYSTEM_PROMPT = (
-    "You are a careful senior Python engineer. You answer a coding task with one JSON object "
-    'holding exactly the keys "sourceCode" (the complete Python module), "testCode" (a unittest or pytest module '
-    'that imports from solution) and "rationale" (why the code meets the contract). No prose outside the JSON.'
+    "You are a careful senior Python engineer. You answer a coding task with working code: the module in one "
+    "```python block, its tests in a second ```python block, and one or two sentences on why the code meets "
+    "the contract."
 )
+PROMPT_TEMPLATE = """{task}
+
+Answer in exactly this format:
+
+```python
+# solution.py: the complete module defining `{entry_point}`
+```
+
+```python
+# test_solution.py: unittest or pytest tests
+from solution import {entry_point}
+```
+
+Then one or two sentences on why the code meets the contract.
+
+The module must import cleanly: no top-level test code, asserts, prints or example calls in it \
+(tests go in the second block only). Standard library only."""
+REPAIR_TEMPLATE = (
+    "Your answer could not be used: {problem}. Reply again with the complete module solution.py in one "
+    "```python block that defines `{entry_point}` (no top-level test code), then its tests in a second "
+    "```python block."
+)
+_JSON_FORMAT_TAIL = re.compile(r"\n\s*Respond with a single JSON object.*\Z", re.DOTALL)
 
 
 class ChatError(Exception):
     """The endpoint failed or answered something that is not a submission; one-line reason."""
+
+
+class TemplateError(ValueError):
+    """A prompt template the agent cannot use; one-line reason."""
+
+
+def check_template(template: str) -> str:
+    """``template`` if it has the ``{task}`` placeholder the task text goes into; ``TemplateError`` otherwise."""
+    if "{task}" not in template:
+        raise TemplateError("the prompt template has no {task} placeholder for the task text")
+    return template
 
 
 @dataclass(frozen=True)
@@ -45,16 +85,26 @@ class LlmSettings:
     seed: int = 0
     timeout_s: float = 300.0
     max_tokens: int | None = None
+    temperature: float = 0.0
+    prompt_template: str = PROMPT_TEMPLATE
+    repair: bool = True
 
     @property
     def completions_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
-    def request_body(self, prompt: str) -> dict[str, Any]:
+    def first_messages(self, task_text: str) -> list[dict[str, str]]:
+        """The system message and the task, phrased by the template (the task's own JSON format removed)."""
+        entry = entry_point_of(task_text) or "the entry point"
+        task = _JSON_FORMAT_TAIL.sub("", task_text.rstrip())
+        user = self.prompt_template.replace("{task}", task).replace("{entry_point}", entry)
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
-            "temperature": 0,
+            "messages": messages,
+            "temperature": self.temperature,
             "seed": self.seed,
         }
         if self.max_tokens is not None:
@@ -72,12 +122,13 @@ def _content(reply: Any) -> str:
     return content
 
 
-async def chat(settings: LlmSettings, prompt: str) -> str:
+async def chat(settings: LlmSettings, messages: list[dict[str, str]]) -> str:
     """One chat completion; the assistant's text."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     try:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=False) as http:
-            response = await http.post(settings.completions_url, json=settings.request_body(prompt), headers=headers)
+            response = await http.post(settings.completions_url, json=settings.request_body(messages),
+                                       headers=headers)
     except httpx.TimeoutException:
         raise ChatError(f"{settings.completions_url} did not answer within {settings.timeout_s:g} s") from None
     except httpx.HTTPError as exc:
@@ -90,15 +141,67 @@ async def chat(settings: LlmSettings, prompt: str) -> str:
         raise ChatError("endpoint reply is not JSON") from None
 
 
-def as_submission_json(content: str) -> str:
-    """The model's answer as clean submission JSON; ``ChatError`` if it holds none."""
-    first: SubmissionError | None = None
-    for attempt in texts_to_try(content):
-        try:
-            return json.dumps(Submission.from_text(attempt).to_json(), indent=2, ensure_ascii=False)
-        except SubmissionError as exc:
-            first = first or exc
-    raise ChatError(f"model answer is not a submission: {one_line(str(first))}")
+@dataclass(frozen=True)
+class Answer:
+    """What the agent sends back, and how it got it from the model."""
+
+    submission: dict[str, str]
+    form: str  # how the module was found: "fenced", "json", "near-json", "bare code", or "unusable"
+    repaired: bool
+    notes: tuple[str, ...] = ()
+    problem: str = ""  # why the module is unusable, when ``form`` is "unusable"
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.submission, indent=2, ensure_ascii=False)
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"form": self.form, "repaired": self.repaired, "notes": list(self.notes)}
+        if self.problem:
+            out["problem"] = self.problem
+        return out
+
+
+async def answer_task(settings: LlmSettings, task_text: str) -> Answer:
+    """Ask the model; when its answer holds no usable module, ask once more saying exactly what was wrong.
+
+    ``ChatError`` when the endpoint fails, or when neither answer holds any code at all. An answer with
+    code that is still no module (it does not parse, or lacks the entry point) is sent as it is, marked
+    ``unusable``: the judge records why.
+    """
+    entry = entry_point_of(task_text)
+    messages = settings.first_messages(task_text)
+    content = await chat(settings, messages)
+    try:
+        parsed = parse_answer(content, entry)
+        return Answer(parsed.submission_json(), parsed.form, False, parsed.notes)
+    except AnswerProblem as exc:
+        first = exc
+    if not settings.repair:
+        return _unusable(first, repaired=False)
+    repair = REPAIR_TEMPLATE.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
+    messages += [{"role": "assistant", "content": content}, {"role": "user", "content": repair}]
+    content = await chat(settings, messages)
+    try:
+        parsed = parse_answer(content, entry)
+        return Answer(parsed.submission_json(), parsed.form, True, parsed.notes)
+    except AnswerProblem as exc:
+        return _unusable(exc if exc.submission is not None else first, repaired=True)
+
+
+def _unusable(problem: AnswerProblem, repaired: bool) -> Answer:
+    if problem.submission is None:
+        raise ChatError(f"model answer holds no code{' after one repair round' if repaired else ''}: {problem}")
+    return Answer(problem.submission, "unusable", repaired, problem=str(problem))
+
+
+def as_submission_json(content: str, entry_point: str | None = None) -> str:
+    """The model's answer as clean submission JSON; ``ChatError`` if it holds no usable module."""
+    try:
+        parsed = parse_answer(content, entry_point)
+    except AnswerProblem as exc:
+        raise ChatError(f"model answer is not a submission: {exc}") from None
+    return json.dumps(parsed.submission_json(), indent=2, ensure_ascii=False)
 
 
 class LlmExecutor(AgentExecutor):
@@ -114,17 +217,25 @@ class LlmExecutor(AgentExecutor):
             await updater.reject(updater.new_agent_message([new_text_part("the message carries no task text")]))
             return
         await updater.start_work()
+        battle_id = metadata_of(context.message).get("battle_id") if context.message is not None else None
         try:
-            answer = as_submission_json(await chat(self.settings, prompt))
+            answer = await answer_task(self.settings, prompt)
         except ChatError as exc:
+            _log(battle_id, f"failed: {exc}")
             await updater.failed(updater.new_agent_message([new_text_part(str(exc))]))
             return
-        await updater.add_artifact([new_text_part(answer, media_type="application/json")], name="submission")
+        _log(battle_id, json.dumps(answer.report(), sort_keys=True))
+        await updater.add_artifact([new_text_part(answer.text, media_type="application/json")], name="submission",
+                                   metadata={"logomesh_llm": answer.report()})
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = await open_task(context, event_queue)
         await updater.cancel()
+
+
+def _log(battle_id: object, what: str) -> None:
+    print(f"logomesh: llm purple agent: battle {battle_id}: {what}", file=sys.stderr, flush=True)
 
 
 LLM_SKILL = AgentSkill(

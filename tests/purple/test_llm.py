@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from logomesh.purple.client import PurpleTaskFailed, request_submission
-from logomesh.purple.llm import LlmSettings, llm_app_factory
+from logomesh.purple.llm import LlmSettings, TemplateError, check_template, llm_app_factory
 from logomesh.purple.server import start_in_thread
 from logomesh.tasks import TaskSpec
 
@@ -29,14 +29,16 @@ class StandIn:
     reply: str = "```json\n" + json.dumps(ANSWER) + "\n```"
     status: int = 200
     seen: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    later: list[str] = field(default_factory=list)  # replies after the first, in order
 
     def app(self, url: str) -> Starlette:
         async def completions(request: Request) -> Response:
             self.seen.append((await request.json(), request.headers.get("authorization", "")))
             if self.status != 200:
                 return JSONResponse({"error": {"message": "overloaded"}}, status_code=self.status)
+            reply = self.later[len(self.seen) - 2] if 1 < len(self.seen) <= len(self.later) + 1 else self.reply
             return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}]})
+                {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}]})
 
         return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
 
@@ -66,8 +68,9 @@ def test_llm_purple_answers_with_the_models_submission(stand_in: tuple[StandIn, 
 
 @pytest.mark.parametrize(
     ("reply", "status", "reason"),
-    [("I cannot help with that.", 200, "model answer is not a submission"),
-     (json.dumps({"sourceCode": "x = 1"}), 200, "lacks field"),
+    [("I cannot help with that.", 200, "model answer holds no code after one repair round: the answer holds no "
+                                       "```python code block"),
+     (json.dumps({"sourceCode": ""}), 200, "sourceCode is empty or missing"),
      ("unused", 503, "HTTP 503")],
 )
 def test_llm_failures_end_the_task_failed_with_the_reason(stand_in: tuple[StandIn, str], adder: TaskSpec,
@@ -85,3 +88,57 @@ def test_no_key_means_no_authorization_header(stand_in: tuple[StandIn, str], add
     with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
         request_submission(purple.url, adder, "adder-llm-3")
     assert endpoint.seen[-1][1] == ""
+
+
+def test_the_prompt_asks_for_fenced_blocks_and_a_module_that_imports_cleanly(stand_in: tuple[StandIn, str],
+                                                                            adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.reply = f"Sure.\n\n```python\n{ANSWER['sourceCode']}```\n\nIt adds."
+    settings = LlmSettings(base_url, "m", None, seed=3, max_tokens=700, temperature=0.4, timeout_s=12)
+    with start_in_thread(llm_app_factory(settings)) as purple:
+        exchange = request_submission(purple.url, adder, "adder-llm-4")
+    body = endpoint.seen[-1][0]
+    prompt = body["messages"][-1]["content"]
+    assert "```python" in prompt and "must import cleanly" in prompt and "from solution import add" in prompt
+    assert "Respond with a single JSON object" not in prompt  # the task's own JSON format is not asked for
+    assert (body["max_tokens"], body["temperature"], body["seed"]) == (700, 0.4, 3)
+    assert exchange.submission.source == ANSWER["sourceCode"]
+    assert b'"logomesh_llm"' in exchange.response_bytes and b'"form":"fenced"' in exchange.response_bytes.replace(
+        b" ", b"")
+
+
+def test_one_repair_message_says_what_was_wrong(stand_in: tuple[StandIn, str], adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.reply = json.dumps({"sourceCode": "solution.py", "testCode": "", "rationale": "see the file"})
+    endpoint.later = [f"```python\n{ANSWER['sourceCode']}```"]
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        exchange = request_submission(purple.url, adder, "adder-llm-5")
+    assert len(endpoint.seen) == 2
+    repair = endpoint.seen[1][0]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == endpoint.reply
+    assert "sourceCode holds a file name ('solution.py') instead of a module defining `add`" in repair[3]["content"]
+    assert exchange.submission.source == ANSWER["sourceCode"]
+    assert b'"repaired": true' in exchange.response_bytes or b'"repaired":true' in exchange.response_bytes
+
+
+def test_code_that_stays_unusable_is_sent_for_the_judge_to_reject(stand_in: tuple[StandIn, str],
+                                                                   adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.reply = "```python\ndef plus(a, b):\n    return a + b\n```"
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        exchange = request_submission(purple.url, adder, "adder-llm-6")
+    assert len(endpoint.seen) == 2  # asked once more, got the same
+    assert "def plus" in exchange.submission.source
+    assert b"unusable" in exchange.response_bytes
+
+
+def test_a_prompt_template_replaces_the_prompt(stand_in: tuple[StandIn, str], adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    settings = LlmSettings(base_url, "m", None, prompt_template=check_template("Solve: {task}\nName: {entry_point}"))
+    with start_in_thread(llm_app_factory(settings)) as purple:
+        request_submission(purple.url, adder, "adder-llm-7")
+    prompt = endpoint.seen[-1][0]["messages"][-1]["content"]
+    assert prompt.startswith("Solve: CODING TASK: Add two numbers") and prompt.endswith("Name: add")
+    with pytest.raises(TemplateError, match=r"no \{task\} placeholder"):
+        check_template("no placeholder")

@@ -23,7 +23,12 @@ from logomesh.tasks import TaskSpec
      (["--llm", "--model", "m"], "--llm needs --base-url"),
      (["--llm", "--base-url", "ftp://x", "--model", "m"], "must start with http"),
      (["--mock", "--responses", "/no/such/folder"], "is not a folder"),
-     (["--mock", "--port", "70000"], "--port must be between")],
+     (["--mock", "--port", "70000"], "--port must be between"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--temperature", "3"], "--temperature must be"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--max-tokens", "0"], "--max-tokens must be"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--timeout", "0"], "--timeout must be"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--prompt-template", "/no/such/file"], "cannot read"),
+     (["--mock", "--max-tokens", "5"], "go with --llm")],
 )
 def test_bad_arguments_are_one_line_usage_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["purple", "serve", *args])
