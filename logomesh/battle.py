@@ -185,6 +185,15 @@ def _purple_stage(request: BattleRequest, task: TaskSpec, emit: EventSink) -> Pu
     return exchange
 
 
+def _check_module(task: TaskSpec, submission: Submission) -> None:
+    """An answer that is no module defining the task's entry point is a purple failure, not a score."""
+    from logomesh.module_check import module_problem
+
+    problem = module_problem(submission.source, task.entry_point)
+    if problem is not None:
+        raise StageFailed("purple", problem)
+
+
 def judge(
     request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink,
     values: StageValues | None = None,
@@ -287,6 +296,7 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
     ending: Ending
     try:
         values.exchange = _purple_stage(request, task, emit)
+        _check_module(task, values.exchange.submission)
         ending = Scored(judge(request, task, values.exchange.submission, emit, values).card)
     except Cancelled as exc:
         ending = _cancelled(request, tracker.stage, exc.reason, emit)

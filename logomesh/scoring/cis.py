@@ -181,9 +181,10 @@ def score_submission(
         emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
     behaviour = behaviour_penalty(testing, config)
     if behaviour < 1.0:
+        why = f": {hidden.error}" if hidden.error else ""
         emit(PenaltyApplied(battle_id, "behaviour", behaviour,
                             f"{hidden.passed} of {hidden.total} hidden tests passed" if testing.counted
-                            else "the hidden suite did not run the code"))
+                            else f"the hidden suite did not run the code{why}"))
     return ScoreCard(
         config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
         anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=penalty,

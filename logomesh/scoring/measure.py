@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from logomesh.cancel import CancelToken
 from logomesh.events import EventSink, SandboxOutput, StageStarted, TestResult, discard
 from logomesh.findings import Finding
+from logomesh.scoring.import_probe import IMPORT_FAILED, locate_import_failure
 from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
 from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, run_mutants
 
@@ -90,6 +91,9 @@ def measure(
         return box.run_suite(source, {PURPLE_TEST_FILE: submission.tests}, 60.0, on_output)
 
     hidden = _suite(hidden_suite, "hidden", battle_id, emit, token)
+    hidden = locate_import_failure(box, source, hidden)
+    if hidden.error and hidden.error.startswith(f"{IMPORT_FAILED} at "):
+        emit(SandboxOutput(battle_id, "hidden:import", "stderr", f"{hidden.error}\n"))
     basis = hidden_runs[0].reference_observations if hidden_runs else b""
     purple = mutants = None
     if submission.tests.strip():

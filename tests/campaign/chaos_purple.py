@@ -79,9 +79,11 @@ def write_responses(folder: Path, battles: list[tuple[str, str]], seed: int) -> 
         elif kind == "malformed":
             text = rng.choice(MALFORMED)
         else:
-            good = load_task(task_id).labelled_submission("good").submission.to_json()
-            if kind == "hostile":
-                good = {**good, "sourceCode": rng.choice(HOSTILE), "testCode": ""}
+            task = load_task(task_id)
+            good = task.labelled_submission("good").submission.to_json()
+            if kind == "hostile":  # it defines the entry point, so the judge runs it (no module is a purple failure)
+                hostile = rng.choice(HOSTILE) + f"\n\ndef {task.entry_point}(*args, **kwargs):\n    return None\n"
+                good = {**good, "sourceCode": hostile, "testCode": ""}
             text = json.dumps(good)
         (folder / f"{battle_id}.json").write_text(text, encoding="utf-8")
     return given
