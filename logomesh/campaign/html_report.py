@@ -36,7 +36,8 @@ table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0;width:100%}
 th,td{border:1px solid #d0d7de;padding:.2rem .45rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.id{white-space:nowrap}
-.note{color:#59636e;font-size:.8rem;margin:.2rem 0}.why{color:#59636e;font-size:.75rem;display:block}
+.note{color:#59636e;font-size:.8rem;margin:.2rem 0}
+.why{color:#59636e;font-size:.75rem;display:block;white-space:normal;max-width:16rem;margin-left:auto}
 .mono{font-family:ui-monospace,monospace;font-size:.78rem;word-break:break-all}
 .reason{font-family:ui-monospace,monospace;font-size:.78rem;white-space:pre-wrap;word-break:break-word}
 .better{color:#1a7f37;font-weight:600}.tie{color:#59636e}
@@ -97,7 +98,7 @@ def _comparisons(report: CampaignReport, colours: dict[str, str]) -> str:
                      num(c.mean_difference, 4), _interval_cell(c.interval, 4), verdict,
                      f"{c.first_only} / {c.second_only}", num(c.mcnemar_p, 3)])
     return _table(["first − second", "shared tasks", "mean difference", "95% CI (paired bootstrap)", "verdict",
-                   "tasks solved only by first / only by second", "McNemar exact p"], rows, "innninn")
+                   "solved only by first / second", "McNemar exact p"], rows, "innninn")
 
 
 def _provenance(p: Provenance | None) -> str:
@@ -138,7 +139,7 @@ def _battles(report: CampaignReport, colours: dict[str, str]) -> str:
                      *(num(b.penalties.get(k), 2) for k in ("red", "intent", "behaviour")),
                      num(b.cis, 4), "—" if b.sequence is None else str(b.sequence), "—" if b.seed is None
                      else str(b.seed)])
-    return _table(["agent", "task", "repeat", "status", "R", "A", "T", "L", "red ×", "intent ×", "behaviour ×",
+    return _table(["agent", "task", "repeat", "status", "R", "A", "T", "L", "red −", "intent ×", "behaviour ×",
                    "CIS", "ledger seq", "seed"], rows, "iini" + "n" * 10)
 
 
@@ -230,8 +231,9 @@ def render_html(report: CampaignReport) -> str:
         "<section><h2>Findings per family</h2>", *_findings_summary(report), "</section>",
         '<section class="wide"><h2>Per task and agent</h2>', _cells(report, colours), "</section>",
         '<section class="wide"><h2>Battles</h2>', _battles(report, colours),
-        '<p class="note">R, A, T, L: rationale, architecture, testing and logic scores; red ×, intent ×, '
-        "behaviour ×: the penalty multipliers; ledger seq: the entry's sequence number.</p></section>",
+        '<p class="note">R, A, T, L: rationale, architecture, testing and logic scores; red −: the share the '
+        "red agent's findings take off (× (1 − red)); intent ×, behaviour ×: the penalty multipliers; "
+        "ledger seq: the entry's sequence number.</p></section>",
         '<section class="wide"><h2>Findings</h2>', _findings(report, colours), "</section>",
         '<section class="wide"><h2>Failures</h2>', _failures(report), "</section>",
     ]

@@ -76,7 +76,7 @@ class BattleSummary:
     components: dict[str, float | None] = field(default_factory=dict)
     """R, A, T, L: the rationale, architecture, testing and logic scores."""
     penalties: dict[str, float | None] = field(default_factory=dict)
-    """red, intent, behaviour: the multipliers the result records."""
+    """red (the share taken off: × (1 − red)), intent and behaviour (multipliers), as the result records them."""
     hidden_passed: int = 0
     hidden_total: int = 0
 

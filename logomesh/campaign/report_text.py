@@ -137,6 +137,7 @@ def _battle_lines(report: CampaignReport) -> list[str]:
         seq = "—" if b.sequence is None else str(b.sequence)
         lines.append(f"{seq:>5}  {_fit(b.agent, 12):<12}  {_fit(b.task_id, 16):<16}  {b.repeat:>2}  "
                      f"{b.outcome:<12}  {comp}  {pen}  {num(b.cis, 4):>6}")
+    lines.append("R A T L: component scores; red: share taken off (× (1 − red)); int, beh: penalty multipliers")
     return lines
 
 

@@ -35,6 +35,8 @@ for (const h of document.querySelectorAll('h2')) {
   r.sections[h.textContent.trim()] = {left: b.left, top: b.top, width: b.width, height: b.height};
 }
 r.leaderboardWidth = document.querySelector('table').getBoundingClientRect().width;
+r.clipped = [...document.querySelectorAll('.scroll')].filter(d => d.scrollWidth > d.clientWidth)
+  .map(d => d.closest('section').querySelector('h2').textContent);
 r.rows = {};
 for (const s of document.querySelectorAll('section')) {
   const h = s.querySelector('h2');
@@ -68,16 +70,16 @@ def _result(job_id: str, task: str, cis: float, failed: bool, vulns: list[dict[s
                 "reason": "purple agent timed out after 120 s", "seed": 3}
     return {"battle_id": job_id, "task_id": task, "status": "scored", "cis_score": cis, "rationale_score": 0.82,
             "architecture_score": 0.9, "testing_score": round(cis, 2), "logic_score": 0.77,
-            "red_penalty_applied": 0.75 if vulns else 1.0, "intent_penalty": 1.0, "behaviour_penalty": 1.0, "seed": 3,
+            "red_penalty_applied": 0.25 if vulns else 0.0, "intent_penalty": 1.0, "behaviour_penalty": 1.0, "seed": 3,
             "tests": {"hidden": {"passed": 6 if cis > 0.5 else 4, "failed": 0 if cis > 0.5 else 2, "total": 6}},
             "red_analysis": {"vulnerabilities": vulns}}
 
 
-def _campaign(home: Path) -> CampaignPlan:
+def _campaign(home: Path, tasks: tuple[str, ...] = TASKS) -> CampaignPlan:
     plan = CampaignPlan(campaign_id="c-screenshot", agents=(Agent("careful", url="http://127.0.0.1:9101"),
                                                              Agent("hasty", url="http://127.0.0.1:9102"),
                                                              Agent("baseline", mock_variant="good")),
-                        task_ids=TASKS, repeat=2, seed=42, settings=Settings(red_budget_s=10.0))
+                        task_ids=tasks, repeat=2, seed=42, settings=Settings(red_budget_s=10.0))
     save_plan(home, plan)
     lead = {"careful": 0.22, "hasty": 0.0, "baseline": 0.2}
     with Ledger.open(home) as led:
@@ -100,26 +102,45 @@ def _run(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProces
     return subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
 
 
-def test_the_html_report_reads_well_at_1280_px(tmp_path: Path) -> None:
-    chromium = _chromium()
+def _page(tmp_path: Path, tasks: tuple[str, ...]) -> Path:
     home = tmp_path / "home"
-    _campaign(home)
+    _campaign(home, tasks)
     page = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["campaign", "report", "c-screenshot", "--format", "html", "--out", str(page),
                                       "--home", str(home)])
     assert result.exit_code == 0, result.output
-    text = page.read_text(encoding="utf-8")
+    return page
 
+
+def _probe(chromium: str, tmp_path: Path, page: Path) -> dict[str, Any]:
+    """The layout as Chromium lays out a copy of ``page`` with the probe script added."""
     probed = tmp_path / "probed.html"
-    probed.write_text(text.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"), encoding="utf-8")
     dom = _run(chromium, tmp_path / "profile", f"--window-size={WIDTH},900", "--virtual-time-budget=3000",
                "--dump-dom", probed.as_uri())
     found = re.search(r'data-probe="([^"]*)"', dom.stdout)
     assert found is not None, dom.stderr[-2000:]
-    probe = json.loads(html.unescape(found.group(1)))
+    probe: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return probe
+
+
+def test_refused_intervals_and_their_reasons_fit_at_1280_px(tmp_path: Path) -> None:
+    chromium = _chromium()
+    page = _page(tmp_path, TASKS[:2])  # two tasks: every comparison refused, with its reason in the cell
+    assert page.read_text(encoding="utf-8").count("<span class=\"why\">2 shared tasks: a paired bootstrap") == 3
+    probe = _probe(chromium, tmp_path, page)
+    assert probe["scrollWidth"] <= WIDTH and probe["clipped"] == [] and probe["wrapped"] == []
+
+
+def test_the_html_report_reads_well_at_1280_px(tmp_path: Path) -> None:
+    chromium = _chromium()
+    page = _page(tmp_path, TASKS)
+    text = page.read_text(encoding="utf-8")
+    probe = _probe(chromium, tmp_path, page)
     sections = probe["sections"]
 
     assert probe["innerWidth"] == WIDTH and probe["scrollWidth"] <= WIDTH  # nothing sticks out sideways
+    assert probe["clipped"] == []  # and no table needs its own scroll bar at 1280 px
     assert probe["leaderboardWidth"] > 0.85 * WIDTH  # the leaderboard uses the window, not a 760 px column
     for name in ("Leaderboard", "Paired comparisons", "Provenance", "CIS per task", "CIS per agent",
                  "Per task and agent", "Battles", "Findings"):

@@ -35,7 +35,7 @@ def _plan(agents: tuple[str, ...], repeat: int, tasks: tuple[str, ...] = TASKS) 
 
 def _result(cis: float, passed: int = 4, total: int = 4) -> dict[str, Any]:
     return {"cis_score": cis, "status": "scored", "rationale_score": cis, "architecture_score": cis,
-            "testing_score": cis, "logic_score": cis, "red_penalty_applied": 1.0, "intent_penalty": 1.0,
+            "testing_score": cis, "logic_score": cis, "red_penalty_applied": 0.0, "intent_penalty": 1.0,
             "tests": {"hidden": {"passed": passed, "failed": total - passed, "total": total}}}
 
 

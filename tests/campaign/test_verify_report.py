@@ -30,7 +30,7 @@ def _invoke(*args: str) -> tuple[int, str]:
 def _result(battle_id: str, task_id: str, cis: float, vulns: list[dict[str, Any]]) -> dict[str, Any]:
     return {"battle_id": battle_id, "task_id": task_id, "status": "scored", "cis_score": cis,
             "rationale_score": cis, "architecture_score": 0.9, "testing_score": 0.8, "logic_score": cis,
-            "red_penalty_applied": 1.0 if not vulns else 0.75, "intent_penalty": 1.0, "behaviour_penalty": 1.0,
+            "red_penalty_applied": 0.25 if vulns else 0.0, "intent_penalty": 1.0, "behaviour_penalty": 1.0,
             "seed": 7, "tests": {"hidden": {"passed": 4, "failed": 0, "total": 4}},
             "red_analysis": {"vulnerabilities": vulns}}
 
