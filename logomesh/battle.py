@@ -121,7 +121,10 @@ def default_battle_id(task_id: str, purple: str, seed: int) -> str:
 def free_battle_id(home: Path, base: str) -> str:
     """``base`` if the ledger under ``home`` lacks it, else the first free ``base-2``, ``base-3``, …"""
     from ledger import Ledger
+    from ledger.store import DB_FILE
 
+    if not (home / DB_FILE).exists():  # no ledger yet: every id is free, and a look creates nothing
+        return base
     with Ledger.open(home) as led:
         candidate, n = base, 1
         while led.get(candidate) is not None:
@@ -130,8 +133,10 @@ def free_battle_id(home: Path, base: str) -> str:
     return candidate
 
 
-def _validate(request: BattleRequest) -> TaskSpec:
+def _validate(request: BattleRequest, check_environment: bool = False) -> TaskSpec:
+    """The task, a battle id the ledger lacks, and the environment (``preflight``) if asked."""
     from ledger import Ledger
+    from ledger.store import DB_FILE
 
     if (request.purple_url is None) == (request.mock_variant is None):
         raise BattleSetupError("name exactly one purple agent: --purple URL or --mock VARIANT")
@@ -143,12 +148,18 @@ def _validate(request: BattleRequest) -> TaskSpec:
             task.labelled_submission(request.mock_variant)
     except TaskError as exc:
         raise BattleSetupError(str(exc)) from None
-    with Ledger.open(request.home) as led:
-        if led.get(request.battle_id) is not None:
-            raise BattleSetupError(
-                f"battle id {request.battle_id!r} is already in the ledger; entries are never replaced: "
-                "choose another --battle-id"
-            )
+    if (request.home / DB_FILE).exists():
+        with Ledger.open(request.home) as led:
+            if led.get(request.battle_id) is not None:
+                raise BattleSetupError(
+                    f"battle id {request.battle_id!r} is already in the ledger; entries are never replaced: "
+                    "choose another --battle-id"
+                )
+    if check_environment:
+        from logomesh.preflight import check_environment as environment_ready
+
+        environment_ready(request.sandbox, (request.purple_url,) if request.purple_url is not None else (),
+                          request.protocol, min(10.0, request.purple_timeout_s))
     return task
 
 
@@ -317,8 +328,15 @@ def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink)
 
 
 def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutcome:
-    """Run one battle and append its result, scored or failed, to the ledger under ``request.home``."""
-    task = _validate(request)
+    """Run one battle and append its result, scored or failed, to the ledger under ``request.home``.
+
+    A battle that cannot start (``preflight``: bad inputs, no sandbox, an agent that does not answer) raises
+    ``BattleSetupError`` and is not recorded; once started, every ending is recorded.
+    """
+    from logomesh.preflight import check_inputs
+
+    check_inputs(request)
+    task = _validate(request, check_environment=True)
     return record_battle(request.home, request.battle_id, play_battle(request, task, emit), emit)
 
 

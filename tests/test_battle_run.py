@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle import BattleRequest, BattleSetupError, result_json, run_battle
+from logomesh.battle import BattleRequest, BattleSetupError, play_battle, record_battle, result_json, run_battle
+from logomesh.battle_record import failed_played
 from logomesh.events import BattleFailed, BattleFinished, Event, LedgerAppended, ScoreComponent, StageStarted
+from logomesh.preflight import EnvironmentProblem
+from logomesh.tasks import load_task
 
 
 def _request(home: Path, **overrides: object) -> BattleRequest:
@@ -33,10 +36,39 @@ def test_setup_errors_raise_before_anything_is_recorded(tmp_path: Path) -> None:
     assert not (tmp_path / "battles.db").exists()
 
 
-def test_docker_down_is_a_recorded_failure_naming_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_docker_down_before_the_battle_is_refused_and_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
     events: list[Event] = []
-    outcome = run_battle(_request(tmp_path, sandbox="docker", red=False), events.append)
+    with pytest.raises(EnvironmentProblem, match=r"(?i)docker") as refused:
+        run_battle(_request(tmp_path, sandbox="docker", red=False), events.append)
+    assert "sandbox doctor" in str(refused.value) and "\n" not in str(refused.value)
+    assert events == [] and not (tmp_path / "battles.db").exists()
+
+
+@pytest.mark.parametrize(("field", "value", "needle"), [
+    ("red_budget_s", float("nan"), "red budget must be a finite"),
+    ("red_budget_s", float("inf"), "red budget must be a finite"),
+    ("purple_timeout_s", -1.0, "purple timeout must be a finite"),
+    ("battle_id", "x" * 129, "bad battle id"),
+    ("battle_id", "a/b", "bad battle id"),
+])
+def test_bad_inputs_are_refused_before_anything_runs(tmp_path: Path, field: str, value: object, needle: str) -> None:
+    events: list[Event] = []
+    with pytest.raises(BattleSetupError, match=needle):
+        run_battle(_request(tmp_path, **{field: value}), events.append)
+    assert events == [] and not tmp_path.joinpath("battles.db").exists()
+
+
+def test_docker_down_during_the_battle_is_a_recorded_failure_naming_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    events: list[Event] = []
+    request = _request(tmp_path, sandbox="docker", red=False)  # as if Docker died after the pre-flight
+    outcome = record_battle(tmp_path, request.battle_id, play_battle(request, load_task("rate-limiter"), events.append),
+                            events.append)
     assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
     assert "docker" in str(outcome.result["reason"]).lower()
     assert outcome.sequence is not None
@@ -62,7 +94,8 @@ def test_a_recorded_battle_id_is_never_reused(tmp_path: Path, monkeypatch: pytes
     from logomesh.battle import free_battle_id
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
-    run_battle(_request(tmp_path, sandbox="docker", red=False))
+    request = _request(tmp_path, sandbox="docker", red=False)
+    record_battle(tmp_path, request.battle_id, failed_played(request, "engine", "recorded earlier"))
     with pytest.raises(BattleSetupError, match="already in the ledger"):
         run_battle(_request(tmp_path, sandbox="docker", red=False))
     assert free_battle_id(tmp_path, "rl-det") == "rl-det-2"

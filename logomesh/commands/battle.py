@@ -15,6 +15,8 @@ from logomesh.commands.common import (
     JsonOption,
     SandboxOption,
     TasksDirOption,
+    check_battle_id,
+    check_seconds,
     fail,
 )
 
@@ -76,14 +78,14 @@ def run(
     )
     from logomesh.cancel import CancelToken, cancel_on_sigint
     from logomesh.home import resolve_home
+    from logomesh.preflight import EnvironmentProblem
     from logomesh.progress import ProgressPrinter
 
-    if red_budget <= 0:
-        fail("--red-budget must be a positive number of seconds", 2)
+    check_seconds("--red-budget", red_budget)
     if protocol not in (None, "0.3", "1.0"):
         fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
-    if purple_timeout <= 0:
-        fail("--purple-timeout must be a positive number of seconds", EXIT_USAGE)
+    check_seconds("--purple-timeout", purple_timeout)
+    check_battle_id(battle_id)
     check_agent(task, purple, mock, stream)
     label = purple or f"mock:{mock}"
     state = resolve_home(home)
@@ -109,6 +111,8 @@ def run(
     try:
         with cancel_on_sigint(request.token):  # Ctrl-C stops the battle, which is recorded as cancelled
             outcome = run_battle(request, ProgressPrinter())
+    except EnvironmentProblem as exc:  # no sandbox works, the agent does not answer: nothing recorded
+        fail(f"the battle cannot start: {exc}")
     except BattleSetupError as exc:  # what check_agent cannot see, e.g. a battle id already recorded
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:

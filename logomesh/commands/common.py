@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -29,6 +30,24 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print one line on stderr and exit: the contract for every bad input."""
     print(f"logomesh: error: {message}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def check_seconds(option: str, value: float, hint: str = "") -> None:
+    """A finite, positive number of seconds, or the one-line usage error naming ``option`` (exit 2)."""
+    if not math.isfinite(value) or value <= 0:
+        fail(f"{option} must be a finite, positive number of seconds, not {value!r}{hint}", EXIT_USAGE)
+
+
+def check_battle_id(value: str | None) -> None:
+    """The ledger's one rule for battle ids (characters and length), applied before anything runs (exit 2)."""
+    from ledger import LedgerError
+    from ledger.dbom import check_battle_id as ledger_rule
+
+    if value is not None:
+        try:
+            ledger_rule(value)
+        except LedgerError as exc:
+            fail(f"--battle-id: {exc}", EXIT_USAGE)
 
 
 class OneOf:

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_USAGE, RED_BUDGET_HELP, JsonOption, SandboxOption, fail
+from logomesh.commands.common import (
+    EXIT_USAGE,
+    RED_BUDGET_HELP,
+    JsonOption,
+    SandboxOption,
+    check_seconds,
+    fail,
+)
 
 if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
@@ -17,8 +24,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Run the red agent against code, or benchmark it.", no_args_is_help=True)
 
 def _check_budget(budget: float) -> None:
-    if budget <= 0:
-        fail("--budget must be a positive number of seconds", EXIT_USAGE)
+    check_seconds("--budget", budget)
 
 
 def _load(task_id: str) -> TaskSpec:

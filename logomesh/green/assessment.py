@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledger import LedgerError
+from ledger.dbom import check_battle_id
 from logomesh.battle import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
 from logomesh.purple.agent_url import agent_url_problem
@@ -110,8 +112,13 @@ def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path
     except TaskError as exc:
         raise AssessmentError(str(exc)) from None
     battle_id = config.get("battle_id")
-    if battle_id is not None and (not isinstance(battle_id, str) or not battle_id.strip() or len(battle_id) > 200):
-        raise AssessmentError("'config.battle_id' must be a non-empty string of at most 200 characters")
+    if battle_id is not None:
+        if not isinstance(battle_id, str):
+            raise AssessmentError("'config.battle_id' must be a string")
+        try:  # the ledger's one rule, applied before the battle rather than after it
+            check_battle_id(battle_id)
+        except LedgerError as exc:
+            raise AssessmentError(f"'config.battle_id': {exc}") from None
     red = config.get("red", True)
     if not isinstance(red, bool):
         raise AssessmentError("'config.red' must be true or false")

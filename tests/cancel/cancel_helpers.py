@@ -43,7 +43,8 @@ def make_home(root: Path) -> Path:
 
 @contextlib.contextmanager
 def hanging_purple() -> Iterator[str]:
-    """A purple agent that accepts every connection, reads it, and never answers; yields its URL."""
+    """A purple agent that publishes no card (404, so the pre-flight passes) and never answers a task; yields
+    its URL."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -58,6 +59,14 @@ def hanging_purple() -> Iterator[str]:
             except OSError:
                 continue
             held.append(conn)
+            threading.Thread(target=answer_cards, args=(conn,), daemon=True).start()
+
+    def answer_cards(conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            conn.settimeout(10)
+            if conn.recv(4096).startswith(b"GET "):  # the card: none here; a task (POST) is never answered
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                conn.close()
 
     thread = threading.Thread(target=serve, daemon=True, name="hanging-purple")
     thread.start()

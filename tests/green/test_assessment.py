@@ -35,6 +35,9 @@ def test_whole_floats_from_data_parts_are_integers() -> None:
      ({"task_id": "rate-limiter", "protocol": "2.0"}, "config.protocol"),
      ({"task_id": "rate-limiter", "red": "yes"}, "config.red"),
      ({"task_id": "rate-limiter", "battle_id": ""}, "config.battle_id"),
+     ({"task_id": "rate-limiter", "battle_id": "x" * 150}, "config.battle_id.*1-128"),  # the ledger's one rule
+     ({"task_id": "rate-limiter", "battle_id": "a/b"}, "config.battle_id.*bad battle id"),
+     ({"task_id": "rate-limiter", "red_budget_s": float("nan")}, "red_budget_s"),
      ({"task_id": 7}, "config.task_id")],
 )
 def test_bad_config_names_the_field(config: dict[str, Any], reason: str) -> None:
