@@ -114,6 +114,10 @@ def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageVa
     if not isinstance(ending, Scored):
         return PlayedBattle(_unscored_result(request, ending), inputs, attributes, None)
     config = ending.card.config
+    if task is not None:  # the library intents the intent check judged among: replay needs no library
+        from logomesh.scoring.reference import library_bytes
+
+        inputs["intent_library"] = library_bytes(task)
     attributes["scorer_config_sha256"] = config.sha256()
     for name, model in sorted(config.model_ids().items()):
         attributes[f"model:{name}"] = model

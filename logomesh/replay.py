@@ -9,6 +9,7 @@ settings; the canonical hash of the new result must equal the signed one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tempfile
@@ -20,8 +21,9 @@ from logomesh.battle import BattleRequest, judge
 from logomesh.battle_record import scored_result
 from logomesh.events import EventSink, discard
 from logomesh.purple.exchange import PurpleError
+from logomesh.scoring.reference import parse_library
 from logomesh.submission import Submission, SubmissionError
-from logomesh.tasks import TaskError, TaskSpec, load_task_dir
+from logomesh.tasks import TaskError, TaskSpec, default_tasks_dir, load_task_dir
 
 
 class ReplayError(ValueError):
@@ -75,8 +77,13 @@ def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskS
             if "/" in name or "\\" in name or not name.startswith("test_"):
                 raise ReplayError(f"stored hidden test name {name!r} is not a plain test file name")
             (root / "hidden" / name).write_text(source, encoding="utf-8")
-        return load_task_dir(root)
-    except (json.JSONDecodeError, AttributeError, TaskError) as exc:
+        task = load_task_dir(root)
+        if "intent_library" in inputs:  # the intents the battle was judged among, not today's library
+            task = dataclasses.replace(task, intent_library=parse_library(inputs["intent_library"]))
+        return task
+    except ReplayError:
+        raise
+    except (AttributeError, TaskError, ValueError) as exc:
         raise ReplayError(f"the stored task does not load: {exc}") from None
 
 
@@ -114,11 +121,20 @@ def _request_for(result: dict[str, Any], home: Path, sandbox: str) -> BattleRequ
     )
 
 
+def _intent_reference(result: dict[str, Any]) -> str:
+    """The reference set the intent check of ``result`` was judged against ("" if it records none)."""
+    intent = result.get("components", {}).get("intent", {}) if isinstance(result.get("components"), dict) else {}
+    return str(intent.get("reference_sha256", "")) if isinstance(intent, dict) else ""
+
+
 def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> ReplayReport:
     """Re-score ``battle_id`` from its stored inputs; raises ``ReplayError`` when that is impossible."""
     from ledger import Ledger
     from ledger.canonical import canonical_sha256
+    from ledger.store import DB_FILE
 
+    if not (home / DB_FILE).exists():  # a replay reads: it creates no ledger
+        raise ReplayError(f"no ledger at {home / DB_FILE}: check --home")
     with Ledger.open(home) as led:
         stored = led.get(battle_id)
     if stored is None:
@@ -138,6 +154,12 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
     if "reference_observations" in stored.inputs and basis != stored.inputs["reference_observations"]:
         changed.add("reference_observations")  # the verdicts' basis moved, even where no verdict did
     differences = tuple(sorted(changed))
+    signed_ref, replayed_ref = _intent_reference(result), _intent_reference(replayed)
+    if "intent_library" not in stored.inputs and signed_ref != replayed_ref:
+        raise ReplayError(
+            f"battle {battle_id!r} was recorded before entries stored the task library its intent check judged "
+            f"among, and today's library ({default_tasks_dir()}) gives another reference set ({replayed_ref[:12]}, "
+            f"not {signed_ref[:12]}): replay it with --tasks-dir set to the library it was recorded with")
     return ReplayReport(
         battle_id=battle_id,
         sequence=stored.sequence,

@@ -66,6 +66,9 @@ class TaskSpec:
     reference: str = field(default="", hash=False, compare=False)  # reference/solution.py: what hidden tests compare to
     differential: bool = True  # [attack] differential: may the red agent compare the code with the reference?
     contract_severity: Severity = "medium"  # [attack] contract_severity: a divergence from the reference
+    intent_library: tuple[tuple[str, str, str], ...] | None = field(default=None, hash=False, compare=False)
+    """The library intents (key, entry point, text) the intent check judged among, when they come from a ledger
+    entry (replay); ``None``: the configured library's (``scoring.reference``)."""
 
     @property
     def reference_bytes(self) -> bytes:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from ledger import Ledger
-from logomesh.battle import BattleRequest, judge, play_battle, run_battle
+from logomesh.battle import BattleRequest, judge, play_battle, record_battle
 from logomesh.battle_record import (
     CancelledAt,
     FailedAt,
@@ -68,8 +69,8 @@ def test_a_sandbox_failure_after_purple_answered_records_the_purple_exchange(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
-    request = _request(tmp_path, "b3", sandbox="docker")
-    outcome = run_battle(request)
+    request = _request(tmp_path, "b3", sandbox="docker")  # Docker went away after the pre-flight: recorded
+    outcome = record_battle(tmp_path, "b3", play_battle(request, load_task("rate-limiter")))
     assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
     with Ledger.open(tmp_path) as led:
         stored = led.get("b3")
@@ -107,7 +108,9 @@ def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result
     assert set(played.result) == BATTLE_KEYS | set(judged.card.result_fields()) and played.result["status"] == "scored"
     assert COMMON | {"cis_raw", "components", "scorer_config_sha256"} <= set(played.result)
     assert (played.result["red_enabled"], played.result["red_budget_s"]) == (False, 0.0)
-    assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations"}
+    assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations", "intent_library"}
+    library = json.loads(played.inputs["intent_library"])  # the intents the check judged among: replay needs them
+    assert ["task:rate-limiter", task.entry_point] in [row[:2] for row in library]
     assert played.attributes["scorer_config_sha256"] == played.result["scorer_config_sha256"]
     assert any(name.startswith("model:") for name in played.attributes)
     assert played.intent_vector

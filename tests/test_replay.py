@@ -29,6 +29,16 @@ def _cli(*args: str, home: Path, tasks: Path) -> subprocess.CompletedProcess[str
 
 
 def test_unknown_battle_is_one_line_error(tmp_path: Path) -> None:
+    from logomesh.battle import BattleRequest, record_battle
+    from logomesh.battle_record import failed_played
+
+    missing = tmp_path / "missing"
+    proc = _cli("replay", "nope", home=missing, tasks=default_tasks_dir())
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert f"no ledger at {missing}" in proc.stderr and not missing.exists()  # a replay creates nothing
+
+    request = BattleRequest(task_id="rate-limiter", battle_id="other", seed=0, home=tmp_path, mock_variant="good")
+    record_battle(tmp_path, "other", failed_played(request, "engine", "recorded earlier"))
     proc = _cli("replay", "nope", home=tmp_path, tasks=default_tasks_dir())
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "no battle 'nope' in the ledger" in proc.stderr

@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption, fail
+from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption, SandboxOption, TasksDirOption, fail
 
 
 def replay(
     battle_id: Annotated[str, typer.Argument(help="The battle to replay.")],
-    sandbox: Annotated[str, typer.Option("--sandbox", help="auto, docker or bwrap.")] = "auto",
+    sandbox: SandboxOption = "auto",
+    tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -24,7 +25,7 @@ def replay(
     from logomesh.replay import ReplayError, replay_battle
 
     try:
-        report = replay_battle(resolve_home(home), battle_id, sandbox, ProgressPrinter())
+        report = replay_battle(resolve_home(home, create=False), battle_id, sandbox, ProgressPrinter())
     except (ReplayError, LedgerError) as exc:
         fail(str(exc))
     except StageFailed as exc:

@@ -61,6 +61,7 @@ class Reference:
 
 
 Entry = tuple[str, str, str]  # key, entry point, intent text
+_LIBRARIES: dict[str, list[Entry]] = {}
 
 
 def entries_sha256(entries: list[Entry]) -> str:
@@ -169,19 +170,48 @@ def build(*groups: list[Entry], config: ScoringConfig) -> Reference:
                      np.vstack(parts), entries_sha256(kept))
 
 
+def library_for(task: TaskSpec) -> list[Entry]:
+    """The library intents ``task`` is judged among: the ones it carries (a replayed entry's), else those of the
+    configured library, read once per process per library (what the ledger entry records as ``intent_library``)."""
+    from logomesh.tasks import default_tasks_dir
+
+    if task.intent_library is not None:
+        return [(key, name, text) for key, name, text in task.intent_library]
+    library = str(default_tasks_dir().resolve())
+    with _LOCK:
+        found = _LIBRARIES.get(library)
+    if found is None:
+        found = library_entries(Path(library)) if Path(library).is_dir() else []
+        with _LOCK:
+            _LIBRARIES[library] = found
+    return list(found)
+
+
+def library_bytes(task: TaskSpec) -> bytes:
+    """``library_for(task)`` as the ledger stores it: compact JSON ``[[key, name, text], ...]``."""
+    return json.dumps([list(e) for e in library_for(task)], ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def parse_library(blob: bytes) -> tuple[tuple[str, str, str], ...]:
+    """A stored ``intent_library`` back as entries; ``ValueError`` when it is not one."""
+    entries = json.loads(blob)
+    if not isinstance(entries, list) or not all(
+        isinstance(e, list) and len(e) == 3 and all(isinstance(x, str) for x in e) for e in entries
+    ):
+        raise ValueError("the stored intent library is not a list of [key, entry point, text]")
+    return tuple((e[0], e[1], e[2]) for e in entries)
+
+
 def reference_for(task: TaskSpec, config: ScoringConfig) -> Reference:
     """The library's intents followed by the distractors; built once per process per library and configuration.
 
     ``task`` need not be in the library: its own intent is excluded from the distractors by ``intent.py``.
     """
-    from logomesh.tasks import default_tasks_dir
-
-    library = default_tasks_dir().resolve()
-    key = (str(library), config.sha256())
+    entries = library_for(task)
+    key = (entries_sha256(entries), config.sha256())
     with _LOCK:
         found = _SETS.get(key)
     if found is None:
-        entries = library_entries(library) if library.is_dir() else []
         found = build(entries, distractor_entries(config), config=config)
         with _LOCK:
             _SETS[key] = found
