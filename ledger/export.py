@@ -34,8 +34,35 @@ def export_dboms(home: Path, out: Path, since: int = 0) -> ExportSummary:
         raise LedgerError(f"no ledger at {home / DB_FILE}: check --home")
     if out.exists() and not out.is_dir():
         raise LedgerError(f"{out} exists and is not a folder: choose another --out")
-    (out / BUNDLE_DIR).mkdir(parents=True, exist_ok=True)
+    try:
+        return _export(home, out, since)
+    except OSError as exc:
+        raise LedgerError(f"cannot write the export into {out} ({exc.strerror or exc}): choose a writable "
+                          "--out") from None
+
+
+def _check_out_folder(out: Path, origin: str) -> None:
+    """``out`` is new, empty, or an earlier export of this same ledger: never a mix of two ledgers' bundles."""
+    index = out / INDEX_FILE
+    if index.exists():
+        try:
+            theirs = json.loads(index.read_text(encoding="utf-8")).get("origin")
+        except (OSError, ValueError, AttributeError):
+            theirs = None
+        if not isinstance(theirs, str):
+            raise LedgerError(f"{out} holds an {INDEX_FILE} that is not an export index: choose an empty --out")
+        if theirs != origin:
+            raise LedgerError(f"{out} holds bundles exported from another ledger ({theirs}; this one is {origin}): "
+                              "export into an empty folder, or into this ledger's own earlier export")
+    elif (out / BUNDLE_DIR).is_dir() and any((out / BUNDLE_DIR).iterdir()):
+        raise LedgerError(f"{out / BUNDLE_DIR} holds bundles but {out} has no {INDEX_FILE}: they may belong to "
+                          "another ledger; choose an empty --out")
+
+
+def _export(home: Path, out: Path, since: int) -> ExportSummary:
     with Ledger.open(home) as led:
+        _check_out_folder(out, led.origin)
+        (out / BUNDLE_DIR).mkdir(parents=True, exist_ok=True)
         latest = led.latest_checkpoint()
         size = latest.size if latest else 0
         note = latest.note if latest else ""

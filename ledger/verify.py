@@ -58,6 +58,7 @@ KINDS = {
     "dbom-file-orphan": "a file in dboms/ matches no entry",
     "untrusted-key": "the ledger trusts a key the auditor did not give",
     "key-file": "keys/judge.pub is not the key the ledger is signed with",
+    "database-corrupt": "battles.db is damaged: SQLite cannot read it",
 }
 
 
@@ -179,8 +180,11 @@ def verify_ledger(
             _check_nodes(conn, tree, report)
             seen = _Seen()
             _check_db_checkpoints(conn, tree, keys, origin, seen, report)
-    except SQLAlchemyError as exc:
-        raise LedgerError(f"{db_path} cannot be read as a LogoMesh ledger ({_reason(exc)}): check --home") from None
+    except SQLAlchemyError as exc:  # the ledger's own file is damaged: that is a failed verification, not a usage error
+        report.add("database-corrupt", f"{db_path} cannot be read ({_reason(exc)}): the database is damaged; "
+                                       "restore battles.db from a backup and verify again")
+        report.seconds = time.perf_counter() - started
+        return report
     finally:
         engine.dispose()
     _check_file_checkpoints(home, tree, keys, origin, seen, report)

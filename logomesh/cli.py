@@ -48,4 +48,13 @@ app.add_typer(sandbox.app, name="sandbox")
 
 
 def main() -> None:
-    app()
+    """The CLI; a state folder that cannot be used is the one-line error every command shares (exit 1)."""
+    import sys
+
+    from logomesh.home import HomeError
+
+    try:
+        app()
+    except HomeError as exc:
+        print(f"logomesh: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from logomesh.commands.common import HomeOption, JsonOption, fail
+from logomesh.commands.common import EXIT_USAGE, HomeOption, JsonOption, fail
 from logomesh.home import resolve_home
 
 app = typer.Typer(help="Export signed decision records.", no_args_is_help=True)
@@ -25,8 +25,10 @@ def dboms(
     from ledger import LedgerError
     from ledger.export import export_dboms
 
+    if since < 0:
+        fail("--since must be a sequence number (0 or more)", EXIT_USAGE)
     try:
-        summary = export_dboms(resolve_home(home), out, since=since)
+        summary = export_dboms(resolve_home(home, create=False), out, since=since)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:

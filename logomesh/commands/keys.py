@@ -47,7 +47,7 @@ def show(home: HomeOption = None, as_json: JsonOption = False) -> None:
     from ledger.keys import VERIFIER_FILE, load_verifier, parse_verifier_key
     from ledger.store import KEYS_DIR, current_judge_key
 
-    path = resolve_home(home)
+    path = resolve_home(home, create=False)
     try:
         key = load_verifier(path / KEYS_DIR)
         recorded = current_judge_key(path)
@@ -67,7 +67,7 @@ def rotate(home: HomeOption = None, as_json: JsonOption = False) -> None:
     from ledger import Ledger, LedgerError
     from ledger.store import DB_FILE
 
-    path = resolve_home(home)
+    path = resolve_home(home, create=False)
     if not (path / DB_FILE).exists():
         fail(f"no ledger at {path / DB_FILE}: keys are rotated inside a ledger; check --home")
     try:

@@ -84,14 +84,14 @@ def ledger(
     keys = load_pubkeys(pubkey)
     saved = [read_saved_checkpoint(p) for p in checkpoint or []]
     try:
-        report = verify_ledger(resolve_home(home), pubkeys=keys or None, saved_checkpoints=saved, workers=workers)
+        report = verify_ledger(resolve_home(home, create=False), pubkeys=keys or None, saved_checkpoints=saved,
+                               workers=workers)
     except LedgerError as exc:
         fail(str(exc))
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
-        for problem in report.problems:
-            print(problem.line())
+        _print_problems(report)
         rate = report.size / report.seconds if report.seconds > 0 else 0.0
         status = "OK" if report.ok else f"FAILED ({len(report.problems)} problems)"
         print(f"ledger {status}: {report.size} entries, {report.checkpoints} checkpoints, {report.blobs} blobs, "
@@ -100,6 +100,34 @@ def ledger(
         print(_judge_key_line(report))
     if not report.ok:
         raise typer.Exit(EXIT_VERIFY_FAILED)
+
+
+SHOWN_CONSEQUENCES = 10
+
+
+def _print_problems(report: VerifyReport) -> None:
+    """The root cause first (the first failing entry and why, else the first problem found), then at most
+    ``SHOWN_CONSEQUENCES`` of the others and a count of the rest by kind; ``--json`` lists every one."""
+    if not report.problems:
+        return
+    entries = [p for p in report.problems if p.sequence is not None]
+    corrupt = [p for p in report.problems if p.kind == "database-corrupt"]
+    root = corrupt[0] if corrupt else min(entries, key=lambda p: p.sequence or 0) if entries else report.problems[0]
+    rest = sorted((p for p in report.problems if p is not root),  # entries in order, then the ledger's own
+                  key=lambda p: (p.sequence is None, p.sequence or 0))
+    print(f"{root.line()}")
+    if not rest:
+        return
+    print(f"root cause above; {len(rest)} more problems, which may follow from it:")
+    for problem in rest[:SHOWN_CONSEQUENCES]:
+        print(f"  {problem.line()}")
+    hidden = rest[SHOWN_CONSEQUENCES:]
+    if hidden:
+        kinds: dict[str, int] = {}
+        for problem in hidden:
+            kinds[problem.kind] = kinds.get(problem.kind, 0) + 1
+        counted = ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        print(f"  ... and {len(hidden)} more ({counted}): --json lists every one")
 
 
 def _judge_key_line(report: VerifyReport) -> str:
