@@ -177,6 +177,29 @@ def plan_path(home: Path, campaign_id: str) -> Path:
     return home / CAMPAIGNS_DIR / f"{check_campaign_id(campaign_id)}.json"
 
 
+RUNS_DIR = "runs"  # under campaigns/: how a campaign was run (workers), outside its immutable plan
+
+
+def save_workers(home: Path, campaign_id: str, workers: int) -> None:
+    """Remember the number of workers a campaign started with, for ``--resume`` (best effort)."""
+    path = home / CAMPAIGNS_DIR / RUNS_DIR / f"{check_campaign_id(campaign_id)}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"workers": workers}) + "\n", encoding="utf-8")
+    except OSError:
+        return
+
+
+def saved_workers(home: Path, campaign_id: str) -> int | None:
+    """The workers a campaign started with, if it was started by a release that remembers them."""
+    path = home / CAMPAIGNS_DIR / RUNS_DIR / f"{check_campaign_id(campaign_id)}.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("workers")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
 def save_plan(home: Path, plan: CampaignPlan) -> Path:
     """Write the plan atomically (temporary file, fsync, rename); a plan once saved is never changed."""
     path = plan_path(home, plan.campaign_id)

@@ -20,12 +20,13 @@ from logomesh.commands.common import (
     JsonOption,
     SandboxOption,
     TasksDirOption,
+    check_seconds,
     fail,
 )
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
-    from logomesh.campaign.plan import CampaignPlan
+    from logomesh.campaign.plan import Agent, CampaignPlan, Settings
 
 app = typer.Typer(help="Run many battles in parallel and rank agents.", no_args_is_help=True)
 
@@ -36,7 +37,7 @@ FORMATS = ("table", "json", "html")
 
 def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: str, repeat: int, seed: int,
                        campaign_id: str | None, sandbox: str, red_budget: float, no_red: bool,
-                       purple_timeout: float, protocol: str | None) -> CampaignPlan:
+                       purple_timeout: float, protocol: str | None, executor: str) -> CampaignPlan:
     from logomesh.campaign.plan import (
         PlanError,
         Settings,
@@ -53,6 +54,7 @@ def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: st
         plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
     except PlanError as exc:  # agents, tasks, repeat, seed or id as given: a usage error
         fail(str(exc), EXIT_USAGE)
+    _check_once(plan.agents, settings, executor)
     if plan_path(home, plan.campaign_id).exists():
         fail(f"campaign {plan.campaign_id} already exists under {home}: add --resume {plan.campaign_id} to run "
              "what it is missing, or name a new one with --campaign-id")
@@ -77,10 +79,8 @@ def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_addre
 
 def _check_options(red_budget: float, purple_timeout: float, protocol: str | None, executor: str,
                    workers: int | None, ray_address: str | None) -> None:
-    if red_budget <= 0:
-        fail("--red-budget must be a positive number of seconds (or use --no-red)", 2)
-    if purple_timeout <= 0:
-        fail("--purple-timeout must be a positive number of seconds", 2)
+    check_seconds("--red-budget", red_budget, " (or use --no-red)")
+    check_seconds("--purple-timeout", purple_timeout)
     if protocol not in (None, "0.3", "1.0"):
         fail(f"--protocol must be 0.3 or 1.0, not {protocol!r}", 2)
     if executor not in EXECUTORS:
@@ -89,6 +89,18 @@ def _check_options(red_budget: float, purple_timeout: float, protocol: str | Non
         fail("--workers must be at least 1", 2)
     if ray_address and executor != "ray":
         fail("--ray-address needs --executor ray", 2)
+
+
+def _check_once(agents: tuple[Agent, ...], settings: Settings, executor: str) -> None:
+    """Before the first battle: the sandbox works here (local workers) and every agent's card answers."""
+    from logomesh.preflight import EnvironmentProblem, check_environment
+
+    urls = tuple(a.url for a in agents if a.url is not None)
+    sandbox = settings.sandbox if executor == "local" else None  # Ray workers run their sandboxes elsewhere
+    try:
+        check_environment(sandbox, urls, settings.protocol, min(10.0, settings.purple_timeout_s))
+    except EnvironmentProblem as exc:
+        fail(f"the campaign cannot start (nothing was recorded): {exc}")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -127,7 +139,7 @@ def run(
     """Run every (agent, task, repeat) battle; every battle lands in the ledger tagged with the campaign id."""
     from ledger import LedgerError
     from logomesh.campaign.executor import default_workers
-    from logomesh.campaign.plan import PlanError, load_plan, resume_library
+    from logomesh.campaign.plan import PlanError, load_plan, resume_library, save_workers, saved_workers
     from logomesh.campaign.ray_executor import RayUnavailable
     from logomesh.campaign.runner import run_campaign
     from logomesh.commands.campaign_progress import CampaignProgressBar
@@ -142,6 +154,7 @@ def run(
             if purple or mock or campaign_id:
                 fail("--resume runs the plan saved with the campaign: drop --purple, --mock and --campaign-id", 2)
             plan = load_plan(state, resume)
+            _check_once(plan.agents, plan.settings, executor)
             try:
                 library = resume_library(plan, os.environ.get("LOGOMESH_TASKS") or None)
             except PlanError as exc:
@@ -150,10 +163,15 @@ def run(
                 os.environ["LOGOMESH_TASKS"] = library
         else:
             plan = _plan_from_options(state, purple or [], mock or [], tasks, repeat, seed, campaign_id, sandbox,
-                                      red_budget, no_red, purple_timeout, protocol)
-        pool = _executor(executor, workers or default_workers(), plan, state, ray_address)
+                                      red_budget, no_red, purple_timeout, protocol, executor)
+        kept = saved_workers(state, plan.campaign_id) if resume is not None and workers is None else None
+        chosen = workers or kept or default_workers()
+        if resume is None:
+            save_workers(state, plan.campaign_id, chosen)
+        pool = _executor(executor, chosen, plan, state, ray_address)
         print(f"campaign {plan.campaign_id}: {len(plan.agents)} agents x {len(plan.task_ids)} tasks x "
-              f"{plan.repeat} repeats on {pool.workers} {pool.name} workers", file=sys.stderr)
+              f"{plan.repeat} repeats on {pool.workers} {pool.name} workers"
+              + (" (as the campaign started; --workers to change)" if kept else ""), file=sys.stderr)
         with CampaignProgressBar() as bar:
             progress = run_campaign(plan, state, pool, bar)
     except KeyboardInterrupt:
@@ -203,7 +221,7 @@ def report(
 
     if fmt not in FORMATS:
         fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}", 2)
-    state = resolve_home(home)
+    state = resolve_home(home, create=False)
     try:
         plan = load_plan(state, campaign_id)
         built = load_report(state, plan)
@@ -233,11 +251,11 @@ def list_campaigns(home: HomeOption = None, as_json: JsonOption = False) -> None
     from logomesh.campaign.runner import recorded_battle_ids
     from logomesh.home import resolve_home
 
-    state = resolve_home(home)
+    state = resolve_home(home, create=False)
     try:
         plans = list_plans(state)
         planned = [{job.battle_id for job in p.jobs()} for p in plans]
-        recorded = recorded_battle_ids(state, set().union(*planned))
+        recorded = recorded_battle_ids(state, set().union(*planned)) if plans else set()
     except (PlanError, LedgerError) as exc:
         fail(str(exc))
     rows = [{"campaign_id": p.campaign_id, "agents": [a.name for a in p.agents], "tasks": list(p.task_ids),

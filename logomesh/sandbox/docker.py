@@ -55,6 +55,19 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+RUN_LABEL = "logomesh.run"
+RUN_ENV = "LOGOMESH_SANDBOX_RUN"
+
+
+def _labels() -> dict[str, str]:
+    """Every container is ours (``logomesh.sandbox``) and its owner's; ``$LOGOMESH_SANDBOX_RUN`` adds a run label,
+    so a test can count its own containers on a host where others run battles too."""
+    labels = {"logomesh.sandbox": "1", OWNER_LABEL: _owner()}
+    if os.environ.get(RUN_ENV):
+        labels[RUN_LABEL] = os.environ[RUN_ENV]
+    return labels
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -142,7 +155,7 @@ class DockerSandbox(HarnessRuns):
                 security_opt=["no-new-privileges"],
                 working_dir=WORK_DIR,
                 log_config={"type": "none", "config": {}},
-                labels={"logomesh.sandbox": "1", OWNER_LABEL: _owner()},
+                labels=_labels(),
                 auto_remove=True,
                 ipc_mode="private",
             )

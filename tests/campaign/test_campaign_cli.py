@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,12 @@ from typer.testing import CliRunner
 from ledger import Ledger
 from logomesh.campaign.plan import CampaignPlan, Settings, new_plan, parse_agents, save_plan
 from logomesh.cli import app
+
+
+def _dead_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -25,8 +33,12 @@ def _invoke(*args: str) -> tuple[int, str]:
     [
         (["--mock", "good", "--executor", "spark"], 2, "--executor must be local or ray"),
         (["--mock", "good", "--workers", "0"], 2, "--workers must be at least 1"),
-        (["--mock", "good", "--red-budget", "0"], 2, "--red-budget must be a positive number"),
-        (["--mock", "good", "--purple-timeout", "-1"], 2, "--purple-timeout must be a positive"),
+        (["--mock", "good", "--red-budget", "0"], 2, "--red-budget must be a finite, positive number"),
+        (["--mock", "good", "--red-budget", "nan"], 2, "--red-budget must be a finite, positive number of seconds"),
+        (["--mock", "good", "--purple-timeout", "inf"], 2, "--purple-timeout must be a finite, positive"),
+        (["--mock", "good", "--purple-timeout", "-1"], 2, "--purple-timeout must be a finite, positive"),
+        (["--purple", f"dead=http://127.0.0.1:{_dead_port()}", "--tasks", "rate-limiter"], 1,
+         "the campaign cannot start (nothing was recorded): the purple agent at http://127.0.0.1:"),
         (["--mock", "good", "--ray-address", "10.0.0.1:6379"], 2, "--ray-address needs --executor ray"),
         (["--mock", "good", "--sandbox", "vm"], 2, "--sandbox must be one of"),
         ([], 2, "name at least one agent"),
@@ -105,16 +117,43 @@ def test_the_same_campaign_twice_points_to_resume(tmp_path: Path) -> None:
     assert code == 1 and f"add --resume {plan.campaign_id}" in output
 
 
+class _NotFound(http.server.BaseHTTPRequestHandler):
+    """An agent that answers (so the pre-flight passes) but has nothing: 404 to the card and to every task."""
+
+    def do_GET(self) -> None:
+        self.send_error(404)
+
+    def do_POST(self) -> None:
+        self.send_error(404)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+@pytest.mark.docker  # the pre-flight opens a sandbox before the first battle
 def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(tmp_path: Path) -> None:
-    with socket.socket() as probe:  # a loopback port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    code, output = _invoke("run", "--purple", f"dead=http://127.0.0.1:{port}", "--tasks", "rate-limiter",
-                           "--no-red", "--workers", "1", "--campaign-id", "dead", "--home", str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        code, output = _invoke("run", "--purple", f"empty=http://127.0.0.1:{server.server_address[1]}", "--tasks",
+                               "rate-limiter", "--no-red", "--workers", "1", "--campaign-id", "dead", "--home",
+                               str(tmp_path))
+    finally:
+        server.shutdown()
+        server.server_close()
     assert code == 1 and "all 1 battles of this run failed" in output
     with Ledger.open(tmp_path) as led:
         [entry] = list(led.entries())
     assert entry.status == "failed"
+
+
+@pytest.mark.docker
+def test_resume_keeps_the_workers_the_campaign_started_with(tmp_path: Path) -> None:
+    code, output = _invoke("run", "--mock", "good", "--tasks", "rate-limiter", "--no-red", "--workers", "1",
+                           "--campaign-id", "kept", "--home", str(tmp_path))
+    assert code == 0, output
+    code, output = _invoke("run", "--resume", "kept", "--home", str(tmp_path))
+    assert code == 0 and "on 1 local workers (as the campaign started; --workers to change)" in output, output
 
 
 @pytest.mark.docker

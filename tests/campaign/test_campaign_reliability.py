@@ -26,6 +26,7 @@ from ledger.verify import verify_ledger
 from logomesh.campaign.plan import battle_id
 from logomesh.campaign.runner import campaign_battles
 from logomesh.purple.server import RunningServer, start_in_thread
+from logomesh.sandbox.docker import RUN_ENV
 from logomesh.tasks import all_tasks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -33,12 +34,18 @@ LOGOMESH = [sys.executable, "-m", "logomesh"]
 BATTLES = int(os.environ.get("LOGOMESH_RELIABILITY_BATTLES", "200"))
 
 
+RUN = f"reliability-{os.getpid()}-{time.time_ns()}"  # labels this run's containers (LOGOMESH_SANDBOX_RUN)
+
+
 def _our_containers() -> list[str]:
+    """This run's sandbox containers only: another battle on the same host is none of this test's business."""
     import docker
+
+    from logomesh.sandbox.docker import RUN_LABEL
 
     client = docker.from_env()
     try:
-        return [c.id for c in client.containers.list(all=True, filters={"label": "logomesh.sandbox=1"})]
+        return [c.id for c in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={RUN}"})]
     finally:
         client.close()
 
@@ -60,7 +67,8 @@ def chaos(tmp_path: Path) -> Iterator[tuple[RunningServer, Path]]:
 
 def _env(tmp: Path) -> dict[str, str]:
     tmp.mkdir(exist_ok=True)
-    return {**os.environ, "TMPDIR": str(tmp), "LOGOMESH_HOME": str(tmp.parent / "unused-home")}
+    return {**os.environ, "TMPDIR": str(tmp), "LOGOMESH_HOME": str(tmp.parent / "unused-home"),
+            RUN_ENV: RUN}
 
 
 def test_every_battle_of_a_hostile_campaign_is_accounted_for(
@@ -142,6 +150,7 @@ def test_a_killed_campaign_keeps_what_was_acknowledged_and_resume_runs_exactly_t
                               "--home", str(home), "--json"], capture_output=True, text=True, env=_env(tmp),
                              timeout=900)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "on 2 local workers (as the campaign started" in resumed.stderr  # --resume keeps --workers 2
     with Ledger.open(home) as led:
         after = {e.battle_id: e.result_sha256 for e in led.entries()}
     assert set(after) == planned and len(after) == len(planned)
