@@ -7,6 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+MAX_SUBMISSION_BYTES = 2 * 1024 * 1024
+"""The most a submission may weigh: a purple agent's whole answer, or a file given to ``score``."""
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*?)\n\s*```\s*$", re.DOTALL)
 
 

@@ -39,6 +39,7 @@ from logomesh.purple.a2a_errors import (
 from logomesh.purple.a2a_parse import Reply, extract_submission, parse_reply
 from logomesh.purple.a2a_request import Protocol, RpcCall, check_protocol, get_task_call, task_call
 from logomesh.purple.exchange import PurpleError, PurpleExchange
+from logomesh.submission import MAX_SUBMISSION_BYTES
 from logomesh.tasks import TaskSpec
 
 __all__ = [
@@ -241,7 +242,7 @@ async def _poll(http: httpx.AsyncClient, endpoint: Endpoint, reply: Reply, battl
 
 def request_submission(url: str, task: TaskSpec, battle_id: str, *, protocol: str | None = None,
                        connect_timeout_s: float = 5.0, total_timeout_s: float = 120.0,
-                       max_bytes: int = 2 * 1024 * 1024, stream: bool = False,
+                       max_bytes: int = MAX_SUBMISSION_BYTES, stream: bool = False,
                        cancel: CancelToken | None = None) -> PurpleExchange:
     """Send ``task`` to the purple agent at ``url`` and return its validated submission.
 

@@ -32,14 +32,25 @@ def submission_file(task_id: str, name: str) -> str:
         (["--task", "rate-limiter", "--submission", "pyproject.toml"], "submission is not valid JSON"),
         (["--task", "rate-limiter", "--submission", "x.json", "--sandbox", "vm"], "--sandbox must be one of"),
         (["--task", "rate-limiter", "--submission", "x.json", "--llm-model", "m"], "give both --llm-base-url"),
+        (["--task", "rate-limiter", "--submission", "x.json", "--red-budget", "nan"],
+         "--red-budget must be a finite, positive number of seconds, not nan"),
     ],
 )
 def test_bad_input_gives_one_line_and_no_traceback(args: list[str], message: str) -> None:
     run = logomesh("score", *args)
-    assert run.returncode in (1, 2)
+    assert run.returncode == 2  # every one is the caller's input: a usage error
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_submission_over_the_purple_cap_is_refused_with_the_reason(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"sourceCode": "x = 1\n" * 400_000, "testCode": "", "rationale": ""}))
+    run = logomesh("score", "--task", "rate-limiter", "--submission", str(big))
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and "larger than 2097152 bytes" in lines[0], run.stderr
+    assert "cap on a purple agent's answer" in lines[0] and run.stdout == ""
 
 
 def test_calibrate_with_an_unknown_task_is_a_usage_error_in_one_line() -> None:
