@@ -166,4 +166,4 @@ def test_verify_bundle_bad_file(tmp_path: Path) -> None:
 def test_export_without_ledger_and_bad_since(tmp_path: Path) -> None:
     assert "no ledger" in _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"))[2]
     code, _, err = _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"), "--since", "-1")
-    assert code == 1 and "--since" in err
+    assert code == 2 and "--since" in err  # a bad option value is a usage error

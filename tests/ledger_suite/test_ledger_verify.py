@@ -355,10 +355,11 @@ def test_forged_checkpoint_signature(filled: Path) -> None:
     assert ("checkpoint-signature", None) in _problems(filled)
 
 
-def test_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
+def test_an_unreadable_database_is_a_failed_verification_and_opening_it_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "battles.db").write_text("garbage")
-    with pytest.raises(LedgerError, match="cannot be read as a LogoMesh ledger"):
-        verify_ledger(tmp_path)
+    report = verify_ledger(tmp_path)  # the ledger's own file, damaged: verification fails, it does not crash
+    assert not report.ok and [p.kind for p in report.problems] == ["database-corrupt"]
+    assert "file is not a database" in report.problems[0].detail
     with pytest.raises(LedgerError, match="cannot be opened as a ledger"):
         Ledger.open(tmp_path)
 
