@@ -7,7 +7,9 @@ home it was made from:
    the tree size and root the report states;
 2. the ledger's tree of that size must have that root;
 3. every entry of the campaign below that size gets an RFC 9162 inclusion proof
-   against the root, and the DBOM checks (signature, H(Δ));
+   against the root, and the DBOM checks (signature, H(Δ)); each must be a
+   battle of the campaign's plan (the plan file is not signed: an edited plan
+   that drops a battle is caught here);
 4. the report is recomputed from exactly those entries and compared with the
    file, field by field.
 
@@ -118,19 +120,23 @@ def _stated_checkpoint(body: dict[str, Any]) -> tuple[int, str, str, str | None]
 
 
 def _prove_entries(led: Ledger, campaign_id: str, size: int, root: bytes, keys: Sequence[VerifierKey],
-                   check: ReportCheck) -> None:
+                   check: ReportCheck) -> dict[str, int]:
+    """Prove every entry of the campaign under the checkpoint; returns their battle ids and sequences."""
+    proven: dict[str, int] = {}
     with led.connect() as conn:
         nodes = led.nodes(conn, size)
         for summary, document in led.documents_with("campaign_id", campaign_id):
             if summary.sequence >= size:
                 continue
             check.entries += 1
+            proven[summary.battle_id] = summary.sequence
             proof = inclusion_proof(summary.sequence, size, nodes)
             if not verify_inclusion(leaf_hash(canonicalize(document)), summary.sequence, size, proof, root):
                 check.problems.append(f"entry {summary.sequence} ({summary.battle_id}): its inclusion proof does not "
                                       "lead to the checkpoint's root: the entry was changed")
             for kind, detail in dbom_problems(document, keys):
                 check.problems.append(f"entry {summary.sequence} ({summary.battle_id}): {kind}: {detail}")
+    return proven
 
 
 def verify_report(home: Path, body: dict[str, Any], pubkeys: Sequence[VerifierKey] = ()) -> ReportCheck:
@@ -160,8 +166,13 @@ def verify_report(home: Path, body: dict[str, Any], pubkeys: Sequence[VerifierKe
             check.problems.append(f"ledger: the tree of size {size} has root {actual}, not the report's {root_hex}")
         stored = {(c.size, c.root.hex()): c.timestamp for c in led.checkpoints()}
         timestamp = stored.get((size, root_hex), stamp or "")
-        _prove_entries(led, campaign_id, size, bytes.fromhex(root_hex), keys, check)
+        proven = _prove_entries(led, campaign_id, size, bytes.fromhex(root_hex), keys, check)
     recomputed = report_json(report_at(home, plan, Checkpoint(size, root_hex, note, timestamp)))
+    counted = {str(b["battle_id"]) for b in recomputed["battles"]}
+    for battle_id, sequence in sorted(proven.items(), key=lambda item: item[1]):
+        if battle_id not in counted:
+            check.problems.append(f"entry {sequence} ({battle_id}) is a battle of campaign {campaign_id} under the "
+                                  "checkpoint that the campaign's plan leaves out: the plan was changed")
     found = differences(recomputed, body)
     check.problems += found[:MAX_LISTED]
     if len(found) > MAX_LISTED:

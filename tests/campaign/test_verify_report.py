@@ -140,6 +140,18 @@ def test_one_changed_ledger_entry_exits_3(home: Path) -> None:
     assert "battles[5].cis: report 0.51, ledger 0.9" in output
 
 
+def test_a_plan_edited_to_leave_an_agent_out_exits_3(home: Path) -> None:
+    plan_file = home / "campaigns" / "c-verify.json"
+    body = json.loads(plan_file.read_text())
+    body["agents"] = [a for a in body["agents"] if a["name"] != "weak"]
+    plan_file.write_text(json.dumps(body))
+    path = _report(home)  # a report made on the edited plan agrees with it, but not with the ledger
+    code, output = _invoke("verify", "report", str(path), "--home", str(home))
+    assert code == 3, output
+    assert output.count("that the campaign's plan leaves out") == 10
+    assert "entry 2 (task-0:weak:c-verify:r1) is a battle of campaign c-verify" in output
+
+
 def test_a_report_that_is_not_one_is_refused_in_one_line(home: Path) -> None:
     bad = home / "bad.json"
     bad.write_text("{\"format\": \"other\"}")
