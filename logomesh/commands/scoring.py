@@ -95,12 +95,16 @@ def score(
     except TaskError as exc:
         fail(str(exc), EXIT_USAGE)
     sub = _read_submission(submission)
-    progress = ProgressPrinter()  # stages, tests and findings on stderr as they happen
+    progress = ProgressPrinter()  # stages, failed tests, findings and components on stderr as they happen
     try:
         with open_sandbox(sandbox) as box:
+            red_note = f"then the red agent for {red_budget:g} s" if not no_red else "no red agent"
+            print(f"score: {len(sub.source.encode())} bytes of code in the {box.backend} sandbox: hidden suite, "
+                  f"purple tests, {red_note}", file=sys.stderr, flush=True)
             facts = measure(spec, sub, box, red=not no_red, red_budget_s=red_budget, seed=seed, emit=progress)
     except SandboxUnavailable as exc:
         fail(str(exc))
+    print(f"score: hidden {facts.hidden.passed}/{facts.hidden.total} passed; scoring", file=sys.stderr, flush=True)
     card = score_submission(spec, sub, facts.hidden, facts.purple, facts.findings, config=config,
                             mutants=facts.mutants, red=facts.red, emit=progress)
     result: dict[str, Any] = {"task_id": spec.id, **card.result_fields(), "status": "scored",

@@ -93,6 +93,9 @@ def test_score_is_byte_identical_across_processes(
         assert out["result"]["tests"]["hidden"]["failed"] == 0
         assert out["result"]["testing_score"] == 0.85
         assert len(out["result_sha256"]) == 64
+        progress = first.stderr.splitlines()  # what it is doing, on stderr, before the result
+        assert progress[0].startswith("score: ") and "in the docker sandbox" in progress[0], first.stderr
+        assert any(line.startswith("score: hidden ") and "passed; scoring" in line for line in progress)
 
 
 @pytest.mark.docker
