@@ -123,6 +123,9 @@ def test_a_campaign_runs_to_the_end_and_ranks_the_agents_by_mean_cis(tmp_path: P
                 ("=1", "no-lock", "0.600", "n/a", "2", "0/2", "4", "0"),
                 ("=1", "alice", *alice, "2", "0/2", "4", "2"),
             ]
+            subtitle = str(screen.query_one(Leaderboard).border_subtitle)
+            assert subtitle.startswith("n/a for good: all 2 tasks have the same mean 0.8000: no spread")
+            assert "n/a for no-lock: all 2 tasks have the same mean 0.6000" in subtitle
             assert screen.plan is not None
             recorded = campaign_battles(app.home, screen.plan.campaign_id)
             assert sorted(str(r["battle_id"]) for r in recorded) == sorted(j.battle_id for j in screen.plan.jobs())

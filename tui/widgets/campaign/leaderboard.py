@@ -21,6 +21,15 @@ def leader_cells(row: LeaderRow) -> tuple[str, ...]:
             f"{row.solved_tasks}/{row.tasks}", str(row.battles), str(row.failed))
 
 
+def refusals(rows: Sequence[LeaderRow]) -> str:
+    """Why an interval is n/a, per agent (agents refused for the same reason share one line)."""
+    by_reason: dict[str, list[str]] = {}
+    for row in rows:
+        if row.interval.reason:
+            by_reason.setdefault(row.interval.reason, []).append(row.agent)
+    return "; ".join(f"{NO_INTERVAL} for {', '.join(agents)}: {reason}" for reason, agents in by_reason.items())
+
+
 class Leaderboard(DataTable[str | Text]):
     """The screen calls ``show``; tests read ``ranked`` and ``unranked``."""
 
@@ -45,6 +54,7 @@ class Leaderboard(DataTable[str | Text]):
         """Replace the rows; ``unranked`` are (agent, battles) without a counted battle yet, listed last."""
         self.ranked, self.unranked, self.battles = list(ranked), list(unranked), battles
         self.border_title = f"{TITLE}  over {battles} battles" if battles else TITLE
+        self.border_subtitle = refusals(self.ranked)
         cursor = self.cursor_row
         self.clear()
         for row in self.ranked:
