@@ -95,3 +95,31 @@ def test_replay_with_the_red_agent_restores_the_tasks_own_scenarios(tmp_path: Pa
     same = _cli("replay", "rr", "--json", home=home, tasks=tasks)
     assert same.returncode == 0, same.stderr
     assert json.loads(same.stdout)["matches"] is True
+
+
+@pytest.mark.docker
+def test_exit_3_is_for_a_real_difference_and_another_scorer_is_not_one(tmp_path: Path) -> None:
+    """An entry whose signed result differs from what its inputs give: exit 3 naming the field. The same entry
+    signed under another scoring configuration cannot be checked by this build: exit 1, never 3."""
+    from ledger import Ledger
+
+    home = tmp_path / "home"
+    run = _cli("battle", "run", "--task", "rate-limiter", "--mock", "good", "--no-red", "--battle-id", "orig",
+               home=home, tasks=default_tasks_dir())
+    assert run.returncode == 0, run.stderr
+    with Ledger.open(home) as led:
+        stored = led.get("orig")
+        assert stored is not None
+        inflated = {**stored.result, "cis_score": round(float(stored.result["cis_score"]) + 0.1, 4)}
+        led.append("inflated", {**inflated, "battle_id": "inflated"}, stored.inputs, stored.attributes,
+                   stored.intent_vector)
+        other = {**stored.attributes, "scorer_config_sha256": "0" * 64}
+        led.append("other-scorer", {**inflated, "battle_id": "other-scorer"}, stored.inputs, other,
+                   stored.intent_vector)
+
+    differs = _cli("replay", "inflated", "--json", home=home, tasks=default_tasks_dir())
+    assert differs.returncode == 3, differs.stderr
+    assert json.loads(differs.stdout)["differences"] == ["cis_score"]
+    unknown = _cli("replay", "other-scorer", home=home, tasks=default_tasks_dir())
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
+    assert "cannot check this entry with this build" in unknown.stderr

@@ -56,5 +56,9 @@ def replay(
             print(f"the entry was scored under scoring configuration {report.signed_scorer[:12]}…, this build "
                   f"scores under {report.replayed_scorer[:12]}…: replay it with the LogoMesh release that "
                   "recorded it to check the entry itself")
+    if report.scorer_changed and not report.matches:  # this build's judge differs: nothing is shown about the entry
+        fail("cannot check this entry with this build: it was scored under another scoring configuration "
+             f"({report.signed_scorer[:12]}…, this build {report.replayed_scorer[:12]}…); replay it with the "
+             "LogoMesh release that recorded it")
     if not report.matches:
         raise typer.Exit(EXIT_VERIFY_FAILED)
