@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from logomesh.tasks import TaskSpec
@@ -21,6 +22,7 @@ from tui.screens.ledger import LedgerScreen
 from tui.task_library import load_tasks
 from tui.widgets.console_footer import NARROW_BELOW
 
+ERROR_TIMEOUT_S = 7 * 24 * 3600.0  # an error toast stays until clicked away: a week is "until dismissed"
 SCREEN_ACTIONS = {"show_battle": "battle", "show_ledger": "ledger", "show_campaign": "campaign"}
 
 
@@ -51,6 +53,13 @@ class ConsoleApp(App[None]):
         self.tasks = loaded
         self.engine = engine
         self.executor_factory = executor_factory
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification of the console; an error stays until dismissed (a click on it), never vanishes."""
+        if severity == "error":
+            timeout = ERROR_TIMEOUT_S
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_mount(self) -> None:
         settle_garbage()

@@ -253,7 +253,8 @@ def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_s
               "testing_score": 0.5, "logic_score": 0.75, "purple_agent": "mock:good",
               "tests": {"hidden": {"passed": 3, "failed": 1, "total": 4}},
               "red_analysis": {"vulnerabilities": [{"family": "race", "severity": "high", "cwe": "CWE-362",
-                                                    "summary": "lost update under threads"}]}}
+                                                    "summary": "lost update under threads",
+                                                    "reproducer": "run(threads=8,\n    calls=1000)"}]}}
     failed = {"battle_id": "no-answer", "task_id": "adder", "status": "failed", "cis_score": 0.0,
               "failed_stage": "purple", "reason": "connection refused by http://127.0.0.1:9", "purple_agent": "x"}
     with Ledger.open(app.home) as led:
@@ -271,7 +272,8 @@ def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_s
             assert screen.query_one(TabbedContent).active == "summary"
             summary = str(screen.query_one(EntryView).render())
             for expected in ("scored  CIS 0.500", "raw 0.625 × (1 − red 0.200) × intent 1.000 = CIS 0.500",
-                             "hidden tests 3/4 passed", "findings (1)", "⚑ high", "lost update under threads"):
+                             "hidden tests 3/4 passed", "findings (1)", "⚑ high", "lost update under threads",
+                             "reproduce: run(threads=8, calls=1000)"):
                 assert expected in summary, f"{expected!r} missing from the summary: {summary}"
             await pilot.press("c")
             await until(pilot, lambda: screen.query_one(TabbedContent).active == "code")

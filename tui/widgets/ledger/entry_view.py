@@ -18,6 +18,9 @@ COMPONENT_KEYS = (("R", "rationale", "rationale_score"), ("A", "architecture", "
 CODE_THEME = "monokai"
 
 
+REPRODUCER_CHARS = 160  # of a finding's reproducer in the summary; the full one is in the DBOM tab
+
+
 def _number(result: Mapping[str, Any], key: str) -> float | None:
     value = result.get(key)
     return float(value) if isinstance(value, int | float) else None
@@ -67,6 +70,10 @@ def render_summary(detail: EntryDetail) -> Text:
         text.append(f"{severity:<8}", style=SEVERITY_STYLE.get(severity, "red"))
         text.append(f" {finding.get('family', '?')}  {finding.get('cwe', '')}\n")
         text.append(f"      {finding.get('summary', '')}\n", style="dim")
+        reproducer = " ".join(str(finding.get("reproducer", "")).split())
+        if reproducer:  # what the red agent ran to show it, as the result records it
+            text.append(f"      reproduce: {reproducer[:REPRODUCER_CHARS]}"
+                        f"{'…' if len(reproducer) > REPRODUCER_CHARS else ''}\n")
     text.append("\nsignature  ", style="bold cyan")
     text.append(detail.signature.splitlines()[0] + "\n")
     text.append("inclusion  ", style="bold cyan")
