@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,28 @@ def test_malformed_and_foreign_files_are_one_line(tmp_path: Path) -> None:
     proc = cli("verify", "ledger", "--home", str(home), "--checkpoint", str(saved))
     assert proc.returncode == 3 and "Traceback" not in proc.stderr  # another ledger's checkpoint fails
     shutil.rmtree(foreign)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path) -> Iterator[Path]:
+    """A read-only filesystem (a tmpfs mounted ro): what root cannot write either. Skips where mounting is refused."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], capture_output=True,
+                             timeout=30, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True, timeout=30, check=False)
+
+
+def test_a_read_only_filesystem_is_one_line_for_home_and_export(tmp_path: Path, read_only_folder: Path) -> None:
+    one_line(cli("battle", "run", "--task", "rate-limiter", "--mock", "good", "--home", str(read_only_folder)), 1,
+             f"the state folder {read_only_folder} is not writable")
+    one_line(cli("keys", "init", "--home", str(read_only_folder / "home")), 1,
+             f"cannot create the state folder {read_only_folder / 'home'} (Read-only file system)")
+    home = _ledger(tmp_path / "h", 1)
+    one_line(cli("export", "dboms", "--home", str(home), "--out", str(read_only_folder / "out")), 1,
+             "(Read-only file system): choose a writable --out")
