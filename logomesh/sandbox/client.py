@@ -13,7 +13,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any]
     """The command that starts the harness server inside a box."""
     config: dict[str, Any] = {"limits": asdict(limits), "runner": harness_source("runner.py"),
                               "observer": harness_source("observer.py"), "observe": harness_source("observe.py"),
-                              "work": work}
+                              "audit": harness_source("audit.py"), "work": work}
     config["limits"].update(extra or {})
     return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]
 
@@ -180,15 +180,22 @@ class HarnessClient:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
+        plain: bool = False,
+        only: Collection[str] | None = None,
     ) -> ObservedSuite:
-        """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged."""
+        """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
+
+        ``plain`` runs them without the audit hook that reports looks at the judge (``hidden_suite``
+        compares the two runs); ``only`` runs just the tests it names."""
         names, problem = self._discover(drivers)
+        if only is not None:
+            names = [name for name in names if name in only]
         if problem is not None:
             return ObservedSuite(tests=(), error=problem)
         started = time.monotonic()
         try:
-            result = self._request(self._suite_request("observe", solution, drivers, names, timeout_s), timeout_s,
-                                   on_output)
+            request = {**self._suite_request("observe", solution, drivers, names, timeout_s), "plain": plain}
+            result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
             broken = tuple(Observed(n, "crashed", (), reason, 0.0) for n in names)
@@ -324,8 +331,10 @@ class HarnessRuns:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
+        plain: bool = False,
+        only: Collection[str] | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, plain, only)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

@@ -39,6 +39,22 @@ from typing import Any
 
 RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
 MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64); deeper is malformed
+# How an observing runner starts: neutral lines that read its config on stdin and run the observer in a
+# namespace of its own, so that the process looks like a plain program with a ``main`` (see observer.py).
+BOOT = """def main():
+    import json, os
+    data = b""
+    while not data.endswith(b"\\n"):  # nothing follows the config until the runner has answered
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            os._exit(3)
+        data += chunk
+    config = json.loads(data)
+    namespace = {"__name__": "observer", "__builtins__": __builtins__}
+    exec(compile(config.pop("observer"), "observer", "exec"), namespace)
+    namespace["run"](config)
+main()
+"""
 SIGNAL_NAMES = {9: "SIGKILL (memory or process limit?)", 11: "SIGSEGV", 6: "SIGABRT", 25: "SIGXFSZ (file too big)",
                 24: "SIGXCPU"}
 
@@ -92,6 +108,11 @@ def write_files(folder: str, files: dict[str, str]) -> None:
             raise ValueError(f"bad file name {name!r}")
         with open(os.path.join(folder, name), "w", encoding="utf-8") as handle:
             handle.write(text)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def kill_group(pid: int) -> None:
@@ -160,9 +181,7 @@ class Channel:
         self.fd = fd
 
     def send(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record) + "\n").encode()
-        while data:
-            data = data[os.write(self.fd, data):]
+        write_all(self.fd, (json.dumps(record) + "\n").encode())
 
 
 class Output:
@@ -351,11 +370,25 @@ class SuiteState:
         self.outcomes[index] = outcome
 
 
+def next_record(pipes: Pipes, deadline: float, state: SuiteState) -> tuple[str, bytes]:
+    """The next line on the result channel that is not an audit report; audit reports are noted as tampering.
+
+    The observer's audit hook writes a report the moment the code under test looks at the judge, between
+    the runner's own records."""
+    while True:
+        kind, line = pipes.pump(deadline, True)
+        record = parse_record(line) if kind == "line" else None
+        if record is None or record.get("k") != "audit":
+            return kind, line
+        state.note_tamper(["looked at the judge: " + str(record.get("why", ""))[:200]])
+
+
 class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits: dict[str, Any] = config["limits"]
         self.runners = {"suite": str(config["runner"]), "observe": str(config["observer"])}
         self.observe_source = str(config["observe"])
+        self.audit_source = str(config["audit"])
         self.work_root = str(config["work"])
         self.python = sys.executable or "/usr/bin/python3"
         self.out_cap = int(self.limits["output_bytes"])
@@ -389,14 +422,15 @@ class Server:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
 
-    def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = ()) -> tuple[int, int, int]:
+    def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = (),
+              stdin: int | None = None) -> tuple[int, int, int]:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
         pid = os.fork()
         if pid == 0:  # child
             try:
-                os.dup2(devnull, 0)
+                os.dup2(devnull if stdin is None else stdin, 0)
                 os.dup2(out_w, 1)
                 os.dup2(err_w, 2)
                 low = 3
@@ -425,19 +459,25 @@ class Server:
         files = sorted(request["tests"])
         tests_dir = os.path.join(folder, "tests")
         sol_dir = os.path.join(folder, "sol")
-        write_files(tests_dir, request["tests"])
         write_files(sol_dir, {"solution.py": request["solution"]})
-        for name in files:
-            os.chmod(os.path.join(tests_dir, name), 0o444)
-        os.chmod(tests_dir, 0o555)
+        if mode == "suite":
+            write_files(tests_dir, request["tests"])
+            for name in files:
+                os.chmod(os.path.join(tests_dir, name), 0o444)
+            os.chmod(tests_dir, 0o555)
         output = Output(self.channel, request["id"], self.out_cap)
         started = time.monotonic()
         suite_deadline = started + float(request["timeout"])
         test_timeout = float(request["test_timeout"])
         state = SuiteState(names, [None] * len(names))
-        child_config: dict[str, Any] = {"tests_dir": tests_dir, "sol_dir": sol_dir, "files": files, "names": names}
+        child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names}
         if mode == "observe":
-            child_config["observe"] = self.observe_source
+            # The drivers travel in the config, never as files in the box; the audit hook is left out of a
+            # plain run, which the host compares with the instrumented one.
+            child_config.update(observer=self.runners["observe"], observe=self.observe_source, audit=self.audit_source,
+                                drivers=dict(request["tests"]), plain=bool(request.get("plain")))
+        else:
+            child_config.update(tests_dir=tests_dir, files=files)
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline:
@@ -470,16 +510,23 @@ class Server:
         names = state.names
         ctl_r, ctl_w = os.pipe()
         res_r, res_w = os.pipe()
-        config = {**child_config, "ctl": ctl_r, "res": res_w}
         output.set_origin("import")
-        pid, out_r, err_r = self.spawn(
-            [self.python, "-I", "-S", "-u", "-c", self.runners[mode], json.dumps(config)], sol_dir, (ctl_r, res_w)
-        )
+        if mode == "observe":
+            config = {**child_config, "res": res_w}
+            pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir, (res_w,), ctl_r)
+        else:
+            config = {**child_config, "ctl": ctl_r, "res": res_w}
+            pid, out_r, err_r = self.spawn(
+                [self.python, "-I", "-S", "-u", "-c", self.runners[mode], json.dumps(config)], sol_dir, (ctl_r, res_w)
+            )
         os.close(ctl_r)
         os.close(res_w)
         pipes = Pipes(output, out_r, err_r, res_r)
         try:
-            kind, line = pipes.pump(min(suite_deadline, time.monotonic() + test_timeout + 5.0), True)
+            if mode == "observe":
+                with contextlib.suppress(OSError):
+                    write_all(ctl_w, (json.dumps(config) + "\n").encode())
+            kind, line = next_record(pipes, min(suite_deadline, time.monotonic() + test_timeout + 5.0), state)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported":
                 kill_group(pid)
@@ -528,7 +575,7 @@ class Server:
         except OSError:
             # The runner is gone; still read what it left on the channel (a forgery is reported).
             deadline = min(deadline, time.monotonic() + 1.0)
-        kind, line = pipes.pump(deadline, True)
+        kind, line = next_record(pipes, deadline, state)
         elapsed = time.monotonic() - t0
         pipes.drain_ready()  # output written before the record belongs to this test
         if kind == "line":
@@ -573,12 +620,12 @@ class Server:
 
     def run_script(self, request: dict[str, Any], folder: str) -> dict[str, Any]:
         files = dict(request["files"])
-        files["__probe__.py"] = request["script"]
+        files["main.py"] = request["script"]
         write_files(folder, files)
         output = Output(self.channel, request["id"], self.out_cap)
         output.set_origin("script")
         started = time.monotonic()
-        pid, out_r, err_r = self.spawn([self.python, "-E", "-s", "-S", "-u", "__probe__.py"], folder)
+        pid, out_r, err_r = self.spawn([self.python, "-E", "-s", "-S", "-u", "main.py"], folder)
         pipes = Pipes(output, out_r, err_r)
         ended: list[int] = []
 
