@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from logomesh.sandbox.base import Sandbox
+from logomesh.sandbox.client import harness_source
 
 PROBES_DIR = Path(__file__).with_name("probes")
 MARK = "LMPROBE "
+AUDIT_MARK = "LMAUDIT "
+NO_RESULT = "the probe server printed no result"
+START = "LMSTART "  # the probe server's first line, before it imports the code
 TASK_MODULE = "task_module"  # a probe argument: the task's red.py, shipped as ``_lm_task.py``, not inlined
 DEFAULT_MEMORY = 64 * 1024 * 1024  # per trial, on top of what the fork server already maps
 # A trial still computing at its timeout runs on until it has used its timeout in CPU, up to this multiple
@@ -39,6 +43,7 @@ class Trial:
     partial: tuple[dict[str, Any], ...] = ()
     signal: int | None = None
     cpu_s: float = 0.0  # CPU seconds the trial's process used (its wall clock is the load's, not the code's)
+    introspection: tuple[str, ...] = ()  # what the audit hook saw the code do to the judge in this trial
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class ProbeRun:
     trials: tuple[Trial, ...]
     harness_error: str = ""  # the probe machinery itself failed: never evidence against the artifact
     duration_s: float = 0.0
+    introspection: tuple[str, ...] = ()  # what the audit hook saw the code do to the judge (``harness/audit.py``)
 
 
 @cache
@@ -54,8 +60,10 @@ def _source(name: str) -> str:
 
 
 def probe_files(source: str, task_module: str = "") -> dict[str, str]:
-    """What the box gets: the artifact, the fork server, the probes, and the task's own red module if any."""
-    files = {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py")}
+    """What the box gets: the artifact, the fork server, the probes, the audit hook, and the task's own red
+    module if any. The fork server removes all but ``solution.py`` before the artifact is imported."""
+    files = {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py"),
+             "_lm_audit.py": harness_source("audit.py")}
     if task_module:
         files["_lm_task.py"] = task_module
     return files
@@ -79,7 +87,7 @@ def probe_script(spec: ProbeSpec, seed: int) -> str:
         "cpu": max(1, int(spec.timeout_s) + 1),
         "seed": seed,
     }
-    return f"import json, _lm_runtime\n_lm_runtime.serve(json.loads({json.dumps(json.dumps(payload))}))\n"
+    return f"__import__('_lm_runtime').serve(__import__('json').loads({json.dumps(json.dumps(payload))}))\n"
 
 
 def parse_trial(raw: Any) -> Trial:
@@ -90,6 +98,7 @@ def parse_trial(raw: Any) -> Trial:
     where = raw.get("where")
     sig = raw.get("signal")
     cpu = raw.get("cpu_s")
+    seen = raw.get("introspection")
     return Trial(
         status=str(raw.get("status", "crashed")),
         result=result if isinstance(result, dict) else {},
@@ -99,27 +108,55 @@ def parse_trial(raw: Any) -> Trial:
         partial=tuple(p for p in partial if isinstance(p, dict)) if isinstance(partial, list) else (),
         signal=sig if isinstance(sig, int) else None,
         cpu_s=float(cpu) if isinstance(cpu, int | float) else 0.0,
+        introspection=tuple(str(r)[:200] for r in seen) if isinstance(seen, list) else (),
     )
 
 
+def audit_reports(stdout: str) -> tuple[str, ...]:
+    """The audit hook's reports, written the moment they happened (a later crash cannot take them back)."""
+    reasons: list[str] = []
+    for line in stdout.splitlines():
+        if line.startswith(AUDIT_MARK):
+            try:
+                why = json.loads(line[len(AUDIT_MARK):]).get("why")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(why, str) and why not in reasons:
+                reasons.append(why[:200])
+    return tuple(reasons)
+
+
 def parse_output(stdout: str, nonce: str) -> ProbeRun:
-    """The last ``LMPROBE <nonce>`` line of the fork server's stdout."""
+    """The last ``LMPROBE <nonce>`` line of the fork server's stdout, with the audit hook's reports: those it
+    wrote at once, and those the fork server and each trial listed in their records."""
+    parsed = _parse_result(stdout, nonce)
+    reasons = list(audit_reports(stdout))
+    for trial in parsed.trials:
+        reasons += [r for r in trial.introspection if r not in reasons]
+    return replace(parsed, introspection=(*reasons, *(r for r in parsed.introspection if r not in reasons)))
+
+
+def _parse_result(stdout: str, nonce: str) -> ProbeRun:
     head = f"{MARK}{nonce} "
     lines = [line[len(head) - len(MARK):] for line in stdout.splitlines() if line.startswith(head)]
     if not lines:
-        return ProbeRun((), harness_error="the probe server printed no result")
+        return ProbeRun((), harness_error=NO_RESULT)
     try:
         data = json.loads(lines[-1][len(MARK):])
     except ValueError:
         return ProbeRun((), harness_error="the probe server's result is not JSON")
     if not isinstance(data, dict):
         return ProbeRun((), harness_error="the probe server's result is not an object")
+    seen = data.get("introspection")
+    introspection = tuple(str(r)[:200] for r in seen) if isinstance(seen, list) else ()
     if "import_error" in data:
-        return ProbeRun((), harness_error=f"the artifact does not import: {data['import_error']}")
+        return ProbeRun((), harness_error=f"the artifact does not import: {data['import_error']}",
+                        introspection=introspection)
     trials = data.get("trials")
     if not isinstance(trials, list):
         return ProbeRun((), harness_error="the probe server's result has no trials")
-    return ProbeRun(tuple(parse_trial(t) for t in trials), duration_s=float(data.get("elapsed", 0.0)))
+    return ProbeRun(tuple(parse_trial(t) for t in trials), duration_s=float(data.get("elapsed", 0.0)),
+                    introspection=introspection)
 
 
 def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
@@ -131,7 +168,13 @@ def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun
         return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
                         duration_s=run.duration_s)
     parsed = parse_output(run.stdout, run_nonce(spec, seed))
+    if parsed.harness_error == NO_RESULT and f"{START}{run_nonce(spec, seed)}" in run.stdout.splitlines():
+        # The probe server imported the code and ended without a word: the code closed its output or ended
+        # the process. A probe the code does not survive is not a miss (a crashed trial, which the families
+        # that need the code to survive count as a hit).
+        ended = Trial("crashed", message="the probe server ended without reporting, after importing the code")
+        return replace(parsed, trials=(ended,), harness_error="", duration_s=run.duration_s)
     if parsed.harness_error and run.stderr.strip():
         tail = run.stderr.strip().splitlines()[-1][:200]
-        return ProbeRun((), harness_error=f"{parsed.harness_error} ({tail})", duration_s=run.duration_s)
-    return ProbeRun(parsed.trials, parsed.harness_error, run.duration_s)
+        return replace(parsed, harness_error=f"{parsed.harness_error} ({tail})", duration_s=run.duration_s)
+    return replace(parsed, duration_s=run.duration_s)

@@ -25,6 +25,7 @@ from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
+INTROSPECTION = "judge-introspection"  # the finding for code the audit hook saw looking at the judge
 ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
 
 
@@ -128,10 +129,11 @@ class RedProblem:
         visits = self.visits.get(leaf.key, 0) + 1
         self.visits[leaf.key] = visits
         run = self._run(leaf.variant.spec, seed)
+        self.note_introspection(leaf, run, path)
         if run.harness_error:
             self.counters.harness_errors += 1
             return Evaluation(0.0, harness_error=True)
-        judged = [(leaf.family.judge(leaf.variant, t), t) for t in run.trials]
+        judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
         best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
         exhausted = not leaf.variant.repeatable or visits >= MAX_REPEATS
@@ -151,6 +153,38 @@ class RedProblem:
             self.on_finding(outcome, path)
         return Evaluation(1.0, exhausted=True)
 
+    @staticmethod
+    def judge(leaf: Leaf, run: ProbeRun, trial: Trial) -> Verdict:
+        """The family's verdict, or a hit when the code looked at or into the judge during the run: a
+        measurement the code could reach cannot clear it (what cannot be measured is not bounded)."""
+        if run.introspection:
+            return Verdict(True, 1.0, f"the code {run.introspection[0]} while the probe measured it")
+        return leaf.family.judge(leaf.variant, trial)
+
+    def note_introspection(self, leaf: Leaf, run: ProbeRun, path: Path) -> None:
+        """Code that looked at or into the judge during a probe is a critical finding, once per battle.
+
+        The audit hook reports it out of the probe's process before the code can act on what it saw
+        (``sandbox/harness/audit.py``); what it then did to the probe's measurement cannot be trusted, so
+        the look itself is the finding, whatever the trial's own verdict."""
+        if not run.introspection or any(c.finding.family == INTROSPECTION for c in self.findings):
+            return
+        finding = Finding(
+            family=INTROSPECTION,
+            severity="critical",
+            cwe="CWE-693",
+            summary=f"{leaf.entry}: looked at or into the judge while it was measured",
+            reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}); "
+                        f"the code {run.introspection[0]}"),
+            confirmations=1,
+            attempts=1,
+            evidence="; ".join(run.introspection),
+        )
+        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
+        self.findings.append(confirmed)
+        if self.on_finding is not None:
+            self.on_finding(confirmed, path)
+
     def confirm(self, leaf: Leaf, seed: int, first: Verdict) -> Confirmed | str | None:
         """Replay, then the benign control. ``"harness"`` when the control did not run to an answer; a control
         the code answers wrongly keeps the finding, marked "benign control failed too"."""
@@ -160,7 +194,7 @@ class RedProblem:
         if run.harness_error:
             self.counters.harness_errors += 1
             return "harness"
-        verdicts = [leaf.family.judge(variant, t) for t in run.trials]
+        verdicts = [self.judge(leaf, run, t) for t in run.trials]
         hits = [v for v in verdicts if v.hit]
         attempts = len(verdicts)
         required = max(1, round(variant.confirm_quorum * attempts + 1e-9))

@@ -3,18 +3,27 @@
 The engine names no task. Where an attack family needs something only the
 task can say (a model of its contract, a race scenario, a growth driver,
 boundary inputs, the kind of input its entry point takes) it reads it here.
-``red.py`` is task code: the host never imports it, only parses it to check it
-defines what the tables promise; it runs inside the sandbox next to the
-submission, as ``_lm_task.py``. The format is in ``docs/tasks.md``,
+``red.py`` is task code. Its scenario functions (``race``, ``grow``,
+``model``) run inside the sandbox next to the submission, as ``_lm_task.py``,
+and only record what the code did; a ``check_<kind>`` function beside one
+judges that record, on the host (``TaskRed.oracle``), where nothing of the
+submission runs: the submission can rewrite anything in the process it shares
+with the scenario (builtins included), but not the verdict. The host runs the
+module with ``import solution`` answered by an empty placeholder, and calls
+only the ``check_`` functions. The format is in ``docs/tasks.md``,
 "Red-agent scenarios".
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import tomllib
+import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +79,40 @@ class TaskRed:
         found: Scenario | None = getattr(self, kind)
         return found if found is not None and found.entry == entry and self.module else None
 
+    def oracle(self, kind: str) -> Oracle | None:
+        """red.py's ``check_<kind>(args, observed) -> violations``, run on the host; None when it has none."""
+        name = f"check_{FUNCTIONS.get(kind, kind)}"
+        if not self.module or name not in _defined(self.module):
+            return None
+        found = _host_namespace(self.module).get(name)
+        return found if callable(found) else None
+
     def boundary_cases(self, entry: str) -> list[BoundaryCase]:
         return [case for case in self.boundary if str(case.call["target"]).split(".")[0] == entry]
+
+
+Oracle = Callable[[dict[str, Any], Any], list[str]]
+
+
+def _defined(module: str) -> set[str]:
+    try:
+        tree = parse(module)
+    except PARSE_ERRORS:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+@cache
+def _host_namespace(module: str) -> dict[str, Any]:
+    """red.py run on the host for its ``check_`` functions: ``import solution`` gets an empty placeholder."""
+    real_import = builtins.__import__
+
+    def guarded(name: str, *args: Any, **kwargs: Any) -> Any:
+        return types.ModuleType("solution") if name == "solution" else real_import(name, *args, **kwargs)
+
+    namespace: dict[str, Any] = {"__name__": "task_red", "__builtins__": {**vars(builtins), "__import__": guarded}}
+    exec(compile(module, "red.py", "exec", dont_inherit=True), namespace)
+    return namespace
 
 
 def load_red(task: TaskSpec) -> TaskRed:

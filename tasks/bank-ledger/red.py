@@ -1,4 +1,8 @@
-"""Red-agent scenarios for bank-ledger. Stdlib only; runs INSIDE the sandbox as ``_lm_task.py``.
+"""Red-agent scenarios for bank-ledger. Stdlib only.
+
+The scenarios run INSIDE the sandbox as ``_lm_task.py`` and record what the code
+did; ``check_race`` judges the race record on the host, where the code cannot
+reach it.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.
@@ -14,52 +18,105 @@ from typing import Any
 import solution
 
 
-def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
-    """Threads transfer between four accounts of 100: money is conserved and no balance goes negative."""
+def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
+    """Threads transfer between four accounts of 100; records each transfer's outcome and every balance after."""
     bank = solution.Bank()
     names = ["a", "b", "c", "d"]
     for name in names:
         bank.open_account(name, Decimal(100))
-    violations: list[str] = []
+    done: list[list[str]] = []  # [source, destination, amount] of each transfer that was not refused
 
     def work(index: int, rng: random.Random) -> None:
         for _ in range(int(args.get("ops", 40))):
             src, dst = rng.sample(names, 2)
+            amount = Decimal(rng.randint(1, 30))
             with contextlib.suppress(ValueError):  # an overdraft refused cleanly is correct
-                bank.transfer(src, dst, Decimal(rng.randint(1, 30)))
+                bank.transfer(src, dst, amount)
+                done.append([src, dst, str(amount)])
 
-    violations += run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
-    balances = [bank.balance(n) for n in names]
-    if sum(balances) != Decimal(400):
-        violations.append(f"money not conserved: balances {[str(b) for b in balances]} sum to {sum(balances)}, not 400")
-    if any(b < 0 for b in balances):
-        violations.append(f"overdraft under concurrency: balances {[str(b) for b in balances]}")
+    errors = run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
+    balances = {}
+    for name in names:
+        got = bank.balance(name)
+        balances[name] = str(got) if type(got) is Decimal else repr(got)[:40]
+    return {"opening": "100", "done": done, "balances": balances, "errors": errors}
+
+
+def check_race(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: each account must end at its opening balance plus what the transfers that went through
+    moved in and out (any serial order of them gives that), and no balance below zero. Totals alone can be
+    reconciled by code that moves drift between accounts; per-account balances cannot."""
+    violations = [str(e) for e in observed["errors"]]
+    opening = Decimal(str(observed["opening"]))
+    balances = {str(k): str(v) for k, v in dict(observed["balances"]).items()}
+    expected = {name: opening for name in balances}
+    for src, dst, amount in observed["done"]:
+        expected[str(src)] -= Decimal(str(amount))
+        expected[str(dst)] += Decimal(str(amount))
+    for name in sorted(balances):
+        try:
+            got = Decimal(balances[name])
+        except ArithmeticError:
+            violations.append(f"balance({name!r}) is {balances[name]}, not a Decimal")
+            continue
+        if got != expected[name]:
+            violations.append(f"balance({name!r}) is {got} after the threads; the transfers that went through "
+                              f"leave {expected[name]}")
+        if got < 0:
+            violations.append(f"overdraft under concurrency: balance({name!r}) is {got}")
+    total = sum((Decimal(v) for v in balances.values() if _is_decimal(v)), Decimal(0))
+    if total != opening * len(balances):
+        violations.append(f"money not conserved: balances sum to {total}, not {opening * len(balances)}")
     return violations
 
 
-def model(rng: random.Random, steps: int) -> list[str]:
-    """Deposits, withdrawals and transfers against a dict of Decimals; refusals must change nothing."""
+def _is_decimal(text: str) -> bool:
+    try:
+        Decimal(text)
+    except ArithmeticError:
+        return False
+    return True
+
+
+def model(rng: random.Random, steps: int) -> dict[str, Any]:
+    """Deposits, withdrawals and transfers; records whether each was refused and every balance after it."""
     bank = solution.Bank()
-    ledger = {"a": Decimal(50), "b": Decimal(50)}
-    calls = []
-    for name, amount in ledger.items():
-        bank.open_account(name, amount)
-        calls.append(f"bank.open_account({name!r}, Decimal('{amount}'))")
+    opening = {"a": "50", "b": "50"}
+    for name, amount in opening.items():
+        bank.open_account(name, Decimal(amount))
+    record: list[dict[str, Any]] = []
     for _ in range(steps):
         op = rng.choice(["deposit", "withdraw", "transfer"])
         amount = Decimal(rng.randint(1, 40)) / (10 if rng.random() < 0.3 else 1)
         src, dst = rng.sample(["a", "b"], 2)
         args = (src, dst, amount) if op == "transfer" else (src, amount)
-        calls.append(f"bank.{op}({', '.join(repr(a) for a in args[:-1])}, Decimal('{amount}'))")
         refused = False
         try:
             getattr(bank, op)(*args)
         except ValueError:
             refused = True
+        balances = {}
+        for name in opening:
+            got = bank.balance(name)
+            balances[name] = str(got) if type(got) is Decimal else repr(got)[:40]
+        record.append({"op": op, "args": [str(a) for a in args], "refused": refused, "balances": balances})
+    return {"opening": opening, "steps": record}
+
+
+def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: the calls up to the first refusal, overdraft or balance a dict of Decimals disagrees with."""
+    ledger = {str(k): Decimal(str(v)) for k, v in dict(observed["opening"]).items()}
+    calls = [f"bank.open_account({name!r}, Decimal('{amount}'))" for name, amount in ledger.items()]
+    for step in observed["steps"]:
+        op, op_args = str(step["op"]), [str(a) for a in step["args"]]
+        amount = Decimal(op_args[-1])
+        src = op_args[0]
+        shown = ", ".join([*(repr(a) for a in op_args[:-1]), f"Decimal('{amount}')"])
+        calls.append(f"bank.{op}({shown})")
         allowed = op == "deposit" or ledger[src] >= amount
-        if refused and allowed:
+        if step["refused"] and allowed:
             return [*calls, "# refused a valid operation"]
-        if not refused and not allowed:
+        if not step["refused"] and not allowed:
             return [*calls, "# allowed an overdraft"]
         if allowed:
             if op == "deposit":
@@ -67,8 +124,11 @@ def model(rng: random.Random, steps: int) -> list[str]:
             else:
                 ledger[src] -= amount
                 if op == "transfer":
-                    ledger[dst] += amount
-        for name in ledger:
-            if bank.balance(name) != ledger[name]:
-                return [*calls, f"# balance({name!r}) is {bank.balance(name)}; the ledger says {ledger[name]}"]
+                    ledger[op_args[1]] += amount
+        for name, want in ledger.items():
+            got = str(step["balances"].get(name))
+            if not _is_decimal(got) or Decimal(got) != want:
+                return [*calls, f"# balance({name!r}) is {got}; the ledger says {want}"]
     return []
+
+

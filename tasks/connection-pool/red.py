@@ -1,4 +1,8 @@
-"""Red-agent scenarios for connection-pool. Stdlib only; runs INSIDE the sandbox as ``_lm_task.py``.
+"""Red-agent scenarios for connection-pool. Stdlib only.
+
+The scenarios run INSIDE the sandbox as ``_lm_task.py`` and record what the code
+did; ``check_race`` judges the race record on the host, where the code cannot
+reach it.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.
@@ -14,17 +18,22 @@ from typing import Any
 import solution
 
 
-def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
-    """Threads acquire and release: never more than max_size connections, never one held twice."""
+def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
+    """Threads acquire and release; records, in one order, who took and gave back which connection."""
     created: list[object] = []
-    held: set[int] = set()
+    events: list[list[Any]] = []  # [thread, "take" | "give", connection number], in the order they happened
     guard = threading.Lock()
-    violations: list[str] = []
 
     def factory() -> object:
         conn = object()
         created.append(conn)
         return conn
+
+    def number(conn: object) -> int:
+        for i, made in enumerate(created):
+            if made is conn:
+                return i
+        return -1  # not a connection the factory made
 
     max_size = int(args.get("max_size", 2))
     pool = solution.ConnectionPool(factory, max_size)
@@ -36,17 +45,33 @@ def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
             except TimeoutError:
                 continue
             with guard:
-                if id(conn) in held:
-                    violations.append("one connection handed to two threads at once")
-                held.add(id(conn))
+                events.append([index, "take", number(conn)])
             time.sleep(0)
             with guard:
-                held.discard(id(conn))
+                events.append([index, "give", number(conn)])
             pool.release(conn)
 
-    violations += run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
-    if len(created) > max_size:
-        violations.append(f"{len(created)} connections created; max_size is {max_size}")
+    errors = run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
+    return {"created": len(created), "events": events, "errors": errors}
+
+
+def check_race(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: never more than max_size connections made, none handed out twice at once, only the
+    factory's connections handed out."""
+    violations = [str(e) for e in observed["errors"]]
+    max_size = int(args.get("max_size", 2))
+    held: dict[int, int] = {}
+    for thread, kind, conn in observed["events"]:
+        if kind == "take":
+            if conn < 0:
+                violations.append("acquire() returned an object the factory never made")
+            elif conn in held:
+                violations.append(f"connection {conn} handed to thread {thread} while thread {held[conn]} held it")
+            held[conn] = thread
+        else:
+            held.pop(conn, None)
+    if int(observed["created"]) > max_size:
+        violations.append(f"{observed['created']} connections created; max_size is {max_size}")
     return violations
 
 

@@ -1,4 +1,8 @@
-"""Red-agent scenarios for lru-cache. Stdlib only; runs INSIDE the sandbox as ``_lm_task.py``.
+"""Red-agent scenarios for lru-cache. Stdlib only.
+
+The scenarios run INSIDE the sandbox as ``_lm_task.py`` and record what the code
+did; ``check_race`` judges the race record on the host, where the code cannot
+reach it.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.
@@ -13,12 +17,12 @@ from typing import Any
 import solution
 
 
-def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
-    """Threads put and get over a few keys: values stay under their keys, the size within capacity."""
+def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
+    """Threads put and get over a few keys; records what each get returned and the size after."""
     capacity = int(args.get("capacity", 3))
     ops = int(args.get("ops", 60))
     cache = solution.LRUCache(capacity)
-    violations: list[str] = []
+    gets: list[list[Any]] = []  # [key, what get(key) returned: None, [key, thread, step] or a repr]
 
     def work(index: int, rng: random.Random) -> None:
         for i in range(ops):
@@ -27,12 +31,25 @@ def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
                 cache.put(key, (key, index, i))
             else:
                 got = cache.get(key)
-                if got is not None and (not isinstance(got, tuple) or got[0] != key):
-                    violations.append(f"get({key}) returned {got!r}, a value stored under another key")
+                plain = got is None or (type(got) is tuple and len(got) == 3 and all(type(x) is int for x in got))
+                gets.append([key, list(got) if plain and got is not None else (None if plain else repr(got)[:60])])
 
-    violations += run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
+    errors = run_threads(int(args.get("threads", 6)), seed, float(args.get("chance", 0.05)), work)
     size = len(cache)
-    if size > capacity:
+    return {"gets": gets, "size": size if type(size) is int else repr(size)[:40], "errors": errors}
+
+
+def check_race(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: every get returned nothing or a value put under that very key, and the size is within
+    capacity once the threads are done."""
+    violations = [str(e) for e in observed["errors"]]
+    capacity = int(args.get("capacity", 3))
+    for key, got in observed["gets"]:
+        if got is not None and (not isinstance(got, list) or got[0] != key):
+            violations.append(f"get({key}) returned {got!r}, a value stored under another key")
+            break
+    size = observed["size"]
+    if not isinstance(size, int) or size > capacity:
         violations.append(f"len(cache) is {size} after the threads finished; capacity is {capacity}")
     return violations
 
@@ -48,27 +65,39 @@ def grow(size: int) -> Any:
     return cache
 
 
-def model(rng: random.Random, steps: int) -> list[str]:
-    """Random put/get against an OrderedDict model; returns the call sequence up to the first divergence."""
+def model(rng: random.Random, steps: int) -> dict[str, Any]:
+    """Random put/get; records what each get returned (judged against an OrderedDict by ``check_model``)."""
     capacity = rng.randint(1, 3)
     cache = solution.LRUCache(capacity)
-    shadow: OrderedDict[int, int] = OrderedDict()
-    calls = [f"c = LRUCache({capacity})"]
+    record: list[list[Any]] = []
     for step in range(steps):
         key = rng.randrange(capacity + 2)
         if rng.random() < 0.5:
-            calls.append(f"c.put({key}, {step})")
             cache.put(key, step)
-            shadow[key] = step
+            record.append(["put", key, step])
+        else:
+            got = cache.get(key)
+            record.append(["get", key, got if got is None or type(got) is int else repr(got)[:40]])
+    return {"capacity": capacity, "steps": record}
+
+
+def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: the calls up to the first get an LRU cache would answer differently; [] if none."""
+    capacity = int(observed["capacity"])
+    shadow: OrderedDict[int, int] = OrderedDict()
+    calls = [f"c = LRUCache({capacity})"]
+    for kind, key, value in observed["steps"]:
+        if kind == "put":
+            calls.append(f"c.put({key}, {value})")
+            shadow[key] = value
             shadow.move_to_end(key)
             if len(shadow) > capacity:
                 shadow.popitem(last=False)
-        else:
-            calls.append(f"c.get({key})")
-            got = cache.get(key)
-            want = shadow.get(key)
-            if key in shadow:
-                shadow.move_to_end(key)
-            if got != want:
-                return [*calls, f"# returned {got!r}; an LRU cache returns {want!r}"]
+            continue
+        calls.append(f"c.get({key})")
+        want = shadow.get(key)
+        if key in shadow:
+            shadow.move_to_end(key)
+        if value != want or type(value) is not type(want):
+            return [*calls, f"# returned {value!r}; an LRU cache returns {want!r}"]
     return []

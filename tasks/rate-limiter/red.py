@@ -1,4 +1,8 @@
-"""Red-agent scenarios for rate-limiter. Stdlib only; runs INSIDE the sandbox as ``_lm_task.py``.
+"""Red-agent scenarios for rate-limiter. Stdlib only.
+
+The scenarios run INSIDE the sandbox as ``_lm_task.py`` and record what the code
+did; ``check_race`` judges the race record on the host, where the code cannot
+reach it.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.
@@ -12,24 +16,39 @@ from typing import Any
 import solution
 
 
-def race(args: dict[str, Any], seed: int, run_threads: Any) -> list[str]:
-    """Threads call allow('k') at one clock reading: exactly min(calls, limit) grants, never more."""
+def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
+    """Threads call allow('k') at one clock reading; records every answer (judged by ``check_race``)."""
     limit = int(args.get("limit", 5))
     calls = int(args.get("calls", 4))
     threads = int(args.get("threads", 8))
     limiter = solution.RateLimiter(limit, 1000.0, clock=lambda: 5.0)
-    granted: list[bool] = []
+    answers: list[Any] = []
 
     def work(index: int, rng: random.Random) -> None:
         for _ in range(calls):
-            granted.append(bool(limiter.allow("k")))
+            got = limiter.allow("k")
+            answers.append(got if type(got) is bool else repr(got)[:40])
 
     errors = run_threads(threads, seed, float(args.get("chance", 0.05)), work)
-    total = sum(granted)
-    expected = min(limit, threads * calls)
-    violations = list(errors)
-    if total != expected:
-        violations.append(f"{total} grants for one key at one clock reading; the limit is {expected}")
+    return {"answers": answers, "errors": errors}
+
+
+def check_race(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: every call of any serial order at one clock reading gets True until the limit, then False,
+    so the answers must hold exactly min(calls, limit) True and nothing but booleans."""
+    limit = int(args.get("limit", 5))
+    total_calls = int(args.get("threads", 8)) * int(args.get("calls", 4))
+    answers = list(observed["answers"])
+    violations = [str(e) for e in observed["errors"]]
+    odd = [a for a in answers if type(a) is not bool]
+    if odd:
+        violations.append(f"allow() answered {odd[0]!r}, not a bool")
+    if len(answers) != total_calls and not violations:
+        violations.append(f"{len(answers)} answers recorded for {total_calls} calls")
+    granted = sum(1 for a in answers if a is True)
+    if granted != min(limit, total_calls):
+        violations.append(f"{granted} grants for one key at one clock reading; the limit is "
+                          f"{min(limit, total_calls)}")
     return violations
 
 
@@ -43,26 +62,40 @@ def grow(size: int) -> Any:
     return limiter
 
 
-def model(rng: random.Random, steps: int) -> list[str]:
-    """Integer clock readings against an exact sliding-window model."""
+def model(rng: random.Random, steps: int) -> dict[str, Any]:
+    """Integer clock readings and allow() calls; records each answer (judged by ``check_model``)."""
     limit = rng.randint(1, 3)
     window = rng.randint(2, 4)
     now = [0]
     limiter = solution.RateLimiter(limit, float(window), clock=lambda: float(now[0]))
-    grants: dict[str, list[int]] = {}
-    calls = [f"t = 0; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
+    record: list[list[Any]] = []
     for _ in range(steps):
         if rng.random() < 0.4:
             now[0] += rng.randint(1, 2)
-            calls.append(f"t = {now[0]}")
+            record.append(["t", now[0]])
         key = rng.choice("ab")
+        record.append(["allow", key, bool(limiter.allow(key))])
+    return {"limit": limit, "window": window, "steps": record}
+
+
+def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """On the host: the calls up to the first answer an exact sliding window would not give; [] if none."""
+    limit, window = int(observed["limit"]), int(observed["window"])
+    calls = [f"t = 0; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
+    now = 0
+    grants: dict[str, list[int]] = {}
+    for step in observed["steps"]:
+        if step[0] == "t":
+            now = int(step[1])
+            calls.append(f"t = {now}")
+            continue
+        key, got = str(step[1]), step[2]
         calls.append(f"r.allow({key!r})")
-        got = limiter.allow(key)
-        live = [g for g in grants.get(key, []) if g > now[0] - window]
+        live = [g for g in grants.get(key, []) if g > now - window]
         want = len(live) < limit
         if want:
-            live.append(now[0])
+            live.append(now)
         grants[key] = live
-        if bool(got) != want:
+        if got != want:
             return [*calls, f"# returned {got!r}; the sliding window allows {want!r}"]
     return []

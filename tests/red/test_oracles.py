@@ -165,7 +165,7 @@ def test_probe_script_carries_the_spec_as_json() -> None:
     script = probe_script(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2, timeout_s=1.5), 42)
     tree = ast.parse(script)
     constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    spec = json.loads(constants[0])
+    spec = json.loads(next(c for c in constants if c.startswith("{")))
     assert spec["args"] == {"target": "f", "args": ["a'\"b"]}
     assert spec["trials"] == 2 and spec["seed"] == 42 and spec["probe"] == "call"
     assert spec["nonce"] == run_nonce(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2), 42)
@@ -271,3 +271,36 @@ def test_stateful_oracle_replays_the_diverging_sequence() -> None:
     shrunk = family.shrink(variant, diverged)
     assert shrunk.spec.args["fixed_seed"] == 99
     assert shrunk.reproducer.startswith("c = LRUCache(1); c.put(0, 0); c.get(0)")
+
+
+# -- scenarios that record, checks on the host ---------------------------------------------------------
+RECORDING_RED = '''
+import solution
+
+def race(args, seed, run_threads):
+    return {"answers": [solution.f() for _ in range(3)]}
+
+def check_race(args, observed):
+    return [f"{observed['answers'].count(True)} True answers; at most {args['limit']}"] \\
+        if observed["answers"].count(True) > args["limit"] else []
+'''
+
+
+def test_a_check_runs_on_the_host_with_solution_a_placeholder() -> None:
+    from logomesh.red.attacks.base import Variant
+    from logomesh.red.attacks.race import RaceFamily
+    from logomesh.red.scenarios import TaskRed
+
+    oracle = TaskRed(module=RECORDING_RED).oracle("race")
+    assert oracle is not None and TaskRed(module=RECORDING_RED).oracle("model") is None
+    spec = ProbeSpec("race", {"limit": 1, "threads": 2})
+    variant = Variant("v", spec, "r", oracle=oracle)
+    too_many = Trial("ok", result={"observed": {"answers": [True, True, False]}})
+    fine = Trial("ok", result={"observed": {"answers": [True, False, False]}})
+    forged = Trial("ok", result={"observed": {"answers": 7}})  # not what the scenario writes
+    legacy = Trial("ok", result={"violations": ["seen in the box"]})
+    assert RaceFamily.violations(variant, spec, too_many) == ["2 True answers; at most 1"]
+    assert RaceFamily.violations(variant, spec, fine) == []
+    assert "malformed" in RaceFamily.violations(variant, spec, forged)[0]
+    assert RaceFamily.violations(variant, spec, legacy) == ["seen in the box"]
+    assert RaceFamily().judge(variant, Trial("crashed")).hit  # a probe the code does not survive

@@ -43,12 +43,14 @@ def box() -> Iterator[Sandbox]:
         yield sandbox
 
 
-def race_probe(box: Sandbox, task: TaskSpec, source: str) -> ProbeRun:
-    """The race probe's first variant, eight trials, as the agent would run it."""
+def race_probe(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], ProbeRun]:
+    """The race probe's first variant, eight trials, as the agent would run it: the violations the host's
+    check found, and the run (with what the audit hook reported)."""
     variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
     spec = variant.spec.__class__(variant.spec.probe, variant.spec.args, 8, variant.spec.timeout_s,
                                   variant.spec.memory_bytes)
-    return sandbox_runner(box, source, task.reference)(spec, 20261124)
+    run = sandbox_runner(box, source, task.reference)(spec, 20261124)
+    return [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)], run
 
 
 @pytest.mark.parametrize(("hack", "blinds"), [
@@ -61,10 +63,10 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = hacked(plain, ALLOW, hack)
 
-    def seen(run: ProbeRun) -> tuple[list[str], list[str]]:
-        violations = [v for t in run.trials for v in t.result.get("violations", [])]
+    def seen(found: tuple[list[str], ProbeRun]) -> tuple[list[str], list[str]]:
+        violations, run = found
         return ([v for v in violations if "cannot be measured" not in v],
-                [v for v in violations if "cannot be measured" in v])
+                [v for v in violations if "cannot be measured" in v] + list(run.introspection))
 
     real, tamper = seen(race_probe(box, task, plain))
     assert real and not tamper  # the lockless limiter breaks its invariant under the perturbation

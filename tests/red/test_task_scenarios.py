@@ -146,7 +146,7 @@ def test_the_task_module_travels_as_a_file_not_in_the_script() -> None:
     assert "_lm_task.py" not in probe_files("x = 1\n")
     script = probe_script(spec, 3)
     payload = json.loads(next(n.value for n in ast.walk(ast.parse(script))
-                              if isinstance(n, ast.Constant) and isinstance(n.value, str)))
+                              if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("{")))
     assert payload["args"] == {"threads": 2}
 
 

@@ -126,11 +126,13 @@ def test_a_detector_that_finds_nothing_leaves_correct_code_alone(box: Sandbox, t
     ("sys._getframe(1)", "sys._getframe"),
     ("inspect.currentframe()", "sys._getframe"),
     ("gc.get_referrers(self)", "gc.get_referrers"),
+    ("_s = threading.Thread.start; threading.Thread.start = lambda t: _s(t)", "rewrote threading.Thread.start"),
+    ("json.dumps = json.loads", "rewrote json.dumps"),
 ])
 def test_looking_at_the_judge_is_reported_out_of_the_process(box: Sandbox, task: TaskSpec, cache: ReferenceCache,
                                                              trick: str, reason: str) -> None:
     """Correct code that does one of these once, in its constructor, is reported; the suite fails."""
-    plain = task.reference.replace(FUTURE, FUTURE + "import gc, inspect, sys\n", 1)
+    plain = task.reference.replace(FUTURE, FUTURE + "import gc, inspect, json, sys\n", 1)
     source = plain.replace("        self._lock", f"        {trick}\n        self._lock", 1)
     assert source != plain
     run = run_hidden(box, task, source, cache=cache).suite

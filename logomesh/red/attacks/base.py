@@ -8,11 +8,12 @@ hit that replays and survives a benign control becomes a finding.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from logomesh.findings import Severity
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
+from logomesh.red.scenarios import Oracle
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class Variant:
     # The id the result names (default: ``id``). Variants that differ only in a random schedule share one,
     # so which of them happened to hit first never changes the result's bytes; the evidence names ``id``.
     reported_as: str = ""
+    # Judges what the task's scenario recorded, on the host (red.py's ``check_<kind>``); None where the
+    # scenario judges itself in the box (a task written before scenarios recorded instead of judging).
+    oracle: Oracle | None = field(default=None, compare=False)
 
     @property
     def reported_id(self) -> str:
@@ -44,6 +48,10 @@ class Verdict:
 
 
 MISS = Verdict(False, 0.0)
+# Trial statuses in which the code ended or hung the process a probe measured it in. Where a correct
+# solution survives the probe (every race and model scenario's reference does), that is a finding, never a
+# clean miss: otherwise dying whenever a probe's instrument is present would hide any flaw.
+DIED = ("crashed", "timeout")
 
 
 def with_args(variant: Variant, reproducer: str, **args: object) -> Variant:

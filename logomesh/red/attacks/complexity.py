@@ -121,6 +121,12 @@ class ComplexityFamily(Family):
             return Verdict(True, 1.0, "one call exhausted the memory limit")
         if trial.status == "ok" and trial.result.get("capped") and last is not None:
             return Verdict(True, 1.0, f"one call on an input of size n={last['n']} took {last['t']:.2f} s of CPU")
+        if trial.status == "ok" and _unfinished_cpu(trial, points) >= cap:
+            # The per-call times come from inside the process the code shares; its CPU time (wait4, read by
+            # the fork server) does not. More than a cap of CPU that no call accounts for is a clock the code
+            # stopped or rewound.
+            return Verdict(True, 1.0, f"the calls reported {trial.cpu_s - _unfinished_cpu(trial, points):.2f} s of "
+                                      f"CPU, but the process used {trial.cpu_s:.2f} s measured from outside it")
         return MISS
 
     def shrink(self, variant: Variant, trial: Trial) -> Variant:

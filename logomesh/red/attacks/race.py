@@ -10,7 +10,7 @@ are the task's invariants, checked by the task's own race scenario
 
 from __future__ import annotations
 
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
@@ -57,16 +57,32 @@ class RaceFamily(Family):
                 repeatable=True,
                 confirm_trials=10,
                 confirm_quorum=0.0,  # one violation proves it: see RACE_CONFIRMATION
+                oracle=ctx.red.oracle("race"),
             ))
         return out
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status in DIED:
+            return Verdict(True, 1.0, f"the code did not survive the race probe ({trial.status}); the benign "
+                                      "control, run without the probe's instruments, answered")
         if trial.status != "ok":
             return MISS
-        violations = trial.result.get("violations") or []
+        violations = self.violations(variant, variant.spec, trial)
         if violations:
             return Verdict(True, 1.0, str(violations[0]))
         return MISS
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and not trial.result.get("violations")
+        return trial.status == "ok" and not self.violations(variant, variant.control or variant.spec, trial)
+
+    @staticmethod
+    def violations(variant: Variant, spec: ProbeSpec, trial: Trial) -> list[str]:
+        """The invariants a trial of ``spec`` broke: judged here from what the scenario recorded, where the
+        task's red.py has a ``check_race``; otherwise as the scenario reported them from the box."""
+        if "observed" not in trial.result or variant.oracle is None:
+            return [str(v) for v in trial.result.get("violations") or []]
+        args = {k: v for k, v in spec.args.items() if k != TASK_MODULE}
+        try:
+            return [str(v) for v in variant.oracle(args, trial.result["observed"])]
+        except Exception as exc:  # a record the scenario could not have written: the code rewrote it
+            return [f"the race scenario's record is malformed ({type(exc).__name__}: {exc})"[:200]]

@@ -8,7 +8,7 @@ is the finding, with the call sequence that led to it.
 
 from __future__ import annotations
 
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict, with_args
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
@@ -34,19 +34,38 @@ class StatefulFamily(Family):
                 reproducer=scenario.story or f"random {entry} call sequences checked against a model of the contract",
                 prior=0.45 - 0.05 * index,
                 repeatable=True,
+                oracle=ctx.red.oracle("model"),
             )
             for index in range(SEEDS)
         ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
-        calls = trial.result.get("divergence") if trial.status == "ok" else None
+        if trial.status in DIED:
+            return Verdict(True, 1.0, f"the code did not survive the model probe ({trial.status})")
+        calls = self.divergence(variant, trial) if trial.status == "ok" else []
         if calls:
             return Verdict(True, 1.0, str(calls[-1]).lstrip("# "))
         return MISS
 
+    @staticmethod
+    def divergence(variant: Variant, trial: Trial) -> list[str]:
+        """The calls up to the first divergence from the model: found here, by the task's ``check_model``, in
+        what the scenario recorded; or as a scenario that judges itself reported it from the box."""
+        if "observed" not in trial.result or variant.oracle is None:
+            return [str(c) for c in trial.result.get("divergence") or []]
+        args = {k: v for k, v in variant.spec.args.items() if k != TASK_MODULE}
+        for record in trial.result["observed"]:
+            try:
+                calls = [str(c) for c in variant.oracle(args, record)]
+            except Exception as exc:  # a record the scenario could not have written: the code rewrote it
+                return [f"# the model scenario's record is malformed ({type(exc).__name__}: {exc})"[:200]]
+            if calls:
+                return calls[-40:]
+        return []
+
     def shrink(self, variant: Variant, trial: Trial) -> Variant:
         """Replay exactly the sequence that diverged."""
-        calls = trial.result.get("divergence") or []
+        calls = self.divergence(variant, trial)
         if not calls:
             return variant
         return with_args(variant, "; ".join(str(c) for c in calls), fixed_seed=trial.result.get("seed", 0))

@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import tracemalloc
+import types
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
@@ -34,6 +35,17 @@ _setswitchinterval, _getswitchinterval = sys.setswitchinterval, sys.getswitchint
 _trace_start, _trace_stop = tracemalloc.start, tracemalloc.stop
 _is_tracing, _traced_memory = tracemalloc.is_tracing, tracemalloc.get_traced_memory
 _traceback_of = tracemalloc.get_object_traceback
+_process_time = time.process_time
+
+
+class _Random(random.Random):
+    """The scenarios' seeded generator: ``random.Random``'s Python methods, copied before the artifact is
+    imported, so that rewriting ``random.Random`` cannot steer which inputs and schedules a probe draws."""
+
+
+for _name, _method in vars(random.Random).items():
+    if isinstance(_method, types.FunctionType | classmethod | staticmethod):
+        setattr(_Random, _name, _method)
 
 import solution  # type: ignore[import-not-found]  # noqa: E402 - after the bindings above, on purpose
 
@@ -122,7 +134,7 @@ def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
             value: Any = int(n)
         else:
             value = str(template.get("prefix", "")) + str(template["pump"]) * int(n) + str(template.get("suffix", ""))
-        started = time.process_time()
+        started = _process_time()
         error = None
         signal.setitimer(signal.ITIMER_PROF, cap * 1.1)
         try:
@@ -133,7 +145,7 @@ def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
             error = type(exc).__name__
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
-        spent = time.process_time() - started
+        spent = _process_time() - started
         point = {"n": n, "t": round(spent, 6), "exc": error}
         points.append(point)
         emit(point)
@@ -244,9 +256,9 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     interval = _getswitchinterval()
 
     def body(index: int) -> None:
-        rng = random.Random(seed * 1000 + index)
+        rng = _Random(seed * 1000 + index)
         barrier.wait()
-        perturber = _perturber(rng, chance)
+        perturber = _perturber(rng, chance) if chance > 0 else None  # the benign control runs uninstrumented
         _settrace(perturber)
         try:
             work(index, rng)
@@ -272,17 +284,24 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     return errors
 
 
-def _task() -> ModuleType:
-    """The task's red.py, shipped as ``_lm_task.py`` by the host with the probes that need it."""
-    import _lm_task  # type: ignore[import-not-found]
+TASK: ModuleType | None = None  # the task's red.py, shipped as ``_lm_task.py``; set by the runtime
 
-    return _lm_task  # type: ignore[no-any-return]
+
+def _task() -> ModuleType:
+    """The task's red.py, loaded by the runtime where no module table holds it."""
+    if TASK is None:
+        raise RuntimeError("this probe needs the task's red.py, and none was shipped")
+    return TASK
 
 
 def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """The task's race scenario under perturbation: the violations of its invariants it saw."""
+    """The task's race scenario under perturbation: what it recorded (judged on the host by its
+    ``check_race``), or, from a scenario that judges itself, the violations it saw."""
     _setswitchinterval(1e-5)
-    return {"violations": list(_task().race(args, seed, run_threads))}
+    recorded = _task().race(args, seed, run_threads)
+    if isinstance(recorded, dict):
+        return {"observed": recorded}
+    return {"violations": list(recorded)}
 
 
 # -- resource growth -------------------------------------------------------------------------------
@@ -309,11 +328,18 @@ def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 # -- stateful models -------------------------------------------------------------------------------
 def probe_model(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """The first divergence from the model; ``fixed_seed`` replays a known sequence exactly."""
+    """``sequences`` call sequences of the task's model scenario: their records (judged on the host by the
+    task's ``check_model``), or, from a scenario that judges itself, the first divergence it saw.
+    ``fixed_seed`` replays a known batch exactly."""
     seed = int(args.get("fixed_seed", seed))
-    rng = random.Random(seed)
+    rng = _Random(seed)
+    records = []
     for _ in range(int(args.get("sequences", 20))):
-        calls = _task().model(rng, int(args.get("steps", 30)))
-        if calls:
-            return {"divergence": calls[-40:], "seed": seed}
+        recorded = _task().model(rng, int(args.get("steps", 30)))
+        if isinstance(recorded, dict):
+            records.append(recorded)
+        elif recorded:
+            return {"divergence": list(recorded)[-40:], "seed": seed}
+    if records:
+        return {"observed": records, "seed": seed}
     return {"divergence": [], "seed": seed}

@@ -1,7 +1,15 @@
 """The probe fork server. Stdlib only; runs INSIDE the sandbox, never on the host.
 
-Shipped into the box as ``_lm_runtime.py`` next to ``solution.py`` and
-``_lm_probes.py``. ``serve(spec)`` imports the artifact once, then forks one
+Shipped into the box as ``_lm_runtime.py`` next to ``solution.py``,
+``_lm_probes.py``, the task's ``_lm_task.py`` and ``_lm_audit.py`` (the
+harness's audit hook), and started by the script ``main.py``. Before the
+artifact is imported, ``serve(spec)`` reads those files and removes them and
+the script, takes itself out of ``sys.modules``, installs the audit hook and
+loads the probes and the task's module into namespaces that no module table
+holds: the code under test finds only ``solution.py`` beside it, nothing of
+ours by name, and any look at the judge (frames, heap, trace hooks, ctypes)
+is reported on stdout as an ``LMAUDIT`` line the moment it happens, and
+again in the result. ``serve`` then imports the artifact once and forks one
 child per trial: the child lowers its own limits (address space, CPU), runs
 one probe function and streams JSON lines (progress, then the final record)
 up a pipe; the parent enforces the time limit from outside with SIGKILL (CPU
@@ -20,9 +28,14 @@ import signal
 import sys
 import time
 import traceback
+import types
 from typing import Any
 
 MARK = "LMPROBE "
+# Bound when this module loads, before the artifact is imported: a replaced json.dumps or os.write (the
+# audit hook reports the replacement too) cannot rewrite a trial's record on its way out.
+_dumps, _loads, _write, _read, _select = json.dumps, json.loads, os.write, os.read, select.select
+_kill, _wait4, _fork, _pipe, _close, _exit = os.kill, os.wait4, os.fork, os.pipe, os.close, os._exit
 
 
 def _vm_size() -> int:
@@ -36,9 +49,9 @@ def _vm_size() -> int:
     return 64 * 1024 * 1024
 
 
-def _child(fd: int, probe: Any, args: dict[str, Any], seed: int, mem: int, cpu_s: int) -> None:
+def _child(fd: int, probe: Any, args: dict[str, Any], seed: int, mem: int, cpu_s: int, reasons: Any) -> None:
     def emit(record: dict[str, Any]) -> None:
-        os.write(fd, (json.dumps(record, default=str) + "\n").encode())
+        _write(fd, (_dumps(record, default=str) + "\n").encode())
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -60,6 +73,7 @@ def _child(fd: int, probe: Any, args: dict[str, Any], seed: int, mem: int, cpu_s
         frames = traceback.extract_tb(exc.__traceback__)
         where = [f"{f.name}:{f.lineno}" for f in frames if f.filename.endswith("solution.py")]
         record = {"status": "exception", "exc": type(exc).__name__, "msg": str(exc)[:200], "where": where[-3:]}
+    record["introspection"] = reasons()
     try:
         emit({"final": record})
     except (OSError, TypeError, ValueError):
@@ -107,24 +121,24 @@ def _collect(pid: int, fd: int, timeout_s: float, backstop: float) -> dict[str, 
                 continue
             timed_out = True
             break
-        ready, _, _ = select.select([fd], [], [], remaining)
+        ready, _, _ = _select([fd], [], [], remaining)
         if not ready:
             continue
-        chunk = os.read(fd, 65536)
+        chunk = _read(fd, 65536)
         if not chunk:
             break
         buffer += chunk
     if timed_out:
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    _, status, usage = os.wait4(pid, 0)
-    os.close(fd)
+            _kill(pid, signal.SIGKILL)
+    _, status, usage = _wait4(pid, 0)
+    _close(fd)
     cpu_s = round(usage.ru_utime + usage.ru_stime, 4)  # what the child computed, whatever the load did to the wall
     partial: list[Any] = []
     final: dict[str, Any] | None = None
     for line in buffer.splitlines():
         try:
-            item = json.loads(line)
+            item = _loads(line)
         except ValueError:
             continue
         if isinstance(item, dict) and "final" in item:
@@ -143,30 +157,71 @@ def _collect(pid: int, fd: int, timeout_s: float, backstop: float) -> dict[str, 
     return final
 
 
-def serve(spec: dict[str, Any]) -> None:
-    import _lm_probes  # type: ignore[import-not-found]
+SHIPPED = ("_lm_probes.py", "_lm_task.py", "_lm_audit.py", "_lm_runtime.py", "main.py")
+AUDIT_MARK = "LMAUDIT "
+START = "LMSTART "
 
+
+def _take_shipped() -> dict[str, str]:
+    """The shipped sources, read and then removed from the working folder (with the script and ourselves)."""
+    sources = {}
+    for name in SHIPPED:
+        with contextlib.suppress(OSError):
+            with open(name, encoding="utf-8") as handle:
+                sources[name] = handle.read()
+            os.remove(name)
+    sys.modules.pop("_lm_runtime", None)
+    return sources
+
+
+def _namespace(name: str, source: str, judge_ids: set[int]) -> Any:
+    """``source`` run as a module that no module table holds."""
+    module = types.ModuleType(name)
+    judge_ids.add(id(module.__dict__))
+    exec(compile(source, name, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def _report(fd: int, spec: dict[str, Any], record: dict[str, Any]) -> None:
+    data = (MARK + str(spec["nonce"]) + " " + _dumps(record, default=str) + "\n").encode()
+    while data:
+        data = data[_write(fd, data):]
+
+
+def serve(spec: dict[str, Any]) -> None:
+    report = os.dup(1)  # our own copy of stdout: what the code does to fd 1 or sys.stdout does not reach it
+    _write(report, f"{START}{spec['nonce']}\n".encode())  # from here on, a missing result is the code's doing
+    sources = _take_shipped()
+    judge_ids = {id(globals()), id(sys.modules["__main__"].__dict__)}
+    reasons: Any = list
+    if "_lm_audit.py" in sources:
+        audit = _namespace("audit", sources["_lm_audit.py"], judge_ids)
+        # A copy of stdout of its own: trials point fd 1 at /dev/null, and their reports must still get out.
+        reasons = audit.install(report, judge_ids, AUDIT_MARK)
     trials = []
     started = time.monotonic()
     try:
-        import solution  # type: ignore[import-not-found]  # noqa: F401 - imported once, inherited by forks
+        # The probes bind what they measure with, then import the artifact (once; forks inherit it).
+        probes = _namespace("probes", sources["_lm_probes.py"], judge_ids)
+        if "_lm_task.py" in sources:
+            probes.TASK = _namespace("task", sources["_lm_task.py"], judge_ids)
     except BaseException as exc:
-        print(MARK + str(spec["nonce"]) + " " + json.dumps({"import_error": f"{type(exc).__name__}: {exc}"[:300]}))
+        _report(report, spec, {"import_error": f"{type(exc).__name__}: {exc}"[:300], "introspection": reasons()})
         return
-    probe = getattr(_lm_probes, "probe_" + spec["probe"])
+    probe = getattr(probes, "probe_" + spec["probe"])
     for index in range(int(spec.get("trials", 1))):
-        read_fd, write_fd = os.pipe()
-        sys.stdout.flush()
-        pid = os.fork()
+        read_fd, write_fd = _pipe()
+        pid = _fork()
         if pid == 0:
-            os.close(read_fd)
+            _close(read_fd)
             code = 0
             try:
-                _child(write_fd, probe, spec["args"], int(spec["seed"]) + index, int(spec["mem"]), int(spec["cpu"]))
+                _child(write_fd, probe, spec["args"], int(spec["seed"]) + index, int(spec["mem"]), int(spec["cpu"]),
+                       reasons)
             except BaseException:
                 code = 3
-            os._exit(code)
-        os.close(write_fd)
+            _exit(code)
+        _close(write_fd)
         trials.append(_collect(pid, read_fd, float(spec["timeout"]), float(spec.get("backstop", 1.0))))
-    record = {"trials": trials, "elapsed": round(time.monotonic() - started, 4)}
-    print(MARK + str(spec["nonce"]) + " " + json.dumps(record, default=str))
+    record = {"trials": trials, "elapsed": round(time.monotonic() - started, 4), "introspection": reasons()}
+    _report(report, spec, record)

@@ -21,6 +21,14 @@ directly such as ``inspect.stack`` or ``traceback.extract_stack``):
   any of its audited calls (the task's other banned imports are checked in
   the source, on the host).
 
+It also keeps, from the moment it is installed, every function and class of
+the standard-library modules the judge's code calls into (``builtins``,
+``json``, ``os``, ``threading``, ``random``, ``time`` and a few more, and the
+methods of ``threading.Thread``, ``random.Random`` and their kin): one that
+was replaced when the reasons are read is reported as rewritten, since the
+judge's drivers and probes run on them (threads that no longer run at once
+hide a race; a replaced ``json.dumps`` rewrites a record).
+
 The standard library's own uses (``collections.namedtuple``, ``typing``,
 ``dataclasses``, ``logging`` finding its caller, formatting a traceback) are
 not the submission's and are not recorded. Each reason is reported once.
@@ -43,8 +51,16 @@ TRACE_EVENTS = {"sys.settrace": "installed a trace function (sys.settrace)",
                 "sys._current_frames": "read every thread's frames (sys._current_frames)"}
 WATCHED = frozenset({"sys._getframe", "sys._getframemodulename", "object.__getattr__", "import",
                      *HEAP_EVENTS, *TRACE_EVENTS})
+WATCHED_ATTRS = FRAME_ATTRS | FUNCTION_ATTRS
 IMPORT_MACHINERY = ("<frozen importlib", "<frozen zipimport")
 CTYPES = frozenset({"ctypes", "_ctypes"})
+GUARDED_MODULES = ("builtins", "json", "os", "posixpath", "time", "random", "threading", "gc", "tracemalloc",
+                   "signal", "traceback", "decimal", "math", "collections", "functools", "itertools", "copy",
+                   "operator", "re", "tempfile", "types", "contextlib")
+GUARDED_CLASSES = (("threading", "Thread"), ("threading", "Barrier"), ("threading", "Condition"),
+                   ("threading", "Event"), ("threading", "Semaphore"), ("random", "Random"),
+                   ("json", "JSONEncoder"), ("collections", "OrderedDict"))
+SETTABLE = frozenset({"threading.excepthook"})  # hooks a program may set for its own reasons
 
 
 def install(fd: int, harness_ids: set[int], prefix: str = "") -> Callable[[], list[str]]:
@@ -110,7 +126,12 @@ def install(fd: int, harness_ids: set[int], prefix: str = "") -> Callable[[], li
         return ""
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if busy or (event not in WATCHED and not event.startswith("ctypes.")):
+        if busy:
+            return
+        if event == "object.__getattr__":  # the commonest event: decide on the name before anything else
+            if len(args) != 2 or args[1] not in WATCHED_ATTRS:
+                return
+        elif event not in WATCHED and not event.startswith("ctypes."):
             return
         busy.append(1)
         try:
@@ -125,5 +146,40 @@ def install(fd: int, harness_ids: set[int], prefix: str = "") -> Callable[[], li
         finally:
             busy.pop()
 
+    rewritten = _guard()
+
+    def recorded() -> list[str]:
+        return reasons + [r for r in rewritten() if r not in reasons]
+
     sys.addaudithook(hook)
-    return lambda: list(reasons)
+    return recorded
+
+
+def _guard() -> Callable[[], list[str]]:
+    """What the judge calls into, as it is now; the returned function lists what was replaced since."""
+    kept: list[tuple[str, Any, dict[str, Any]]] = []
+    for name in GUARDED_MODULES:
+        module = __import__(name)  # loaded now if not yet, so that the code under test finds it as it was
+        kept.append((name, vars(module), _callables(vars(module))))
+    for module_name, class_name in GUARDED_CLASSES:
+        owner = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(owner, type):
+            kept.append((f"{module_name}.{class_name}", owner.__dict__, _callables(owner.__dict__)))
+
+    def replaced() -> list[str]:
+        found = []
+        for where, namespace, before in kept:
+            for name, value in before.items():
+                if namespace.get(name, _GONE) is not value and f"{where}.{name}" not in SETTABLE:
+                    found.append(f"rewrote {where}.{name}")
+        return found
+
+    return replaced
+
+
+_GONE = object()
+
+
+def _callables(namespace: Any) -> dict[str, Any]:
+    return {name: value for name, value in namespace.items()
+            if callable(value) or isinstance(value, classmethod | staticmethod | property)}

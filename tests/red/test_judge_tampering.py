@@ -1,0 +1,137 @@
+"""Code that rewrites, blinds or recognises the red agent's measurement keeps its flaw found; both backends.
+
+Every hostile submission is a lockless submission of the library (its honest
+control, whose race the probe finds) plus one trick a submission that read our
+source would try: rewrite the task's race check or the fork server's trial
+routine through ``sys.modules``, rewrite the builtins the old in-box check
+summed with, die whenever a trace function is set, switch the trace off for
+its own body and on again (directly or through ``ctypes``), reconcile the
+totals the old check read, or behave only while the probe's files are in
+view. Each must still show the race (or a reported look at the judge, which
+the agent turns into a hit and a critical finding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from logomesh.red import attack
+from logomesh.red.attacks.race import RaceFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeRun
+from logomesh.red.problem import INTROSPECTION, sandbox_runner
+from logomesh.sandbox import Sandbox
+from logomesh.sandbox.choose import make_sandbox
+from logomesh.tasks import TaskSpec, load_task
+
+ALLOW = "    def allow(self, key: str) -> bool:\n"
+TRANSFER = "    def transfer(self, src: str, dst: str, amount: Decimal) -> None:\n"
+BALANCE = "    def balance(self, account_id: str) -> Decimal:\n        return self._balances[account_id]\n"
+
+AT_IMPORT = {
+    "task check rewritten": "import sys\n_t = sys.modules.get('_lm_task')\nif _t: _t.race = lambda *a, **k: []\n",
+    "trial routine rewritten": "import sys\n_r = sys.modules.get('_lm_runtime')\n"
+                               "if _r: _r._child = lambda *a, **k: None\n",
+    "builtins rewritten": "import builtins\nbuiltins.sum = lambda *a, **k: 10\nbuiltins.any = lambda *a, **k: False\n",
+    "records rewritten": "import json\n_d = json.dumps\n"
+                         "json.dumps = lambda o, *a, **k: _d({'final': {'status': 'ok', 'result': {'observed': "
+                         "{'answers': [], 'errors': []}}}} if isinstance(o, dict) and 'final' in o else o, *a, **k)\n",
+    "threads run one at a time": "import threading\n_s = threading.Thread.start\n"
+                                 "def _serial(self):\n    _s(self)\n    self.join()\n"
+                                 "threading.Thread.start = _serial\n",
+    "output closed": "import os\nos.closerange(1, 256)\n",
+}
+REWRITES = {"builtins rewritten": "builtins.sum", "records rewritten": "json.dumps",
+            "threads run one at a time": "threading.Thread.start"}
+IN_METHOD = {
+    "dies when traced": "import sys, os\n        if sys.gettrace() is not None: os._exit(0)",
+    "trace off, then on": "import sys\n        _saved = sys.gettrace(); sys.settrace(None)",
+    "trace off through ctypes": "_c = __import__('ct' + 'ypes')\n"
+                                "        _c.pythonapi.PyEval_SetTrace(None, None)",
+    "lock only beside probe files": "import os\n        if os.path.exists('_lm_runtime.py') or "
+                                    "os.path.exists('_lm_probes.py'): return self._locked(key)",
+}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
+)
+def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    sandbox = make_sandbox(str(request.param))
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
+def race(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], ProbeRun]:
+    """Eight trials of the race probe's first variant: the host's violations, and the run."""
+    variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
+    spec = variant.spec.__class__(variant.spec.probe, variant.spec.args, 8, variant.spec.timeout_s,
+                                  variant.spec.memory_bytes)
+    run = sandbox_runner(box, source, task.reference)(spec, 20261125)
+    hits = [RaceFamily().judge(variant, t).observation for t in run.trials if RaceFamily().judge(variant, t).hit]
+    return hits, run
+
+
+def at_import(source: str, code: str) -> str:
+    future = "from __future__ import annotations\n"
+    return source.replace(future, future + code, 1) if future in source else code + source
+
+
+@pytest.mark.parametrize("trick", sorted(AT_IMPORT))
+def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str) -> None:
+    task = load_task("rate-limiter")
+    plain = task.labelled_submission("no-lock").submission.source
+    assert race(box, task, plain)[0]  # the control: the race is found
+    hits, run = race(box, task, at_import(plain, AT_IMPORT[trick]))
+    assert hits or run.introspection, (trick, run.harness_error)
+    if trick in REWRITES:
+        assert any(REWRITES[trick] in r for r in run.introspection), run.introspection
+
+
+@pytest.mark.parametrize("trick", sorted(IN_METHOD))
+def test_blinding_or_recognising_the_race_probe_is_found(box: Sandbox, trick: str) -> None:
+    task = load_task("rate-limiter")
+    plain = task.labelled_submission("no-lock").submission.source
+    body = plain.replace(ALLOW, ALLOW.replace("allow", "_locked"), 1)  # the same body, reachable as _locked
+    sneaky = body.replace(ALLOW.replace("allow", "_locked"),
+                          ALLOW + f"        {IN_METHOD[trick]}\n        return self._locked(key)\n\n"
+                          + ALLOW.replace("allow", "_locked"), 1)
+    assert sneaky != plain
+    hits, run = race(box, task, sneaky)
+    assert hits or run.introspection, (trick, run.harness_error)
+    if trick.startswith("trace off"):
+        assert run.introspection  # switching the instrument off is itself reported, from outside the process
+
+
+def test_reconciled_totals_do_not_hide_lost_updates(box: Sandbox) -> None:
+    """A lockless bank that reports the last account as whatever keeps the total at 400 and nothing negative."""
+    task = load_task("bank-ledger")
+    plain = task.labelled_submission("no-lock").submission.source
+    reconciled = plain.replace(BALANCE, (
+        "    def balance(self, account_id: str) -> Decimal:\n"
+        "        names = sorted(self._balances)\n"
+        "        if account_id != names[-1]:\n"
+        "            return max(self._balances[account_id], Decimal(0))\n"
+        "        others = sum(max(self._balances[n], Decimal(0)) for n in names[:-1])\n"
+        "        return Decimal(100) * len(names) - others\n"), 1)
+    assert reconciled != plain
+    hits, _ = race(box, task, reconciled)
+    assert any("transfers that went through" in h for h in hits), hits
+
+
+@pytest.mark.docker
+def test_the_agent_reports_a_look_at_the_judge_as_critical_and_keeps_the_race() -> None:
+    task = load_task("rate-limiter")
+    plain = task.labelled_submission("no-lock").submission.source
+    sneaky = plain.replace(ALLOW, ALLOW + "        import sys\n        sys.settrace(None)\n", 1)
+    with make_sandbox("docker") as sandbox:
+        control = attack(task, plain, sandbox, budget_s=3.0, seed=0)
+        report = attack(task, sneaky, sandbox, budget_s=3.0, seed=0)
+    families = {f.family: f.severity for f in report.findings}
+    assert families.get(INTROSPECTION) == "critical"
+    assert {f.family for f in control.findings} <= set(families)
