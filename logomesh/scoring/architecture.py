@@ -155,6 +155,22 @@ def _is_recursive(tree: ast.Module) -> bool:
     return False
 
 
+def _takes_a_lock(tree: ast.Module) -> bool:
+    """Some function enters a ``with`` on a name or attribute (``with self._lock:``) or calls ``.acquire()``.
+
+    A lock created and never taken protects nothing; creating one was all the old rule asked."""
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.With | ast.AsyncWith) and any(
+                    isinstance(item.context_expr, ast.Name | ast.Attribute) for item in node.items):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "acquire":
+                return True
+    return False
+
+
 def find_violations(source: str, constraints: Constraints) -> list[Violation]:
     tree, reason = parse_source(source)
     if tree is None:
@@ -185,10 +201,13 @@ def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
             found.append(Violation("network", "network", line, f"calls network API {name}"))
     if constraints.forbid_loops:
         found += [Violation("loop", "no loops", line, f"{kind} loop") for kind, line in resolver.loops]
-    if "lock" in constraints.required and not any(
-        any(_matches(name, factory) for factory in LOCK_FACTORIES) for name, _ in resolver.calls
-    ):
-        found.append(Violation("missing_required", "lock", 0, "no lock is ever created (threading.Lock, RLock, ...)"))
+    if "lock" in constraints.required:
+        if not any(any(_matches(name, factory) for factory in LOCK_FACTORIES) for name, _ in resolver.calls):
+            found.append(Violation("missing_required", "lock", 0,
+                                   "no lock is ever created (threading.Lock, RLock, ...)"))
+        elif not _takes_a_lock(tree):
+            found.append(Violation("missing_required", "lock", 0,
+                                   "a lock is created but no function ever takes it (with lock: or lock.acquire())"))
     if "recursion" in constraints.required and not _is_recursive(tree):
         found.append(Violation("missing_required", "recursion", 0, "no function calls itself"))
     return sorted(set(found), key=lambda v: (v.line, v.kind, v.constraint, v.detail))

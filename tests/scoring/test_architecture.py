@@ -72,9 +72,22 @@ def test_required_lock_and_recursion() -> None:
     assert missing == [("missing_required", "lock"), ("missing_required", "recursion")]
     present = (
         "import threading as t\nclass C:\n    def __init__(self):\n        self.l = t.RLock()\n"
-        "    def walk(self, n):\n        return 0 if n == 0 else self.walk(n - 1)\n"
+        "    def walk(self, n):\n        with self.l:\n            return 0 if n == 0 else self.walk(n - 1)\n"
     )
     assert kinds(present, needs) == []
+
+
+@pytest.mark.parametrize(("taking", "taken"), [
+    ("        with self.l:\n            self.n += 1\n", True),
+    ("        self.l.acquire()\n        self.n += 1\n        self.l.release()\n", True),
+    ("        self.n += 1\n", False),  # created, never taken: protects nothing
+    ("        with open('f') as h:\n            self.n += 1\n", False),  # a with, but not on a lock
+])
+def test_a_required_lock_must_be_taken_not_only_created(taking: str, taken: bool) -> None:
+    source = ("import threading\nclass C:\n    def __init__(self):\n        self.l = threading.Lock()\n"
+              "        self.n = 0\n    def bump(self):\n" + taking)
+    missing = kinds(source, Constraints(required=("lock",)))
+    assert (missing == []) == taken, missing
 
 
 def test_loops_are_violations_when_forbidden_including_comprehensions() -> None:
