@@ -34,7 +34,7 @@ _IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
 
 @dataclass(frozen=True)
 class Violation:
-    kind: str  # banned_import, banned_call, network, missing_required, loop, syntax_error
+    kind: str  # banned_import, banned_call, network, missing_required, loop, syntax_error, no_entry_point
     constraint: str  # the constraint it breaks: the module, the call, the pattern
     line: int
     detail: str
@@ -48,6 +48,7 @@ class Architecture:
     score: float
     violations: tuple[Violation, ...]
     deductions: tuple[tuple[str, str, float], ...]  # (kind, constraint, weight), one per violated constraint
+    rests_on: str = "the module's AST"
 
 
 def _matches(name: str, banned: str) -> bool:
@@ -213,9 +214,21 @@ def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
     return sorted(set(found), key=lambda v: (v.line, v.kind, v.constraint, v.detail))
 
 
-def architecture_score(source: str, constraints: Constraints, weights: ArchitectureWeights) -> Architecture:
+def architecture_score(source: str, constraints: Constraints, weights: ArchitectureWeights,
+                       entry_point: str | None = None) -> Architecture:
+    """A from the AST; with ``entry_point``, a module that does not define it has no architecture to measure."""
     violations = find_violations(source, constraints)
+    rests_on = "the module's AST"
+    if any(v.kind == "syntax_error" for v in violations):
+        rests_on = "nothing: the source does not parse"
+    elif entry_point is not None:
+        from logomesh.module_check import defined_names
+
+        tree, _ = parse_source(source)
+        if tree is not None and entry_point not in defined_names(tree):
+            violations.append(Violation("no_entry_point", entry_point, 0, f"defines no `{entry_point}`"))
+            rests_on = f"nothing: the module defines no `{entry_point}`"
     distinct = sorted({(v.kind, v.constraint) for v in violations})
     deductions = tuple((kind, constraint, float(getattr(weights, kind))) for kind, constraint in distinct)
     score = weights.start - sum(weight for _, _, weight in deductions)
-    return Architecture(min(1.0, max(0.0, score)), tuple(violations), deductions)
+    return Architecture(min(1.0, max(0.0, score)), tuple(violations), deductions, rests_on)

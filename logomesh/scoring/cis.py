@@ -86,6 +86,18 @@ class ScoreCard:
     def intent_vector(self) -> list[float]:
         return list(self.rationale.intent_vector)
 
+    def rests_on(self) -> dict[str, str]:
+        """What each component was computed from, in words (``components.rests_on``)."""
+        hidden = (f"the hidden suite: {self.hidden.passed} of {self.hidden.total} tests passed" if self.testing.counted
+                  else "nothing: the hidden suite did not run the code")
+        facts = self.logic.facts
+        scale = facts.get("behaviour_scale")
+        logic = "measured facts (red probes, complexity, invalid-input tests, purple tests)"
+        if scale is not None:
+            logic += f", each not read from the hidden tests scaled by the hidden pass rate {scale:.4f}"
+        return {"rationale": "the code's tokens (prose removed) against the task intent",
+                "architecture": self.architecture.rests_on, "testing": hidden, "logic": logic}
+
     def result_fields(self) -> dict[str, Any]:
         d = self.config.digits
 
@@ -128,6 +140,7 @@ class ScoreCard:
                 "testing": {"hidden_pass_rate": r(self.testing.pass_rate), "counted": self.testing.counted},
                 "logic": {"parts": {k: r(v) for k, v in self.logic.parts.items()},
                           "facts": {k: (r(v) if isinstance(v, float) else v) for k, v in self.logic.facts.items()}},
+                "rests_on": self.rests_on(),
             },
             "scorer_config_sha256": self.config.sha256(),
         }
@@ -156,13 +169,13 @@ def score_submission(
     rationale = rationale_score(task, source, config)
     emit(ScoreComponent(battle_id, "rationale", rationale.score, {"cosine": rationale.cosine,
                                                                   "windows": rationale.windows}))
-    architecture = architecture_score(source, task.constraints, config.architecture)
+    architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point)
     emit(ScoreComponent(battle_id, "architecture", architecture.score,
                         {"violations": [v.to_json() for v in architecture.violations]}))
     testing = score_testing(hidden, config)
     emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
     real = confirmed(findings, config)
-    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, red)
+    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, red, behaviour=testing.pass_rate)
     emit(ScoreComponent(battle_id, "logic", logic.score, {"parts": dict(logic.parts)}))
 
     anchors = {"rationale": rationale.score, "architecture": architecture.score, "logic": logic.score}

@@ -43,6 +43,7 @@ class ArchitectureWeights:
     missing_required: float = 0.20
     loop: float = 0.15
     syntax_error: float = 0.80
+    no_entry_point: float = 0.80  # the module defines no task entry point: no architecture to measure
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ class LogicWeights:
         ("critical", 0.60),
     )
     untested_discrimination: float = 0.5  # purple tests' worth when no flawed variant was tried
+    # Every part not itself read from the hidden tests (probes, complexity, purple tests, the static invalid-input
+    # fallback) is multiplied by the hidden pass rate: code that fails its hidden tests earns no logic credit for
+    # being simple, unprobed or self-tested (logic.py).
+    follow_behaviour: bool = True
 
 
 @dataclass(frozen=True)

@@ -181,7 +181,11 @@ def logic_anchor(
     mutants: MutantReport | None,
     weights: LogicWeights,
     red: RedCoverage | None = None,
+    behaviour: float | None = None,
 ) -> Logic:
+    """L from measured facts. ``behaviour`` (the hidden pass rate), when given and ``weights.follow_behaviour``,
+    scales every part that is not itself read from the hidden tests: code that fails them earns no credit for
+    being simple, unprobed or passing its own tests."""
     tree, _ = parse_source(source)
     facts: dict[str, Any] = {}
     parts: dict[str, float] = {}
@@ -193,5 +197,12 @@ def logic_anchor(
     ):
         parts[name] = value
         facts.update(detail)
+    if behaviour is not None and weights.follow_behaviour:
+        from_hidden = facts.get("invalid_input_source") == "hidden tests"
+        scaled = [n for n in parts if not (n == "invalid_input" and from_hidden)]
+        for name in scaled:
+            parts[name] *= behaviour
+        facts["behaviour_scale"] = behaviour
+        facts["scaled_by_behaviour"] = scaled
     score = sum(getattr(weights, name) * value for name, value in parts.items())
     return Logic(min(1.0, max(0.0, score)), parts, facts)

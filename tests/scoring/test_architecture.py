@@ -133,3 +133,15 @@ def test_hostile_source_is_a_violation_not_a_crash(source: str) -> None:
     result = architecture_score(source, BANS, W)
     assert result.score == 0.0 and result.violations[0].kind == "syntax_error"
     assert 0.0 <= logic_anchor(source, SuiteRun(()), None, [], None, LogicWeights()).score <= 1.0
+
+
+def test_a_file_name_or_a_module_without_the_entry_point_has_no_architecture() -> None:
+    """Absence is not quality: an 11-byte file name parsed as Python scored A 0.80, as correct code did."""
+    for source in ("solution.py\n", "def helper(x):\n    return x\n"):
+        result = architecture_score(source, BANS, W, entry_point="add")
+        assert result.score == 0.0
+        assert result.rests_on == "nothing: the module defines no `add`"
+        assert [v.kind for v in result.violations] == ["no_entry_point"]
+    clean = architecture_score("def add(a, b):\n    return a + b\n", BANS, W, entry_point="add")
+    assert (clean.score, clean.rests_on) == (pytest.approx(0.80), "the module's AST")
+    assert architecture_score("def add(:\n", BANS, W, "add").rests_on == "nothing: the source does not parse"

@@ -178,3 +178,23 @@ def test_behaviour_stands_in_for_the_text_where_it_is_stronger(behaviour: float 
 
 def test_behaviour_never_lowers_what_the_text_earned() -> None:
     assert penalty_factor(0.8, 0.1, DEFAULT_CONFIG, 0.0) == (1.0, ())
+
+
+def test_logic_parts_not_read_from_hidden_tests_follow_the_hidden_pass_rate() -> None:
+    """Issue 22: L was 0.713 for code passing 0 % of its hidden tests, above two correct answers (0.675, 0.588)."""
+    weights = LogicWeights()
+    wrong, right = suite(0, 4), suite(4)
+    args = (suite(2), [], None, weights, RedCoverage(True, 8))
+    failing = logic_anchor(CLEAN, wrong, *args, behaviour=0.0)
+    passing = logic_anchor("def f(x):\n" + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(15))
+                           + "    return x\n", right, *args, behaviour=1.0)
+    assert failing.score == 0.0 < passing.score
+    assert failing.facts["scaled_by_behaviour"] == ["probes", "complexity", "invalid_input", "purple_tests"]
+    half = logic_anchor(CLEAN, suite(2, 2), *args, behaviour=0.5)
+    unscaled = logic_anchor(CLEAN, suite(2, 2), *args)
+    for name in ("probes", "complexity", "purple_tests"):
+        assert half.parts[name] == pytest.approx(0.5 * unscaled.parts[name])
+    measured = suite(1, 1, names=("t.T.test_rejects_bad_input", "t.T.test_ok"))
+    from_hidden = logic_anchor(CLEAN, measured, *args, behaviour=0.5)
+    assert from_hidden.parts["invalid_input"] == 1.0  # its one hidden test passed; read from them: not scaled
+    assert "invalid_input" not in from_hidden.facts["scaled_by_behaviour"]
