@@ -55,6 +55,7 @@ from logomesh.tasks import TaskError, TaskSpec, load_task
 if TYPE_CHECKING:
     from ledger import Ledger
     from logomesh.sandbox import Sandbox
+    from logomesh.scoring.config import LlmConfig
 
 SEED_LIMIT = 2**53
 """Seeds are recorded in JSON results; beyond this magnitude no JSON reader keeps them exact."""
@@ -89,6 +90,8 @@ class BattleRequest:
     purple_timeout_s: float = 120.0
     purple_stream: bool = False
     """Ask with ``message/stream`` (SSE) instead of ``message/send``."""
+    review_llm: LlmConfig | None = None
+    """The bounded LLM senior review's endpoint (``score --llm-base-url``); ``None``: off."""
     cancel: CancelToken | None = field(default=None, compare=False, repr=False)
     """Cancelling it stops the battle (see the module docstring); ``None``: nobody can."""
 
@@ -244,7 +247,8 @@ def judge(
 
     card = abandon_on_cancel(  # scoring only computes: a cancel need not wait for the model
         lambda: score_submission(task, submission, measured.hidden, measured.purple, measured.findings,
-                                 config=DEFAULT_CONFIG, battle_id=battle_id, emit=quiet_once_cancelled,
+                                 config=DEFAULT_CONFIG.with_llm(request.review_llm), battle_id=battle_id,
+                                 emit=quiet_once_cancelled,
                                  mutants=measured.mutants, red=measured.red),
         cancel, name="logomesh-scoring")
     return Judged(sandbox, measured, card)

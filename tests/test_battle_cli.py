@@ -81,6 +81,9 @@ def _rows(home: Path) -> list[dict[str, object]]:
         (["--task", "rate-limiter", "--mock", "good", "--battle-id", "x" * 150], "use 1-128 letters"),
         (["--task", "rate-limiter", "--mock", "good", "--battle-id", "a/b"], "--battle-id: bad battle id"),
         (["--task", "rate-limiter", "--mock", "good", "--protocol", "2.0"], "--protocol must be 0.3 or 1.0"),
+        (["--task", "rate-limiter", "--mock", "good", "--llm-model", "m"], "give both --llm-base-url and --llm-model"),
+        (["--task", "rate-limiter", "--mock", "good", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m",
+          "--llm-timeout", "0"], "--llm-timeout must be in (0, 3600]"),
     ],
 )
 def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:

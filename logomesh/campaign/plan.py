@@ -20,6 +20,7 @@ from typing import Any
 from ledger.canonical import canonicalize
 from logomesh.battle import SEED_LIMIT
 from logomesh.purple.agent_url import agent_url_problem
+from logomesh.scoring.config import LlmConfig
 
 PLAN_VERSION = 1
 CAMPAIGNS_DIR = "campaigns"
@@ -53,6 +54,20 @@ class Settings:
     red_budget_s: float = 10.0
     purple_timeout_s: float = 120.0
     protocol: str | None = None
+    review_llm: LlmConfig | None = None  # the bounded LLM senior review of every battle (off: left out of the plan)
+
+    def to_json(self) -> dict[str, Any]:
+        """As saved and hashed; a campaign without the review keeps the bytes and the id it always had."""
+        body = asdict(self)
+        if self.review_llm is None:
+            del body["review_llm"]
+        return body
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> Settings:
+        fields = dict(body)
+        review = fields.pop("review_llm", None)
+        return cls(**fields, review_llm=None if review is None else LlmConfig(**review))
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,7 @@ class CampaignPlan:
 
     def to_json(self) -> dict[str, Any]:
         body = asdict(self)
+        body["settings"] = self.settings.to_json()
         body["version"] = PLAN_VERSION
         return body
 
@@ -114,7 +130,7 @@ class CampaignPlan:
             task_ids=tuple(body["task_ids"]),
             repeat=int(body["repeat"]),
             seed=int(body["seed"]),
-            settings=Settings(**body["settings"]),
+            settings=Settings.from_json(body["settings"]),
             tasks_dir=None if body.get("tasks_dir") is None else str(body["tasks_dir"]),
         )
 
@@ -167,7 +183,7 @@ def default_campaign_id(agents: Sequence[Agent], task_ids: Sequence[str], repeat
     A plan on the checkout's own library leaves ``tasks_dir`` out, so its id is the one it always had.
     """
     body: dict[str, Any] = {"agents": [asdict(a) for a in agents], "task_ids": list(task_ids), "repeat": repeat,
-                            "seed": seed, "settings": asdict(settings)}
+                            "seed": seed, "settings": settings.to_json()}
     if tasks_dir is not None:
         body["tasks_dir"] = tasks_dir
     return "c-" + hashlib.sha256(canonicalize(body)).hexdigest()[:12]

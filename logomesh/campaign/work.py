@@ -44,6 +44,7 @@ def request_for(job: BattleJob, settings: Settings, home: Path) -> BattleRequest
         red=settings.red,
         campaign_id=job.campaign_id,
         purple_timeout_s=settings.purple_timeout_s,
+        review_llm=settings.review_llm,
     )
 
 

@@ -19,6 +19,13 @@ from logomesh.commands.common import (
     check_seconds,
     fail,
 )
+from logomesh.commands.scoring import (
+    LlmMaxTokensOption,
+    LlmModelOption,
+    LlmTimeoutOption,
+    LlmUrlOption,
+    review_llm,
+)
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
@@ -62,6 +69,10 @@ def run(
     stream: Annotated[
         bool, typer.Option("--stream", help="Ask the purple agent with message/stream (SSE) instead of message/send.")
     ] = False,
+    llm_base_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    llm_timeout: LlmTimeoutOption = 30.0,
+    llm_max_tokens: LlmMaxTokensOption = None,
     tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
@@ -87,6 +98,7 @@ def run(
     check_seconds("--purple-timeout", purple_timeout)
     check_battle_id(battle_id)
     check_agent(task, purple, mock, stream)
+    review = review_llm(llm_base_url, llm_model, llm_timeout, llm_max_tokens)
     label = purple or f"mock:{mock}"
     state = resolve_home(home)
     try:
@@ -106,6 +118,7 @@ def run(
         red=not no_red,
         purple_timeout_s=purple_timeout,
         purple_stream=stream,
+        review_llm=review,
         cancel=CancelToken(),
     )
     try:

@@ -23,10 +23,18 @@ from logomesh.commands.common import (
     check_seconds,
     fail,
 )
+from logomesh.commands.scoring import (
+    LlmMaxTokensOption,
+    LlmModelOption,
+    LlmTimeoutOption,
+    LlmUrlOption,
+    review_llm,
+)
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
     from logomesh.campaign.plan import Agent, CampaignPlan, Settings
+    from logomesh.scoring.config import LlmConfig
 
 app = typer.Typer(help="Run many battles in parallel and rank agents.", no_args_is_help=True)
 
@@ -37,7 +45,8 @@ FORMATS = ("table", "json", "html")
 
 def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: str, repeat: int, seed: int,
                        campaign_id: str | None, sandbox: str, red_budget: float, no_red: bool,
-                       purple_timeout: float, protocol: str | None, executor: str) -> CampaignPlan:
+                       purple_timeout: float, protocol: str | None, executor: str,
+                       review: LlmConfig | None = None) -> CampaignPlan:
     from logomesh.campaign.plan import (
         PlanError,
         Settings,
@@ -49,7 +58,7 @@ def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: st
     )
 
     settings = Settings(sandbox=sandbox, red=not no_red, red_budget_s=red_budget if not no_red else 0.0,
-                        purple_timeout_s=purple_timeout, protocol=protocol)
+                        purple_timeout_s=purple_timeout, protocol=protocol, review_llm=review)
     try:
         plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
     except PlanError as exc:  # agents, tasks, repeat, seed or id as given: a usage error
@@ -132,6 +141,10 @@ def run(
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
     purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
+    llm_base_url: LlmUrlOption = None,
+    llm_model: LlmModelOption = None,
+    llm_timeout: LlmTimeoutOption = 30.0,
+    llm_max_tokens: LlmMaxTokensOption = None,
     tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
@@ -146,6 +159,7 @@ def run(
     from logomesh.home import resolve_home
 
     _check_options(red_budget, purple_timeout, protocol, executor, workers, ray_address)
+    review = review_llm(llm_base_url, llm_model, llm_timeout, llm_max_tokens)
     state = resolve_home(home)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
     plan: CampaignPlan | None = None
@@ -163,7 +177,7 @@ def run(
                 os.environ["LOGOMESH_TASKS"] = library
         else:
             plan = _plan_from_options(state, purple or [], mock or [], tasks, repeat, seed, campaign_id, sandbox,
-                                      red_budget, no_red, purple_timeout, protocol, executor)
+                                      red_budget, no_red, purple_timeout, protocol, executor, review)
         kept = saved_workers(state, plan.campaign_id) if resume is not None and workers is None else None
         chosen = workers or kept or default_workers()
         if resume is None:

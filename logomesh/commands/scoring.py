@@ -22,7 +22,7 @@ from logomesh.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from logomesh.scoring.config import ScoringConfig
+    from logomesh.scoring.config import LlmConfig, ScoringConfig
 
 RedBudgetOption = Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)]
 NoRedOption = Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")]
@@ -31,20 +31,39 @@ LlmUrlOption = Annotated[
     str | None, typer.Option("--llm-base-url", help="OpenAI-compatible endpoint for the bounded review (off).")
 ]
 LlmModelOption = Annotated[str | None, typer.Option("--llm-model", help="Model name for --llm-base-url.")]
+LlmTimeoutOption = Annotated[
+    float, typer.Option("--llm-timeout", help="Seconds to wait for the review's reply (then no adjustment).")
+]
+LlmMaxTokensOption = Annotated[int | None, typer.Option("--llm-max-tokens", help="Longest review reply to ask for.")]
 
 
 def _check_red_budget(red_budget: float) -> None:
     check_seconds("--red-budget", red_budget)
 
 
-def _config(llm_base_url: str | None, llm_model: str | None) -> ScoringConfig:
-    from logomesh.scoring import DEFAULT_CONFIG, LlmConfig
+def review_llm(llm_base_url: str | None, llm_model: str | None, timeout_s: float = 30.0,
+               max_tokens: int | None = None) -> LlmConfig | None:
+    """The senior review's endpoint from the ``--llm-*`` options (``None``: off); usage errors exit 2."""
+    from logomesh.scoring import LlmConfig
 
     if (llm_base_url is None) != (llm_model is None):
         fail("give both --llm-base-url and --llm-model, or neither", 2)
+    if not 0 < timeout_s <= 3600:
+        fail(f"--llm-timeout must be in (0, 3600] seconds, not {timeout_s:g}", 2)
+    if max_tokens is not None and max_tokens < 1:
+        fail(f"--llm-max-tokens must be at least 1, not {max_tokens}", 2)
     if llm_base_url is None or llm_model is None:
-        return DEFAULT_CONFIG
-    return DEFAULT_CONFIG.with_llm(LlmConfig(base_url=llm_base_url, model=llm_model))
+        return None
+    if not llm_base_url.startswith(("http://", "https://")):
+        fail(f"--llm-base-url must start with http:// or https://, not {llm_base_url!r}", 2)
+    return LlmConfig(base_url=llm_base_url, model=llm_model, timeout_s=timeout_s, max_tokens=max_tokens)
+
+
+def _config(llm_base_url: str | None, llm_model: str | None, timeout_s: float = 30.0,
+            max_tokens: int | None = None) -> ScoringConfig:
+    from logomesh.scoring import DEFAULT_CONFIG
+
+    return DEFAULT_CONFIG.with_llm(review_llm(llm_base_url, llm_model, timeout_s, max_tokens))
 
 
 def _read_submission(path: Path) -> Any:
@@ -77,6 +96,8 @@ def score(
     seed: SeedOption = 0,
     llm_base_url: LlmUrlOption = None,
     llm_model: LlmModelOption = None,
+    llm_timeout: LlmTimeoutOption = 30.0,
+    llm_max_tokens: LlmMaxTokensOption = None,
     tasks_dir: TasksDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -89,7 +110,7 @@ def score(
     from logomesh.tasks import TaskError, load_task
 
     _check_red_budget(red_budget)
-    config = _config(llm_base_url, llm_model)
+    config = _config(llm_base_url, llm_model, llm_timeout, llm_max_tokens)
     try:
         spec = load_task(task)
     except TaskError as exc:

@@ -21,10 +21,12 @@ from logomesh.battle import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.sandbox.choose import KINDS
+from logomesh.scoring.config import LlmConfig
 from logomesh.tasks import TaskError, load_task
 
 PROTOCOLS = ("0.3", "1.0")
-_CONFIG_KEYS = {"task_id", "seed", "battle_id", "red", "red_budget_s", "sandbox", "protocol"}
+_CONFIG_KEYS = {"task_id", "seed", "battle_id", "red", "red_budget_s", "sandbox", "protocol", "llm_base_url",
+                "llm_model", "llm_timeout_s"}
 
 
 class AssessmentError(ValueError):
@@ -41,6 +43,7 @@ class Assessment:
     red_budget_s: float = 10.0
     sandbox: str = "auto"
     protocol: str | None = None
+    review_llm: LlmConfig | None = None  # the bounded senior review (config.llm_base_url, llm_model, llm_timeout_s)
 
 
 def _request_object(texts: Sequence[str], datas: Sequence[Any]) -> dict[str, Any]:
@@ -94,6 +97,21 @@ def _budget(config: dict[str, Any]) -> float:
     return float(value)
 
 
+def _review_llm(config: dict[str, Any]) -> LlmConfig | None:
+    url, model = config.get("llm_base_url"), config.get("llm_model")
+    if url is None and model is None:
+        if "llm_timeout_s" in config:
+            raise AssessmentError("'config.llm_timeout_s' goes with 'config.llm_base_url' and 'config.llm_model'")
+        return None
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or not isinstance(model, str) \
+            or not model.strip():
+        raise AssessmentError("'config.llm_base_url' (http:// or https://) and 'config.llm_model' go together")
+    timeout = config.get("llm_timeout_s", 30.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < float(timeout) <= 3600:
+        raise AssessmentError("'config.llm_timeout_s' must be a number of seconds in (0, 3600]")
+    return LlmConfig(base_url=url, model=model, timeout_s=float(timeout))
+
+
 def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path | None = None) -> Assessment:
     """The assessment in a message's text and data parts; the task must exist."""
     request = _request_object(texts, datas)
@@ -131,4 +149,5 @@ def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path
         red_budget_s=_budget(config),
         sandbox=_choice(config, "sandbox", KINDS, "auto") or "auto",
         protocol=_choice(config, "protocol", PROTOCOLS, None),
+        review_llm=_review_llm(config),
     )

@@ -66,7 +66,8 @@ def battle_request(assessment: Assessment, a2a_task_id: str, settings: GreenSett
     battle_id = assessment.battle_id or f"{assessment.task_id}-{a2a_task_id}"
     return BattleRequest(task_id=assessment.task_id, battle_id=battle_id, seed=assessment.seed, home=settings.home,
                          purple_url=assessment.purple_url, protocol=assessment.protocol, sandbox=assessment.sandbox,
-                         red_budget_s=assessment.red_budget_s, red=assessment.red)
+                         red_budget_s=assessment.red_budget_s, red=assessment.red,
+                         review_llm=assessment.review_llm)
 
 
 def _say(updater: TaskUpdater, text: str) -> Any:

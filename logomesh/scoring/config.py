@@ -30,6 +30,7 @@ class LlmConfig:
     timeout_s: float = 30.0
     seed: int = 0
     temperature: float = 0.0
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,11 @@ seed. The reply must be a JSON object ``{"rationale": x, "architecture": y,
 "logic": z}`` of adjustments. Each adjustment is clamped to ±``bound`` and each
 adjusted value to [0, 1], so whatever the model says, the CIS before penalties
 moves by at most ``(w_R + w_A + w_L) × bound`` (0.075 by default). An HTTP
-error, a timeout or a malformed reply gives zero adjustments and says why.
+error or a timeout gives zero adjustments, status ``fallback: <why>``; a reply
+that is not the requested format (not one JSON object of three finite numbers,
+a value outside ±bound, the measured scores echoed back) gives zero
+adjustments, status ``malformed: <why>``. Nothing malformed is clamped into
+an adjustment.
 With no LLM configured (the default) nothing is called and the adjustments are
 zero. The API key is read from the environment at call time and never stored.
 """
@@ -28,7 +32,7 @@ ADJUSTABLE = ("rationale", "architecture", "logic")
 @dataclass(frozen=True)
 class Review:
     adjustments: dict[str, float]  # clamped, per adjustable component
-    status: str  # "disabled", "ok", or "fallback: <why>"
+    status: str  # "disabled", "ok", "malformed: <why>" (a reply not in the format) or "fallback: <why>" (no reply)
     model: str = ""
     reply_sha256: str = ""
     requested: dict[str, float] = field(default_factory=dict)  # what the model asked for, before clamping
@@ -59,8 +63,15 @@ def apply(anchors: Mapping[str, float], adjustments: Mapping[str, float], bound:
     return {k: min(1.0, max(0.0, v + clamped.get(k, 0.0))) for k, v in anchors.items()}
 
 
-def parse_reply(content: str) -> dict[str, float]:
-    """The adjustments in the model's reply; ``ValueError`` with a one-line reason if malformed."""
+def parse_reply(content: str, anchors: Mapping[str, float] | None = None, bound: float | None = None
+                ) -> dict[str, float]:
+    """The adjustments in the model's reply; ``ValueError`` with a one-line reason if it is not that format.
+
+    The format is one JSON object (a Markdown ```json fence around it is fine) with a finite number for each
+    adjustable component. With ``bound``, a value outside ±bound is not an adjustment (a model that echoes
+    the measured scores asks for +0.71); with ``anchors``, a reply that repeats the measured scores is an
+    echo, whatever their size. Either is malformed, never clamped into an adjustment.
+    """
     text = content.strip()
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
@@ -76,6 +87,14 @@ def parse_reply(content: str) -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ValueError(f"reply field {key!r} is missing or not a finite number")
         out[key] = float(value)
+    if anchors is not None and any(out.values()) and all(
+            abs(out[k] - round(anchors[k], 4)) < 5e-5 for k in ADJUSTABLE):
+        raise ValueError("reply repeats the measured scores instead of adjusting them")
+    if bound is not None:
+        outside = [k for k in ADJUSTABLE if abs(out[k]) > bound + 1e-12]
+        if outside:
+            raise ValueError(f"reply field(s) {', '.join(outside)} outside the adjustment range ±{bound:g} "
+                             f"({', '.join(f'{out[k]:g}' for k in outside)})")
     return out
 
 
@@ -102,12 +121,14 @@ def review(
     key = os.environ.get(llm.api_key_env, "")
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    body = {
+    body: dict[str, Any] = {
         "model": llm.model,
         "messages": _prompt(task_description, source, anchors, bound),
         "temperature": llm.temperature,
         "seed": llm.seed,
     }
+    if llm.max_tokens is not None:
+        body["max_tokens"] = llm.max_tokens
     url = llm.base_url.rstrip("/") + "/chat/completions"
     try:
         response = httpx.post(url, json=body, headers=headers, timeout=llm.timeout_s)
@@ -121,7 +142,7 @@ def review(
         return Review(zero(), f"fallback: {type(exc).__name__}: {reason}", model=llm.model)
     digest = hashlib.sha256(raw).hexdigest()
     try:
-        requested = parse_reply(content)
+        requested = parse_reply(content, anchors, bound)
     except ValueError as exc:
-        return Review(zero(), f"fallback: malformed reply: {exc}", model=llm.model, reply_sha256=digest)
+        return Review(zero(), f"malformed: {exc}", model=llm.model, reply_sha256=digest)
     return Review(clamp_adjustments(requested, bound), "ok", llm.model, digest, requested)

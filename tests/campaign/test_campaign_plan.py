@@ -120,3 +120,26 @@ def test_default_workers_follow_cores_and_memory() -> None:
     assert default_workers(cpus=2, memory=24 * gib) == 4  # half a CPU per sandbox
     assert default_workers(cpus=64, memory=2 * gib) == 2  # 768 MiB per worker and its sandbox
     assert default_workers(cpus=1, memory=100) == 1  # never zero
+
+
+def test_the_senior_review_travels_with_the_plan_and_leaves_other_ids_alone(tmp_path: Path) -> None:
+    import hashlib
+
+    from ledger.canonical import canonicalize
+    from logomesh.campaign.plan import default_campaign_id
+    from logomesh.campaign.work import request_for
+    from logomesh.scoring.config import LlmConfig
+
+    agents, tasks = parse_agents([], ["good"]), ["fib-recursive"]
+    plain = default_campaign_id(agents, tasks, 1, 0, Settings())
+    before = {"agents": [{"name": "good", "url": None, "mock_variant": "good"}], "task_ids": tasks, "repeat": 1,
+              "seed": 0, "settings": {"sandbox": "auto", "red": True, "red_budget_s": 10.0,
+                                      "purple_timeout_s": 120.0, "protocol": None}}
+    assert plain == "c-" + hashlib.sha256(canonicalize(before)).hexdigest()[:12]  # the id it had before the review
+    llm = LlmConfig(base_url="http://127.0.0.1:8089/v1", model="m", timeout_s=90.0)
+    plan = new_plan(agents, tasks, 1, 0, Settings(review_llm=llm))
+    assert plan.campaign_id != plain
+    save_plan(tmp_path, plan)
+    loaded = load_plan(tmp_path, plan.campaign_id)
+    assert loaded.settings.review_llm == llm
+    assert request_for(loaded.jobs()[0], loaded.settings, tmp_path).review_llm == llm

@@ -71,14 +71,14 @@ def test_no_llm_configured_means_zero_adjustments_and_no_call() -> None:
     assert review.status == "disabled"
 
 
-def test_reply_is_clamped_to_the_bound_and_recorded(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reply_within_the_bound_is_applied_and_recorded(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOGOMESH_LLM_API_KEY", "sk-secret-test")
     _ChatHandler.requests.clear()
-    content = '{"rationale": 0.9, "architecture": -0.04, "logic": -3, "testing": 0.5}'
+    content = '{"rationale": 0.1, "architecture": -0.04, "logic": -0.1, "testing": 0.5}'
     review = ask(endpoint, content)
     assert review.status == "ok"
     assert review.adjustments == {"rationale": 0.1, "architecture": -0.04, "logic": -0.1}
-    assert review.requested["rationale"] == 0.9
+    assert review.requested["rationale"] == 0.1
     assert len(review.reply_sha256) == 64
     sent = _ChatHandler.requests[-1]
     assert sent["path"] == "/v1/chat/completions"
@@ -93,17 +93,20 @@ def test_reply_is_clamped_to_the_bound_and_recorded(endpoint: str, monkeypatch: 
 @pytest.mark.parametrize(
     ("content", "status", "why"),
     [
-        ("I think the code is fine.", 200, "malformed reply"),
-        ('{"rationale": 0.05, "architecture": "high", "logic": 0}', 200, "malformed reply"),
-        ('{"rationale": NaN, "architecture": 0, "logic": 0}', 200, "malformed reply"),
+        ("I think the code is fine.", 200, "malformed: reply is not JSON"),
+        ('{"rationale": 0.05, "architecture": "high", "logic": 0}', 200, "malformed: reply field 'architecture'"),
+        ('{"rationale": NaN, "architecture": 0, "logic": 0}', 200, "malformed: reply field 'rationale'"),
+        # issue 22: a reply echoing the measured scores was clamped to +0.10 each and recorded ok
+        ('{"rationale": 0.6, "architecture": 0.8, "logic": 0.95}', 200, "malformed: reply repeats the measured"),
+        ('{"rationale": 0.9, "architecture": -0.04, "logic": -3}', 200,
+         "malformed: reply field(s) rationale, logic outside the adjustment range ±0.1 (0.9, -3)"),
         ("{}", 500, "fallback: HTTPStatusError"),
     ],
 )
-def test_errors_and_malformed_replies_fall_back_to_the_anchors(endpoint: str, content: str, status: int,
-                                                              why: str) -> None:
+def test_errors_and_malformed_replies_adjust_nothing(endpoint: str, content: str, status: int, why: str) -> None:
     review = ask(endpoint, content, status)
     assert review.adjustments == {"rationale": 0.0, "architecture": 0.0, "logic": 0.0}
-    assert review.status.startswith("fallback") and why in review.status
+    assert review.status.startswith(why)
 
 
 def test_unreachable_endpoint_falls_back() -> None:
@@ -140,7 +143,7 @@ def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r
 
     from logomesh.scoring import score_submission
 
-    _ChatHandler.reply = {"status": 200, "content": '{"rationale": 0.5, "architecture": 0.05, "logic": -0.07}'}
+    _ChatHandler.reply = {"status": 200, "content": '{"rationale": 0.1, "architecture": 0.05, "logic": -0.07}'}
     config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=0.99).with_llm(
         LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0))
     good = rate_limiter.labelled_submission("good").submission
@@ -157,3 +160,34 @@ def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r
     assert fields["llm_adjustments"]["status"] == "ok" and fields["llm_adjustments"]["model"] == "stand-in"
     assert set(config.model_ids()) == {"embedding", "llm"}
     assert config.sha256() != DEFAULT_CONFIG.sha256()
+
+
+@pytest.mark.docker
+def test_a_battle_asks_the_review_it_is_given(endpoint: str, tmp_path: Any) -> None:
+    """Issue 22: the senior review was only reachable from `score`; battles (and green, campaigns) take it too."""
+    from ledger import Ledger
+    from logomesh.battle import BattleRequest, run_battle
+
+    _ChatHandler.reply = {"status": 200, "content": '{"rationale": 0.02, "architecture": 0, "logic": -0.03}'}
+    llm = LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0)
+    outcome = run_battle(BattleRequest("fib-recursive", "fib-review", 0, tmp_path, mock_variant="good", red=False,
+                                       review_llm=llm))
+    adjustments = outcome.result["llm_adjustments"]
+    assert (adjustments["status"], adjustments["logic"], adjustments["model"]) == ("ok", -0.03, "stand-in")
+    with Ledger.open(tmp_path) as led:
+        stored = led.get("fib-review")
+    assert stored is not None
+    assert stored.attributes["scorer_config_sha256"] == DEFAULT_CONFIG.with_llm(llm).sha256()
+
+
+def test_the_green_agent_takes_the_review_from_its_config() -> None:
+    from logomesh.green.assessment import AssessmentError, parse_assessment
+
+    base = {"participants": {"purple": "http://127.0.0.1:9009/"}, "config": {"task_id": "fib-recursive"}}
+    assert parse_assessment([], [base]).review_llm is None
+    config = {"task_id": "fib-recursive", "llm_base_url": "http://127.0.0.1:8089/v1", "llm_model": "m",
+              "llm_timeout_s": 90}
+    assessment = parse_assessment([], [{**base, "config": config}])
+    assert assessment.review_llm == LlmConfig(base_url="http://127.0.0.1:8089/v1", model="m", timeout_s=90.0)
+    with pytest.raises(AssessmentError, match="go together"):
+        parse_assessment([], [{**base, "config": {"task_id": "fib-recursive", "llm_model": "m"}}])
