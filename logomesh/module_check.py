@@ -12,6 +12,7 @@ import re
 
 from logomesh.syntax import PARSE_ERRORS, parse
 
+SELF = "solution"  # the name the judge saves the module under
 _FILE_NAME = re.compile(r"^[\w./\\-]+\.(?:py|txt|json|md)$")
 
 
@@ -27,6 +28,8 @@ def defined_names(tree: ast.Module) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and node.module == SELF:
+                continue  # `from solution import X` in solution.py defines nothing: it is the module importing itself
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.If | ast.Try | ast.With | ast.For | ast.While):
             for block in ("body", "orelse", "finalbody"):

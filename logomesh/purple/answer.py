@@ -258,6 +258,7 @@ def _pick_module(modules: list[str], entry_point: str | None) -> str | None:
 
 def _finish(source: str, tests: str, rationale: str, form: str, entry_point: str | None,
             notes: list[str]) -> ParsedAnswer:
+    original = source
     kept, moved, count = split_test_code(source)
     if count:
         notes.append(f"moved {count} top-level test statement(s) from the module into the tests")
@@ -269,7 +270,7 @@ def _finish(source: str, tests: str, rationale: str, form: str, entry_point: str
     problem = module_problem(source, entry_point) if entry_point else _bare_problem(source)
     if problem:
         raise AnswerProblem(problem.replace("the agent returned", "the answer holds"),
-                            {"sourceCode": source, "testCode": tests, "rationale": rationale.strip()})
+                            {"sourceCode": original, "testCode": tests, "rationale": rationale.strip()})
     return ParsedAnswer(source, tests, rationale.strip(), form, tuple(notes))
 
 
