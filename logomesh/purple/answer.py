@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,12 @@ _TEST_HINT = re.compile(r"^\s*(?:import unittest|import pytest|from unittest|fro
                         r"|class \w*Test\w*\s*[(:])", re.MULTILINE)
 _CODE_LANGS = {"", "python", "py", "python3", "py3", "pycon"}
 _KEYS = ("sourceCode", "testCode", "rationale")
+_ALIASES = {  # the names models give the three fields when they improvise
+    "sourceCode": ("sourceCode", "source_code", "source", "code", "solution", "module"),
+    "testCode": ("testCode", "test_code", "tests", "test"),
+    "rationale": ("rationale", "explanation", "reasoning"),
+}
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
 class AnswerProblem(ValueError):
@@ -88,7 +95,8 @@ def fenced_blocks(text: str) -> tuple[list[Block], str]:
         body_start = opening.end() + 1
         end = closing.search(text, body_start)
         body = text[body_start:end.start()] if end else text[body_start:]
-        blocks.append(Block(opening.group("lang").lower(), body.rstrip("\n") + "\n", label, end is not None))
+        body = textwrap.dedent(body.rstrip("\n")) + "\n"  # a fence inside a list item is indented
+        blocks.append(Block(opening.group("lang").lower(), body, label, end is not None))
         if end is None:
             break
         pos = end.end()
@@ -280,8 +288,22 @@ def _bare_problem(source: str) -> str | None:
     return None
 
 
+def _is_submission(data: dict[str, Any]) -> bool:
+    return any(isinstance(data.get(name), str) for name in _ALIASES["sourceCode"] + _ALIASES["testCode"])
+
+
+def _field(data: dict[str, Any], key: str) -> str:
+    """A submission field under its name or an alias; code fenced inside the string is unwrapped."""
+    value = next((data[n] for n in _ALIASES[key] if isinstance(data.get(n), str)), "")
+    if key != "rationale" and "```" in value:
+        inner, _ = fenced_blocks(value)
+        if inner:
+            return inner[0].body
+    return str(value)
+
+
 def _from_json(data: dict[str, Any], form: str, blocks: list[Block], entry_point: str | None) -> ParsedAnswer:
-    fields = {k: data.get(k) if isinstance(data.get(k), str) else "" for k in _KEYS}
+    fields = {k: _field(data, k) for k in _KEYS}
     source, notes = str(fields["sourceCode"]), []
     problem = module_problem(source, entry_point) if entry_point else _bare_problem(source)
     if problem is not None:
@@ -300,14 +322,17 @@ def _from_json(data: dict[str, Any], form: str, blocks: list[Block], entry_point
 
 def parse_answer(content: str, entry_point: str | None = None) -> ParsedAnswer:
     """The module, tests and rationale in a model's answer; ``AnswerProblem`` with the reason if none is usable."""
+    content = content.replace("\r\n", "\n")
+    if "</think>" in content:  # a reasoning model's thoughts: the answer is what follows them
+        content = _THINK.sub("", content) if "<think>" in content else content.split("</think>", 1)[1]
     blocks, prose = fenced_blocks(content)
     for block in blocks:  # a JSON object in a ```json fence (or any fence)
         if block.lang in ("json", "") and block.body.lstrip().startswith("{"):
             loaded = loads_near_json(block.body)
-            if loaded and any(k in loaded[0] for k in _KEYS):
+            if loaded and _is_submission(loaded[0]):
                 return _from_json(loaded[0], loaded[1], [b for b in blocks if b is not block], entry_point)
     loaded = loads_near_json(prose if blocks else content)  # a JSON object outside any fence
-    if loaded and any(k in loaded[0] for k in _KEYS):
+    if loaded and _is_submission(loaded[0]):
         return _from_json(loaded[0], loaded[1], blocks, entry_point)
     found = _classify(blocks)
     module = _pick_module(found.modules, entry_point)

@@ -147,3 +147,17 @@ def test_recorded_real_model_answers(path: Path) -> None:
             parse_answer(record["answer"], record["entry_point"])
         assert expected["reason"] in str(caught.value)
         assert (caught.value.submission is not None) == expected["has_code"]
+
+
+def test_other_shapes_models_write() -> None:
+    crlf = f"Here:\r\n```python\r\n{MODULE}```\r\n".replace("\n", "\r\n").replace("\r\r\n", "\r\n")
+    assert parse_answer(crlf, "add").source.replace("\r", "") == MODULE
+    indented = "1. The module:\n\n   ```python\n" + "".join("   " + ln for ln in MODULE.splitlines(True)) + "   ```\n"
+    assert parse_answer(indented, "add").source == MODULE
+    aliased = json.dumps({"code": MODULE, "tests": TESTS, "explanation": "adds"})
+    parsed = parse_answer(aliased, "add")
+    assert (parsed.source, parsed.tests, parsed.rationale) == (MODULE, TESTS, "adds")
+    fenced_in_json = json.dumps({"sourceCode": f"```python\n{MODULE}```", "testCode": "", "rationale": "r"})
+    assert parse_answer(fenced_in_json, "add").source == MODULE
+    thinking = f"<think>maybe ```python\ndef add(a, b): return 0\n```</think>\n```python\n{MODULE}```"
+    assert parse_answer(thinking, "add").source == MODULE

