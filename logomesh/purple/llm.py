@@ -150,6 +150,7 @@ class Answer:
     repaired: bool
     notes: tuple[str, ...] = ()
     problem: str = ""  # why the module is unusable, when ``form`` is "unusable"
+    model_answers: tuple[str, ...] = ()  # the model's replies verbatim, kept in the artifact (and so the ledger)
 
     @property
     def text(self) -> str:
@@ -174,25 +175,25 @@ async def answer_task(settings: LlmSettings, task_text: str) -> Answer:
     content = await chat(settings, messages)
     try:
         parsed = parse_answer(content, entry)
-        return Answer(parsed.submission_json(), parsed.form, False, parsed.notes)
+        return Answer(parsed.submission_json(), parsed.form, False, parsed.notes, model_answers=(content,))
     except AnswerProblem as exc:
         first = exc
     if not settings.repair:
-        return _unusable(first, repaired=False)
+        return _unusable(first, repaired=False, answers=(content,))
     repair = REPAIR_TEMPLATE.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
     messages += [{"role": "assistant", "content": content}, {"role": "user", "content": repair}]
-    content = await chat(settings, messages)
+    answers = (content, await chat(settings, messages))
     try:
-        parsed = parse_answer(content, entry)
-        return Answer(parsed.submission_json(), parsed.form, True, parsed.notes)
+        parsed = parse_answer(answers[1], entry)
+        return Answer(parsed.submission_json(), parsed.form, True, parsed.notes, model_answers=answers)
     except AnswerProblem as exc:
-        return _unusable(exc if exc.submission is not None else first, repaired=True)
+        return _unusable(exc if exc.submission is not None else first, repaired=True, answers=answers)
 
 
-def _unusable(problem: AnswerProblem, repaired: bool) -> Answer:
+def _unusable(problem: AnswerProblem, repaired: bool, answers: tuple[str, ...]) -> Answer:
     if problem.submission is None:
         raise ChatError(f"model answer holds no code{' after one repair round' if repaired else ''}: {problem}")
-    return Answer(problem.submission, "unusable", repaired, problem=str(problem))
+    return Answer(problem.submission, "unusable", repaired, problem=str(problem), model_answers=answers)
 
 
 def as_submission_json(content: str, entry_point: str | None = None) -> str:
@@ -226,7 +227,8 @@ class LlmExecutor(AgentExecutor):
             return
         _log(battle_id, json.dumps(answer.report(), sort_keys=True))
         await updater.add_artifact([new_text_part(answer.text, media_type="application/json")], name="submission",
-                                   metadata={"logomesh_llm": answer.report()})
+                                   metadata={"logomesh_llm": {**answer.report(),
+                                                              "model_answers": list(answer.model_answers)}})
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -120,6 +120,7 @@ def test_one_repair_message_says_what_was_wrong(stand_in: tuple[StandIn, str], a
     assert "sourceCode holds a file name ('solution.py') instead of a module defining `add`" in repair[3]["content"]
     assert exchange.submission.source == ANSWER["sourceCode"]
     assert b'"repaired": true' in exchange.response_bytes or b'"repaired":true' in exchange.response_bytes
+    assert b"see the file" in exchange.response_bytes  # both replies, verbatim, in the artifact's metadata
 
 
 def test_code_that_stays_unusable_is_sent_for_the_judge_to_reject(stand_in: tuple[StandIn, str],
