@@ -196,15 +196,6 @@ def _unusable(problem: AnswerProblem, repaired: bool, answers: tuple[str, ...]) 
     return Answer(problem.submission, "unusable", repaired, problem=str(problem), model_answers=answers)
 
 
-def as_submission_json(content: str, entry_point: str | None = None) -> str:
-    """The model's answer as clean submission JSON; ``ChatError`` if it holds no usable module."""
-    try:
-        parsed = parse_answer(content, entry_point)
-    except AnswerProblem as exc:
-        raise ChatError(f"model answer is not a submission: {exc}") from None
-    return json.dumps(parsed.submission_json(), indent=2, ensure_ascii=False)
-
-
 class LlmExecutor(AgentExecutor):
     """Forwards the task text to the model and returns its submission as the task's artifact."""
 
