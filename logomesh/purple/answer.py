@@ -336,12 +336,14 @@ def parse_answer(content: str, entry_point: str | None = None) -> ParsedAnswer:
         return _from_json(loaded[0], loaded[1], blocks, entry_point)
     found = _classify(blocks)
     module = _pick_module(found.modules, entry_point)
-    if module is None and found.tests:  # one block with both the module and its tests
-        module = _pick_module(found.tests, entry_point)
-        if module is not None and (entry_point is None or module_problem(module, entry_point) is None):
-            found.tests.remove(module)
-        else:
-            module = None
+    if module is None or (entry_point and module_problem(module, entry_point)):
+        # the entry point defined only in a block that also holds tests: one block with the module and its tests
+        both = next((t for t in found.tests if entry_point and module_problem(t, entry_point) is None), None)
+        if both is None and module is None and found.tests and not entry_point:
+            both = found.tests[0]
+        if both is not None:
+            found.tests.remove(both)
+            module = both
     if module is not None:
         return _finish(module, "\n\n".join(found.tests), prose, "fenced", entry_point, [])
     if not blocks and _parses(content) is not None and _defines_anything(content):

@@ -39,21 +39,10 @@ SYSTEM_PROMPT = (
 )
 PROMPT_TEMPLATE = """{task}
 
-Answer in exactly this format:
-
-```python
-# solution.py: the complete module defining `{entry_point}`
-```
-
-```python
-# test_solution.py: unittest or pytest tests
-from solution import {entry_point}
-```
-
-Then one or two sentences on why the code meets the contract.
-
-The module must import cleanly: no top-level test code, asserts, prints or example calls in it \
-(tests go in the second block only). Standard library only."""
+Reply with the complete module solution.py in one ```python code block. It must define `{entry_point}` \
+and import cleanly: no tests, asserts, prints or example calls at its top level. Then give tests for it \
+(unittest or pytest, importing from solution) in a second ```python code block, and one sentence on why \
+the code meets the contract. Standard library only."""
 REPAIR_TEMPLATE = (
     "Your answer could not be used: {problem}. Reply again with the complete module solution.py in one "
     "```python block that defines `{entry_point}` (no top-level test code), then its tests in a second "

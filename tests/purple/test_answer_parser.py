@@ -161,3 +161,12 @@ def test_other_shapes_models_write() -> None:
     assert parse_answer(fenced_in_json, "add").source == MODULE
     thinking = f"<think>maybe ```python\ndef add(a, b): return 0\n```</think>\n```python\n{MODULE}```"
     assert parse_answer(thinking, "add").source == MODULE
+
+
+def test_the_entry_point_is_found_in_a_block_that_also_holds_tests() -> None:
+    """A real answer's shape: a first block with only an import, the function and its tests in the second."""
+    answer = (f"```python\nfrom solution import add\n```\n\n```python\nimport unittest\n\n{MODULE}\n\n"
+              "class TestAdd(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n```")
+    parsed = parse_answer(answer, "add")
+    assert parsed.source.strip() == MODULE.strip()
+    assert "class TestAdd" in parsed.tests

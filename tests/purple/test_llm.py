@@ -99,7 +99,7 @@ def test_the_prompt_asks_for_fenced_blocks_and_a_module_that_imports_cleanly(sta
         exchange = request_submission(purple.url, adder, "adder-llm-4")
     body = endpoint.seen[-1][0]
     prompt = body["messages"][-1]["content"]
-    assert "```python" in prompt and "must import cleanly" in prompt and "from solution import add" in prompt
+    assert "```python" in prompt and "define `add`" in prompt and "import cleanly" in prompt
     assert "Respond with a single JSON object" not in prompt  # the task's own JSON format is not asked for
     assert (body["max_tokens"], body["temperature"], body["seed"]) == (700, 0.4, 3)
     assert exchange.submission.source == ANSWER["sourceCode"]
