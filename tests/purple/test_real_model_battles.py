@@ -24,7 +24,7 @@ import pytest
 
 from logomesh.purple.model_server import ModelUnavailable, missing_libraries, model_path
 
-pytestmark = [pytest.mark.slow, pytest.mark.docker]
+pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.timeout(2400)]  # model load + answers on 2 cores
 MAX_TOKENS = 200
 
 
