@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from logomesh.contract_check import under_contract
 from logomesh.sandbox.base import Observed, ObservedSuite, OutputSink, Sandbox, SuiteRun
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
@@ -138,9 +139,10 @@ def run_hidden(
         return HiddenRun(SuiteRun(outcomes=(), error=f"hidden tests: {exc}"), b"")
     reference = cache.get(box, task)
     submission = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, on_output=on_output)
+    submission = under_contract(box, task, submission, reference)  # answers the task's contract accepts
     judged = judge_suite(submission, reference, bounds)
     passed = {o.name for o in judged.outcomes if o.status == "passed"}
     if passed:
         plain = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, plain=True, only=passed)
-        judged = compare_plain(judged, plain, reference)
+        judged = compare_plain(judged, under_contract(box, task, plain, reference), reference)
     return HiddenRun(judged, observations_bytes(reference))

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from logomesh.contracts import Contract, ContractError, parse_contract
 from logomesh.findings import SEVERITY_ORDER, Severity
 from logomesh.submission import Submission, SubmissionError
 
@@ -66,6 +67,7 @@ class TaskSpec:
     reference: str = field(default="", hash=False, compare=False)  # reference/solution.py: what hidden tests compare to
     differential: bool = True  # [attack] differential: may the red agent compare the code with the reference?
     contract_severity: Severity = "medium"  # [attack] contract_severity: a divergence from the reference
+    contract: Contract = field(default_factory=Contract)  # [contract]: preconditions, answer equivalence
     intent_library: tuple[tuple[str, str, str], ...] | None = field(default=None, hash=False, compare=False)
     """The library intents (key, entry point, text) the intent check judged among, when they come from a ledger
     entry (replay); ``None``: the configured library's (``scoring.reference``)."""
@@ -181,6 +183,10 @@ def load_task_dir(root: Path) -> TaskSpec:
     hidden = {p.name: p.read_text(encoding="utf-8") for p in sorted(hidden_dir.glob("test_*.py"))}
     if not hidden:
         raise TaskError(f"{root}: no hidden tests (add hidden/test_*.py)")
+    try:
+        contract = parse_contract(data.get("contract"), spec_path)
+    except ContractError as exc:
+        raise TaskError(str(exc)) from None
     reference_path = root / "reference" / "solution.py"
     if not reference_path.is_file():
         raise TaskError(f"{root}: no reference/solution.py (hidden tests are judged against the reference's behaviour)")
@@ -198,6 +204,7 @@ def load_task_dir(root: Path) -> TaskSpec:
         reference=reference_path.read_text(encoding="utf-8"),
         differential=bool(raw_attack.get("differential", True)),
         contract_severity=_severity(raw_attack.get("contract_severity", "medium"), spec_path),
+        contract=contract,
     )
 
 

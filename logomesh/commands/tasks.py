@@ -167,4 +167,10 @@ def import_tasks(
     print(f"expected values still bound in drivers: {len(report.expected_survivors)} task(s) "
           f"({len(report.literal_survivors)} as literals): {', '.join(sorted(report.expected_survivors)) or '-'}")
     for task_id, kinds in sorted(report.looser.items()):
-        print(f"  {task_id}: the check accepts more than the reference's exact answer ({', '.join(kinds)})")
+        said = "answer" in report.contracts.get(task_id, ())
+        print(f"  {task_id}: the check accepts more than the reference's exact answer ({', '.join(kinds)})"
+              + ("; its [contract] says so" if said else ""))
+    stated = [t for t, keys in report.contracts.items() if "requires" in keys]
+    answers = [t for t, keys in report.contracts.items() if "answer" in keys]
+    print(f"contracts from the prompts: {len(report.contracts)} task(s), {len(stated)} with a precondition, "
+          f"{len(answers)} with an answer equivalence")

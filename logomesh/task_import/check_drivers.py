@@ -314,8 +314,12 @@ def _seeded(*names):
 '''
 
 
-def build(test_source: str, prompt: str, entry_point: str, title: str) -> Drivers:
-    """The driver module for one check (``title`` opens its docstring)."""
+def build(test_source: str, prompt: str, entry_point: str, title: str, record_args: bool = False) -> Drivers:
+    """The driver module for one check (``title`` opens its docstring).
+
+    ``record_args``: each call's arguments are observed (``see(args)``) just before it, so that a property of
+    the answer (a ``[contract]`` ``holds``) can be decided on the host's side for the inputs the reference saw.
+    """
     if not entry_point.isidentifier():
         raise CheckError(f"entry point {entry_point!r} is not a Python name")
     module, check, name = find_check(test_source)
@@ -327,7 +331,7 @@ def build(test_source: str, prompt: str, entry_point: str, title: str) -> Driver
     lines = [f'"""{title}', "", "Made from the problem's check(candidate): every assert became the candidate calls it",
              "made, each observed (value returned or exception raised) and compared, on the host, with",
              'the reference solution\'s. The expected values are not here."""', "",
-             "import solution", "from observe import call", ""]
+             "import solution", "from observe import call, see" if record_args else "from observe import call", ""]
     seeded = any(isinstance(n, ast.Name) and n.id == "_seeded" for body in tests for s in body for n in ast.walk(s))
     if seeded:
         lines[-3:-3] = ["import random as _random", ""]
@@ -338,6 +342,7 @@ def build(test_source: str, prompt: str, entry_point: str, title: str) -> Driver
         lines.append(_SEEDED)
     lines += ["", f"def {_WRAPPER}(*args, **kwargs):",
               f'    """solution.{entry_point}, with what each call returned or raised observed."""',
+              *(["    see(args)"] if record_args else []),
               f"    return call(solution.{entry_point}, *args, **kwargs)", ""]
     if name != _WRAPPER:
         lines += [f"{name} = {_WRAPPER}", ""]

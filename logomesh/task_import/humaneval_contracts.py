@@ -1,0 +1,107 @@
+"""The contracts HumanEval's prompts state, written as ``[contract]`` tables (docs/tasks.md, "Contracts").
+
+Read off each problem's docstring by hand, once: a precondition only where the
+prompt states it ("Given a positive floating point number", "Constraints:
+1 <= num <= 1000", "It is assumed that the input lists will be non-empty",
+an explicit list of valid tokens), and an answer equivalence where the
+problem's own check accepts more than the canonical answer (the eight problems
+``check_drivers.looser`` reports, plus ``median``'s ``3.0 == 3``). Every
+precondition holds on every input of the problem's own check
+(``tests/test_humaneval_contracts.py``). Keyed by HumanEval problem number;
+this is importer data, not engine knowledge: it is written into the imported
+task folders and the engine reads it from there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_DIGITS = "('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine')"
+
+CONTRACTS: dict[int, dict[str, Any]] = {
+    0: {"requires": "threshold > 0"},  # "closer to each other than given threshold"
+    2: {"requires": "number > 0", "answer": ["tolerance"], "rel_tol": 0.0, "abs_tol": 1e-6},
+    4: {"requires": "len(numbers) > 0", "answer": ["tolerance"], "rel_tol": 0.0, "abs_tol": 1e-6},
+    11: {"requires": "set(a) <= {'0', '1'} and set(b) <= {'0', '1'}"},
+    15: {"requires": "n >= 0"},  # "numbers starting from 0 upto n inclusive"
+    17: {"requires": "all(t in ('o', 'o|', '.|') for t in music_string.split())"},
+    19: {"requires": f"all(w in {_DIGITS} for w in numbers.split())"},
+    20: {"requires": "len(numbers) >= 2", "answer": ["property"],  # ties: "two that are the closest"
+         "holds": "type(result) is tuple and len(result) == 2 and result[0] <= result[1]"
+                  " and sorted(numbers).count(result[0]) >= 1 + (result[0] == result[1]) and result[1] in numbers"
+                  " and result[1] - result[0] == min(b - a for a, b in zip(sorted(numbers), sorted(numbers)[1:]))"},
+    21: {"requires": "len(numbers) >= 2"},
+    32: {"requires": "len(xs) > 0 and len(xs) % 2 == 0 and xs[-1] != 0", "answer": ["property"],
+         "holds": "isinstance(result, (int, float)) and abs(poly(xs, result)) < 1e-4"},
+    33: {"answer": ["sequence"]},
+    37: {"answer": ["sequence"]},
+    39: {"requires": "n >= 1"},  # "returns n-th number that is a Fibonacci number and it's also prime"
+    41: {"requires": "n >= 0"},
+    44: {"requires": "x > 0 and 2 <= base < 10"},  # "base numbers are less than 10"; 0 is no example (the
+    # canonical answer for it, '', is an accident)
+    46: {"requires": "n >= 0"},
+    47: {"requires": "len(l) > 0", "answer": ["tolerance"]},
+    49: {"requires": "n >= 0 and p > 1"},  # 2^n modulo p (the canonical modp(0, 1) is 1, an accident)
+    52: {"answer": ["truthy"]},
+    55: {"requires": "n >= 0"},
+    56: {"requires": "set(brackets) <= {'<', '>'}", "answer": ["truthy"]},  # "a string of '<' and '>'"
+    59: {"requires": "n > 1 and any(n % d == 0 for d in range(2, int(n ** 0.5) + 1))"},  # "Assume n > 1 and not prime"
+    61: {"requires": "set(brackets) <= {'(', ')'}", "answer": ["truthy"]},  # "a string of '(' and ')'"
+    63: {"requires": "n >= 0"},
+    68: {"requires": "len(arr) <= 10000 and all(v >= 0 for v in arr)"},  # "0 <= node.value"
+    69: {"requires": "len(lst) > 0 and all(v > 0 for v in lst)"},  # "a non-empty list of positive integers"
+    78: {"requires": "all(c in '0123456789ABCDEF' for c in num)"},  # "symbols A..F are always uppercase"
+    83: {"requires": "n >= 1"},  # "Given a positive integer n"
+    84: {"requires": "0 <= N <= 10000"},  # "Constraints: 0 <= N <= 10000"
+    85: {"requires": "len(lst) > 0"},  # "Given a non-empty list of integers"
+    88: {"requires": "all(v >= 0 for v in array)"},  # "an array of non-negative integers"
+    96: {"requires": "n >= 0"},  # "takes an non-negative integer"
+    100: {"requires": "n >= 1"},  # "Given a positive integer n"
+    102: {"requires": "x > 0 and y > 0"},  # "takes two positive numbers x and y"
+    103: {"requires": "n > 0 and m > 0"},  # "two positive integers n and m"
+    104: {"requires": "all(v > 0 for v in x)"},  # "a list of positive integers"
+    107: {"requires": "1 <= n <= 1000"},  # "1 <= n <= 10^3"
+    109: {"requires": "len(set(arr)) == len(arr)"},  # "guaranteed to have unique elements"
+    110: {"requires": "len(lst1) > 0 and len(lst2) > 0"},  # "the input lists will be non-empty"
+    113: {"requires": "all(s.isdigit() for s in lst)"},  # "each string consists of only digits"
+    115: {"requires": "1 <= len(grid) <= 100 and all(1 <= len(r) <= 100 and set(r) <= {0, 1} for r in grid)"
+                     " and len({len(r) for r in grid}) == 1 and 1 <= capacity <= 10"},
+    117: {"requires": "all(c.isalpha() or c == ' ' for c in s)"},  # "only letters and spaces"
+    119: {"requires": "len(lst) == 2 and all(set(s) <= {'(', ')'} for s in lst)"},
+    120: {"requires": "1 <= len(arr) <= 1000 and all(-1000 <= v <= 1000 for v in arr) and 0 <= k <= len(arr)"},
+    121: {"requires": "len(lst) > 0"},  # "Given a non-empty list of integers"
+    122: {"requires": "1 <= len(arr) <= 100 and 1 <= k <= len(arr)"},
+    123: {"requires": "n >= 1"},  # "Given a positive integer n"
+    126: {"requires": "all(v >= 0 for v in lst)"},  # "Assume no negative numbers"
+    127: {"requires": "interval1[0] <= interval1[1] and interval2[0] <= interval2[1]"},
+    130: {"requires": "n >= 0"},  # "a non-negative integer number n"
+    131: {"requires": "n >= 1"},  # "Given a positive integer n"
+    132: {"requires": "set(string) <= {'[', ']'}"},  # "contains only square brackets"
+    139: {"requires": "n > 0"},  # "where n > 0"
+    143: {"requires": "1 <= len(sentence) <= 100 and all(c.isalpha() or c == ' ' for c in sentence)"},
+    147: {"requires": "n >= 1"},  # "You are given a positive integer n"
+    156: {"requires": "1 <= number <= 1000"},  # "Restrictions: 1 <= num <= 1000"
+    159: {"requires": "0 <= number <= 1000 and 0 <= need <= 1000 and 0 <= remaining <= 1000"},
+    160: {"requires": "len(operator) >= 1 and len(operand) == len(operator) + 1 and all(v >= 0 for v in operand)"},
+    163: {"requires": "a > 0 and b > 0"},  # "Given two positive integers a and b"
+}
+
+
+def contract_table(problem_number: int) -> list[str]:
+    """The ``[contract]`` table's lines for a problem (none when its prompt states no contract)."""
+    data = CONTRACTS.get(problem_number)
+    if not data:
+        return []
+    lines = ["[contract]  # what the prompt states (docs/tasks.md, \"Contracts\")"]
+    for key in ("requires", "answer", "rel_tol", "abs_tol", "holds"):
+        if key in data:
+            value = data[key]
+            text = repr(value) if isinstance(value, float) else _toml(value)
+            lines.append(f"{key} = {text}")
+    return [*lines, ""]
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return "'" + str(value) + "'" if "'" not in str(value) else '"' + str(value).replace('"', '\\"') + '"'

@@ -1,0 +1,123 @@
+"""HumanEval's stated contracts: written into the imported tasks, true of the checks' inputs, and honoured.
+
+The correct alternatives (``tests/data/humaneval_alternatives.json``) answer
+differently from the canonical solutions where several answers are right and
+refuse input outside the prompt's contract; the judge must not blame them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from logomesh.contract_check import admitted
+from logomesh.contracts import Contract
+from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites
+from logomesh.red.context import AttackContext
+from logomesh.sandbox import Sandbox, open_sandbox
+from logomesh.task_import.humaneval import import_humaneval, read, task_id
+from logomesh.task_import.humaneval_contracts import CONTRACTS
+from logomesh.tasks import TaskSpec, load_task_dir
+
+ALTERNATIVES = json.loads((Path(__file__).parent / "data" / "humaneval_alternatives.json").read_text())["alternatives"]
+MULTI_ANSWER = [2, 4, 32, 33, 37, 52, 56, 61]
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("humaneval-contracts")
+    import_humaneval(folder, [p for p in read() if int(p["task_id"].rsplit("/", 1)[1]) in CONTRACTS
+                              or any(a["problem"] == p["task_id"] for a in ALTERNATIVES)])
+    yield folder
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    with open_sandbox("docker") as sandbox:
+        yield sandbox
+
+
+def _task(library: Path, problem: str) -> TaskSpec:
+    return load_task_dir(library / task_id(problem))
+
+
+def test_the_importer_writes_each_stated_contract_and_only_those(library: Path) -> None:
+    tasks = [load_task_dir(p) for p in sorted(library.iterdir())]
+    stated = {t.id: t.contract for t in tasks if t.contract.stated}
+    assert len(stated) == len(CONTRACTS) == 59
+    assert sum(bool(c.requires) for c in stated.values()) == 56
+    assert {t for t, c in stated.items() if c.answer} >= {f"humaneval-{n}" for n in MULTI_ANSWER}
+    find_zero = stated["humaneval-32"]
+    assert find_zero.answer == ("property",) and "poly(xs, result)" in find_zero.holds
+    assert stated["humaneval-2"] == Contract("number > 0", ("tolerance",), 0.0, 1e-6)
+    drivers = "".join(_task(library, "HumanEval/32").hidden_tests.values())
+    assert "    see(args)\n    return call(solution.find_zero" in drivers  # the property needs the arguments
+    assert "see(args)" not in "".join(_task(library, "HumanEval/33").hidden_tests.values())
+
+
+@pytest.mark.docker
+def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: Sandbox) -> None:
+    """Evaluated in the sandbox, in a process that imported the reference (as the judge evaluates it)."""
+    counted = 0
+    for folder in sorted(library.iterdir()):
+        task = load_task_dir(folder)
+        if not task.contract.requires:
+            continue
+        inputs = [repr(args) for args in call_sites(task.hidden_tests, task.entry_point, task.description)]
+        verdicts = admitted(box, task.reference, task.entry_point, task.contract, inputs)
+        assert all(verdicts), f"{task.id}: {[i for i, ok in zip(inputs, verdicts, strict=True) if not ok]}"
+        counted += len(inputs)
+    assert counted > 300
+    outside = admitted(box, _task(library, "HumanEval/2").reference, "truncate_number",
+                       Contract("number > 0"), ["(-3.5,)", "(0.0,)", "(3.5,)"])
+    assert outside == [False, False, True]
+
+
+@pytest.mark.docker
+def test_a_correct_non_reference_answer_passes_the_multi_answer_problems(library: Path, box: Sandbox) -> None:
+    cache = ReferenceCache()
+    strict_failed = {}
+    for item in ALTERNATIVES:
+        number = int(item["problem"].rsplit("/", 1)[1])
+        if number not in MULTI_ANSWER:
+            continue
+        task = _task(library, item["problem"])
+        run = run_hidden(box, task, item["source"], cache=cache).suite
+        assert run.total and run.failed == 0 and not run.tampered, (task.id, [o.reason for o in run.outcomes])
+        strict_failed[number] = run_hidden(box, replace(task, contract=Contract()), item["source"],
+                                           cache=cache).suite.failed
+    assert sorted(strict_failed) == MULTI_ANSWER
+    # compared exactly, as before contracts, all but truncate_number's (whose inputs are short decimals) fail
+    assert [n for n, failed in strict_failed.items() if failed] == [4, 32, 33, 37, 52, 56, 61]
+
+
+def _differential(box: Sandbox, task: TaskSpec, source: str) -> list[dict[str, Any]]:
+    """Every differential batch the red agent would run, run once: the divergences it would confirm."""
+    family = DifferentialFamily()
+    runner = DifferentialRunner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        assert variant.spec.probe == PROBE
+        for trial in runner.run(variant.spec, 0).trials:
+            found += trial.result["diverged"]
+    return found
+
+
+@pytest.mark.docker
+def test_the_differential_family_blames_no_correct_alternative_within_the_contract(library: Path,
+                                                                                    box: Sandbox) -> None:
+    blamed_without = 0
+    for item in ALTERNATIVES:
+        number = int(item["problem"].rsplit("/", 1)[1])
+        if number not in (0, 2, 20, 32, 33, 52, 55, 59):
+            continue
+        task = _task(library, item["problem"])
+        assert _differential(box, task, item["source"]) == [], task.id
+        blamed_without += bool(_differential(box, replace(task, contract=Contract()), item["source"]))
+    assert blamed_without >= 6  # the same inputs, compared as before contracts, blame most of them
