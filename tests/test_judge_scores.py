@@ -1,0 +1,98 @@
+"""A trick against the judge buys no score: each hostile submission, scored in full, beside its honest control.
+
+The whole pipeline (hidden suite, purple tests, red agent with its default
+seed, CIS) on Docker. Each hostile submission is a labelled flawed
+submission of the library (the control) with one trick from the issue added;
+it must score no higher than the control and keep every family the control
+was found with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from logomesh.sandbox import Sandbox
+from logomesh.sandbox.choose import make_sandbox
+from logomesh.scoring import score_submission
+from logomesh.scoring.measure import measure
+from logomesh.tasks import load_task
+
+pytestmark = pytest.mark.docker
+
+ALLOW = "    def allow(self, key: str) -> bool:\n"
+BALANCE = "    def balance(self, account_id: str) -> Decimal:\n        return self._balances[account_id]\n"
+FUTURE = "from __future__ import annotations\n"
+
+
+def trace_off(source: str) -> str:
+    """The lockless limiter that clears the trace function for its own body (the race probe's instrument)."""
+    return source.replace(ALLOW, ALLOW + "        import sys\n        sys.settrace(None)\n", 1)
+
+
+def reconciled(source: str) -> str:
+    """The lockless bank that reports the last account as whatever keeps the total right."""
+    return source.replace(BALANCE, (
+        "    def balance(self, account_id: str) -> Decimal:\n"
+        "        names = sorted(self._balances)\n"
+        "        if account_id != names[-1]:\n"
+        "            return max(self._balances[account_id], Decimal(0))\n"
+        "        others = sum(max(self._balances[n], Decimal(0)) for n in names[:-1])\n"
+        "        return Decimal(100) * len(names) - others\n"), 1)
+
+
+def recognises(source: str, reference: str) -> str:
+    """The flawed limiter, or the reference where the harness's old marks are in view (or a frame says test_)."""
+    honest = reference.replace(FUTURE, "").replace("class RateLimiter", "class _Honest", 1)
+    flawed = source.replace(FUTURE, "").replace("class RateLimiter", "class _Flawed", 1)
+    return (f"{FUTURE}import inspect, sys\n{honest}\n{flawed}\n"
+            "def _watched():\n"
+            "    names = set(sys.modules)\n"
+            "    return bool(names & {'observe', '_lm_probes', '_lm_runtime', '_lm_task'}) or any(\n"
+            "        f.filename.rsplit('/', 1)[-1].startswith('test_') for f in inspect.stack())\n\n"
+            "class RateLimiter:\n"
+            "    def __init__(self, *args, **kwargs):\n"
+            "        self._impl = (_Honest if _watched() else _Flawed)(*args, **kwargs)\n\n"
+            "    def allow(self, key):\n"
+            "        return self._impl.allow(key)\n")
+
+
+CASES = {
+    "trace switched off": ("rate-limiter", "no-lock", lambda source, reference: trace_off(source)),
+    "totals reconciled": ("bank-ledger", "no-lock", lambda source, reference: reconciled(source)),
+    "judge recognised": ("rate-limiter", "counts-rejected", recognises),
+}
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    sandbox = make_sandbox("docker")
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
+def scored(box: Sandbox, task_id: str, submission_name: str, edit: object) -> tuple[float, set[str]]:
+    task = load_task(task_id)
+    submission = task.labelled_submission(submission_name).submission
+    if callable(edit):
+        changed = edit(submission.source, task.reference)
+        assert changed != submission.source
+        submission = replace(submission, source=changed, raw=b"")
+    facts = measure(task, submission, box, red=True, red_budget_s=3.0, seed=0)
+    card = score_submission(task, submission, facts.hidden, facts.purple, facts.findings, mutants=facts.mutants,
+                            red=facts.red)
+    fields = card.result_fields()
+    return float(fields["cis_score"]), {v["family"] for v in fields["red_analysis"]["vulnerabilities"]}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_trick_against_the_judge_scores_no_higher_than_its_control(box: Sandbox, case: str) -> None:
+    task_id, control_name, edit = CASES[case]
+    control_cis, control_families = scored(box, task_id, control_name, None)
+    hacked_cis, hacked_families = scored(box, task_id, control_name, edit)
+    assert hacked_cis <= control_cis, (case, hacked_cis, control_cis)
+    assert control_families <= hacked_families, (case, control_families, hacked_families)
