@@ -118,6 +118,9 @@ def test_calibrate_prints_a_table_a_person_can_read() -> None:
     """The text table (the whole library's ordering, red agent on, is asserted in test_calibration_library)."""
     run = logomesh("calibrate", "--no-red", "--task", "rate-limiter")
     assert run.returncode in (0, 1), run.stderr
+    assert "calibrating rate-limiter" in run.stderr  # progress, on stderr
+    assert "skipping the intent check on HumanEval's 164 canonical solutions" in run.stderr  # one task: that only
+    assert "HumanEval" not in run.stdout
     lines = run.stdout.splitlines()
     assert lines[0].split() == ["task", "submission", "R", "A", "T", "L", "red", "int", "beh", "CIS", "ok"]
     names = {line.split()[1] for line in lines[2:] if line.startswith("rate-limiter ")}
