@@ -127,7 +127,6 @@ def test_calibrate_prints_a_table_a_person_can_read() -> None:
     assert names >= {"good", "off-intent", "pasted-docstring", "unparsable", "never-ran", "cross:lru-cache"}
     never_ran = next(line.split() for line in lines if line.startswith("rate-limiter ") and " never-ran " in line)
     assert float(never_ran[8]) == 0.3  # beh: it reproduced none of the judge's observations
-    assert "HumanEval" in run.stdout
 
 
 @pytest.mark.docker
