@@ -146,7 +146,7 @@ def test_a_killed_campaign_keeps_what_was_acknowledged_and_resume_runs_exactly_t
     with Ledger.open(home) as led:
         before = {e.battle_id: e.result_sha256 for e in led.entries()}
 
-    resumed = subprocess.run([*LOGOMESH, "campaign", "run", "--resume", "killed", "--workers", "2",
+    resumed = subprocess.run([*LOGOMESH, "campaign", "run", "--resume", "killed",  # no --workers: it keeps 2
                               "--home", str(home), "--json"], capture_output=True, text=True, env=_env(tmp),
                              timeout=900)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
