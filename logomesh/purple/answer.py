@@ -239,6 +239,23 @@ class _Candidates:
     modules: list[str] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
+    cut: bool = False  # an unclosed last block was cut back to its finished statements
+
+
+def cut_to_parse(code: str) -> str | None:
+    """The longest run of whole top-level statements at the start of ``code`` that parses (``None``: none does).
+
+    For an answer cut off inside its last fence (the model ran out of tokens): the statements it finished
+    are kept, the one it was writing when it stopped is dropped.
+    """
+    lines = code.splitlines(keepends=True)
+    for end in range(len(lines) - 1, 0, -1):
+        if lines[end][:1] in (" ", "\t", "\n", "#", ")", "]", "}"):
+            continue  # not the start of a top-level statement
+        head = "".join(lines[:end])
+        if _parses(head) is not None:
+            return head if _defines_anything(head) else None
+    return None
 
 
 def _classify(blocks: list[Block]) -> _Candidates:
@@ -246,6 +263,9 @@ def _classify(blocks: list[Block]) -> _Candidates:
     for block in blocks:
         if block.lang not in _CODE_LANGS or not block.body.strip():
             continue
+        if _parses(block.body) is None and not block.closed and (head := cut_to_parse(block.body)):
+            block = Block(block.lang, head, block.before, block.closed)
+            found.cut = True
         if _parses(block.body) is None:
             found.broken.append(block.body)
         elif _is_test_code(block):
@@ -345,7 +365,9 @@ def parse_answer(content: str, entry_point: str | None = None) -> ParsedAnswer:
             found.tests.remove(both)
             module = both
     if module is not None:
-        return _finish(module, "\n\n".join(found.tests), prose, "fenced", entry_point, [])
+        notes = ["the answer was cut off inside its last code block: kept the statements it finished"] if (
+            found.cut) else []
+        return _finish(module, "\n\n".join(found.tests), prose, "fenced", entry_point, notes)
     if not blocks and _parses(content) is not None and _defines_anything(content):
         return _finish(content, "", "", "bare code", entry_point, [])
     if found.broken:

@@ -170,3 +170,13 @@ def test_the_entry_point_is_found_in_a_block_that_also_holds_tests() -> None:
     parsed = parse_answer(answer, "add")
     assert parsed.source.strip() == MODULE.strip()
     assert "class TestAdd" in parsed.tests
+
+
+def test_an_answer_cut_off_mid_statement_keeps_what_it_finished() -> None:
+    cut = f"```python\n{MODULE}\n\ndef helper(x):\n    return [x,\n"
+    parsed = parse_answer(cut, "add")
+    assert parsed.source.strip() == MODULE.strip()
+    assert parsed.notes[0].startswith("the answer was cut off inside its last code block")
+    closed = f"```python\n{MODULE}\n\ndef helper(x):\n    return [x,\n```"
+    with pytest.raises(AnswerProblem, match="does not parse"):  # a closed block is what the model meant: not cut
+        parse_answer(closed, "add")
