@@ -182,9 +182,9 @@ def run(args: argparse.Namespace) -> None:
 
 def report(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    lines = ["| library | battles | parsed | repaired | unusable → purple failure | no code → purple failure | "
-             "other failure | crashed | CIS min–max (mean) | hidden pass rate (mean) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| library | battles | parsed | repair asked | fixed by the repair | unusable → purple failure | "
+             "no code → purple failure | other failure | crashed | CIS min–max (mean) | hidden pass rate (mean) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for library in ("builtin", "humaneval"):
         mine = [r for r in rows if r["library"] == library]
         if not mine:
@@ -192,6 +192,7 @@ def report(path: Path) -> str:
         forms = [r.get("purple", {}) for r in mine]
         parsed = sum(1 for f in forms if f.get("form") not in (None, "unusable"))
         repaired = sum(1 for f in forms if f.get("repaired"))
+        fixed = sum(1 for f in forms if f.get("repaired") and f.get("form") not in (None, "unusable"))
         unusable = sum(1 for f in forms if f.get("form") == "unusable")
         no_code = sum(1 for f in forms if "failed" in f)
         crashed = sum(1 for r in mine if r["status"] not in ("scored", "failed"))
@@ -202,8 +203,8 @@ def report(path: Path) -> str:
         rates = [r["hidden_passed"] / r["hidden_total"] for r in scored if r.get("hidden_total")]
         cis_text = f"{min(cis):.3f}–{max(cis):.3f} ({sum(cis) / len(cis):.3f})" if cis else "–"
         rate_text = f"{sum(rates) / len(rates):.3f}" if rates else "–"
-        lines.append(f"| {library} | {len(mine)} | {parsed} | {repaired} | {unusable} | {no_code} | {other} | "
-                     f"{crashed} | {cis_text} | {rate_text} |")
+        lines.append(f"| {library} | {len(mine)} | {parsed} | {repaired} | {fixed} | {unusable} | {no_code} | "
+                     f"{other} | {crashed} | {cis_text} | {rate_text} |")
     human = [r for r in rows if r["library"] == "humaneval" and r["status"] == "scored" and r.get("check") is not None]
     if human:
         agree = sum(1 for r in human if (r["hidden_passed"] == r["hidden_total"]) == r["check"])
