@@ -26,6 +26,7 @@ from typing import Any
 from logomesh.contract_check import admitted, evaluate, literal
 from logomesh.contracts import Contract, equivalent
 from logomesh.red.attacks.base import Family, Variant, Verdict
+from logomesh.red.attacks.edges import edge_inputs
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
@@ -34,6 +35,7 @@ from logomesh.syntax import PARSE_ERRORS, parse
 
 PROBE = "differential"
 BATCHES = 4
+EDGE_BATCHES = 2  # of edge-case inputs (``edges.edge_inputs``): boundary values, one parameter at a time
 INPUTS_PER_BATCH = 24
 MAX_INPUT_CHARS = 400
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
@@ -190,18 +192,22 @@ class DifferentialFamily(Family):
         if not sites:
             return []
         tag = hashlib.sha256((task.id + "\0" + task.hidden_sha256).encode()).hexdigest()
+        batches = [(f"mutants-{b}", "mutated", 0.55 - 0.05 * b, mutated_inputs(sites, b, INPUTS_PER_BATCH, tag))
+                   for b in range(BATCHES)]
+        edges = [repr(args) for args in edge_inputs(sites) if _round_trips(args)]
+        batches += [(f"edges-{b}", "edge-case", 0.53 - 0.05 * b, edges[b * INPUTS_PER_BATCH:(b + 1) * INPUTS_PER_BATCH])
+                    for b in range(EDGE_BATCHES)]
         found = []
-        for batch in range(BATCHES):
-            inputs = mutated_inputs(sites, batch, INPUTS_PER_BATCH, tag)
+        for name, kind, prior, inputs in batches:
             if inputs:
                 args: dict[str, Any] = {"entry": entry, "inputs": inputs}
                 if task.contract.stated:
                     args["contract"] = task.contract.as_args()
                 found.append(Variant(
-                    id=f"mutants-{batch}",
+                    id=name,
                     spec=ProbeSpec(PROBE, args, timeout_s=4.0),
-                    reproducer=f"{len(inputs)} mutated inputs to {entry}, compared with the reference",
-                    prior=0.55 - 0.05 * batch,
+                    reproducer=f"{len(inputs)} {kind} inputs to {entry}, compared with the reference",
+                    prior=prior,
                     confirm_trials=2,
                     severity=task.contract_severity,
                 ))
