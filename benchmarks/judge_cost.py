@@ -1,6 +1,7 @@
 """What a judge the code can neither recognise nor rewrite costs: hidden-suite and red time per task, before/after.
 
-Usage: python benchmarks/judge_cost.py [--baseline REV] [--tasks ID,ID] [--sandbox docker|bwrap] [--repeat N] [--json]
+Usage: python benchmarks/judge_cost.py [--baseline REV] [--after REV] [--tasks ID,ID] [--sandbox docker|bwrap]
+                                      [--repeat N] [--json]
 
 "Before" is this repository at ``--baseline`` (default: the last commit before the neutral observer, the
 audit hook, the plain rerun and the host-side oracles), unpacked with ``git archive`` into a temporary
@@ -50,6 +51,7 @@ print(json.dumps({"hidden": hidden, "red": red, "passed": run.suite.passed, "tot
 
 def unpack(rev: str, into: Path) -> Path:
     """The tree of ``rev``, from ``git archive`` (no checkout, no worktree left behind)."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
@@ -68,6 +70,7 @@ def measure(tree: Path, task_id: str, sandbox: str) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument("--after", default="", help="a revision instead of the working tree (to isolate a change)")
     parser.add_argument("--tasks", default="")
     parser.add_argument("--sandbox", default="docker", choices=("docker", "bwrap"))
     parser.add_argument("--repeat", type=int, default=3)
@@ -80,12 +83,13 @@ def main() -> None:
     task_ids = [t.id for t in all_tasks() if not wanted or t.id in wanted]
     rows = []
     with tempfile.TemporaryDirectory(prefix="logomesh-baseline-") as folder:
-        before_tree = unpack(args.baseline, Path(folder))
+        before_tree = unpack(args.baseline, Path(folder) / "before")
+        after_tree = unpack(args.after, Path(folder) / "after") if args.after else ROOT
         for task_id in task_ids:
             samples: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
             for _ in range(args.repeat):
                 samples["before"].append(measure(before_tree, task_id, args.sandbox))
-                samples["after"].append(measure(ROOT, task_id, args.sandbox))
+                samples["after"].append(measure(after_tree, task_id, args.sandbox))
             row: dict[str, Any] = {"task": task_id}
             for side, runs in samples.items():
                 for part in ("hidden", "red"):
