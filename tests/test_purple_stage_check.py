@@ -59,6 +59,8 @@ def test_module_problem_reads_text_only() -> None:
     assert module_problem("def f(:\n", "fib") is not None
     # a real model's answer: the module importing itself defines nothing
     assert module_problem("from solution import fib\n", "fib") == "the agent returned no module defining `fib`"
+    assert module_problem("from solution.fib import fib\n", "fib") is not None  # a real answer (HumanEval/27)
+    assert module_problem("import solution.fib as fib\n", "fib") is not None
     assert module_problem("\0", "fib") is not None
     assert defined_names(parse("import os.path as p\nfrom a import b as c\nx, (y, z) = 1, (2, 3)\n")) == {
         "p", "c", "x", "y", "z"}
