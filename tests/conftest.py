@@ -1,4 +1,4 @@
-"""Shared test plumbing: the ``docker`` and ``bwrap`` markers.
+"""Shared test plumbing: the ``docker`` and ``bwrap`` markers, and a box of each backend.
 
 A test marked ``docker`` skips when no Docker engine answers or the sandbox
 image is missing, unless ``LOGOMESH_REQUIRE_DOCKER=1`` (CI), which turns that
@@ -10,9 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from functools import cache
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from logomesh.sandbox import Sandbox
 
 
 @cache
@@ -64,3 +69,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _gate(item, "docker", _docker_problem(), "LOGOMESH_REQUIRE_DOCKER")
     if item.get_closest_marker("bwrap") is not None:
         _gate(item, "bwrap", _bwrap_problem(), "LOGOMESH_REQUIRE_BWRAP")
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
+)
+def either_box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """One box of each backend, default limits, for a module's tests: they run once on each."""
+    from logomesh.sandbox.choose import make_sandbox
+
+    sandbox = make_sandbox(str(request.param))
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()

@@ -13,8 +13,6 @@ the agent turns into a hit and a critical finding).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from logomesh.red import attack
@@ -26,9 +24,7 @@ from logomesh.sandbox import Sandbox
 from logomesh.sandbox.choose import make_sandbox
 from logomesh.tasks import TaskSpec, load_task
 
-ALLOW = "    def allow(self, key: str) -> bool:\n"
-TRANSFER = "    def transfer(self, src: str, dst: str, amount: Decimal) -> None:\n"
-BALANCE = "    def balance(self, account_id: str) -> Decimal:\n        return self._balances[account_id]\n"
+from .tricks import ALLOW, reconciled
 
 AT_IMPORT = {
     "task check rewritten": "import sys\n_t = sys.modules.get('_lm_task')\nif _t: _t.race = lambda *a, **k: []\n",
@@ -55,16 +51,9 @@ IN_METHOD = {
 }
 
 
-@pytest.fixture(
-    scope="module",
-    params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
-)
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = make_sandbox(str(request.param))
-    try:
-        yield sandbox
-    finally:
-        sandbox.close()
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
 
 
 def race(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], ProbeRun]:
@@ -112,15 +101,7 @@ def test_reconciled_totals_do_not_hide_lost_updates(box: Sandbox) -> None:
     """A lockless bank that reports the last account as whatever keeps the total at 400 and nothing negative."""
     task = load_task("bank-ledger")
     plain = task.labelled_submission("no-lock").submission.source
-    reconciled = plain.replace(BALANCE, (
-        "    def balance(self, account_id: str) -> Decimal:\n"
-        "        names = sorted(self._balances)\n"
-        "        if account_id != names[-1]:\n"
-        "            return max(self._balances[account_id], Decimal(0))\n"
-        "        others = sum(max(self._balances[n], Decimal(0)) for n in names[:-1])\n"
-        "        return Decimal(100) * len(names) - others\n"), 1)
-    assert reconciled != plain
-    hits, _ = race(box, task, reconciled)
+    hits, _ = race(box, task, reconciled(plain))
     assert any("transfers that went through" in h for h in hits), hits
 
 

@@ -12,13 +12,10 @@ differs).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from logomesh.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Sandbox
-from logomesh.sandbox.choose import make_sandbox
 from logomesh.tasks import TaskSpec, load_task
 
 WRONG = '''
@@ -75,16 +72,9 @@ def hostile(reference: str, detector: str) -> str:
             "        return self._impl.allow(key)\n")
 
 
-@pytest.fixture(
-    scope="module",
-    params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
-)
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = make_sandbox(str(request.param))
-    try:
-        yield sandbox
-    finally:
-        sandbox.close()
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
 
 
 @pytest.fixture(scope="module")

@@ -20,27 +20,16 @@ from logomesh.scoring import score_submission
 from logomesh.scoring.measure import measure
 from logomesh.tasks import load_task
 
+from .tricks import ALLOW, reconciled
+
 pytestmark = pytest.mark.docker
 
-ALLOW = "    def allow(self, key: str) -> bool:\n"
-BALANCE = "    def balance(self, account_id: str) -> Decimal:\n        return self._balances[account_id]\n"
 FUTURE = "from __future__ import annotations\n"
 
 
 def trace_off(source: str) -> str:
     """The lockless limiter that clears the trace function for its own body (the race probe's instrument)."""
     return source.replace(ALLOW, ALLOW + "        import sys\n        sys.settrace(None)\n", 1)
-
-
-def reconciled(source: str) -> str:
-    """The lockless bank that reports the last account as whatever keeps the total right."""
-    return source.replace(BALANCE, (
-        "    def balance(self, account_id: str) -> Decimal:\n"
-        "        names = sorted(self._balances)\n"
-        "        if account_id != names[-1]:\n"
-        "            return max(self._balances[account_id], Decimal(0))\n"
-        "        others = sum(max(self._balances[n], Decimal(0)) for n in names[:-1])\n"
-        "        return Decimal(100) * len(names) - others\n"), 1)
 
 
 def recognises(source: str, reference: str) -> str:
