@@ -3,9 +3,9 @@
 The race probe perturbs threads through a trace function and a short switch
 interval; the growth probe measures retained memory with tracemalloc. Code
 can turn each of these off from inside its own methods. Each race hack is
-run beside the same code without it, to show whether it really blinds the
-perturbation; either way the probe must report what was done as a hit, so
-the attack still ends in a confirmed finding of the same family. Restarting
+run beside the same code without it; whether or not it still blinds the
+perturbation, the probe must report what was done as a hit, so the attack
+still ends in a confirmed finding of the same family. Restarting
 tracemalloc forgets every trace taken before, by its own definition, so the
 growth probe must report that too.
 """
@@ -53,12 +53,12 @@ def race_probe(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], Pr
     return [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)], run
 
 
-@pytest.mark.parametrize(("hack", "blinds"), [
-    ("import sys; sys.settrace(None)", True),
-    ("import sys; sys.settrace(None); sys.setswitchinterval(5.0)", True),
-    ("import sys; sys.setswitchinterval(5.0)", False),  # alone it does not hide the race: the perturber yields
+@pytest.mark.parametrize("hack", [
+    "import sys; sys.settrace(None)",
+    "import sys; sys.settrace(None); sys.setswitchinterval(5.0)",
+    "import sys; sys.setswitchinterval(5.0)",
 ])
-def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str, blinds: bool) -> None:
+def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = hacked(plain, ALLOW, hack)
@@ -70,9 +70,11 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
 
     real, tamper = seen(race_probe(box, task, plain))
     assert real and not tamper  # the lockless limiter breaks its invariant under the perturbation
-    real, tamper = seen(race_probe(box, task, sneaky))
-    assert bool(real) != blinds  # where the hack works, no invariant violation is observed any more ...
-    assert tamper and all("sys.set" in v for v in tamper)  # ... and either way the probe says what was done
+    # Whether the hack still hides the race varies (before the audit hook, clearing the trace hid it in 8 of 8
+    # trials; the hook's own report now gives the threads other chances to switch): either way the probe says
+    # what was done, and that alone is a hit.
+    _, tamper = seen(race_probe(box, task, sneaky))
+    assert tamper and all("sys.set" in v for v in tamper)
     report = attack(task, sneaky, box, budget_s=3.0, seed=0)
     assert "race" in {f.family for f in report.findings}
 

@@ -13,7 +13,7 @@ from logomesh.cli import app
 @pytest.mark.parametrize(
     ("args", "code", "needle"),
     [
-        (["--budget", "0"], 2, "--budget must be a positive number"),
+        (["--budget", "0"], 2, "--budget must be a finite, positive number"),
         (["--strategy", "greedy"], 2, "--strategy must be one of mcts, random, round-robin"),
         (["--sandbox", "vm"], 2, "--sandbox must be one of"),
     ],
