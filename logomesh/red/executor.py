@@ -98,7 +98,6 @@ def parse_trial(raw: Any) -> Trial:
     where = raw.get("where")
     sig = raw.get("signal")
     cpu = raw.get("cpu_s")
-    seen = raw.get("introspection")
     return Trial(
         status=str(raw.get("status", "crashed")),
         result=result if isinstance(result, dict) else {},
@@ -108,8 +107,13 @@ def parse_trial(raw: Any) -> Trial:
         partial=tuple(p for p in partial if isinstance(p, dict)) if isinstance(partial, list) else (),
         signal=sig if isinstance(sig, int) else None,
         cpu_s=float(cpu) if isinstance(cpu, int | float) else 0.0,
-        introspection=tuple(str(r)[:200] for r in seen) if isinstance(seen, list) else (),
+        introspection=_reasons(raw.get("introspection")),
     )
+
+
+def _reasons(value: Any) -> tuple[str, ...]:
+    """The audit hook's reasons as a record lists them; anything else is none."""
+    return tuple(str(r)[:200] for r in value) if isinstance(value, list) else ()
 
 
 def audit_reports(stdout: str) -> tuple[str, ...]:
@@ -147,8 +151,7 @@ def _parse_result(stdout: str, nonce: str) -> ProbeRun:
         return ProbeRun((), harness_error="the probe server's result is not JSON")
     if not isinstance(data, dict):
         return ProbeRun((), harness_error="the probe server's result is not an object")
-    seen = data.get("introspection")
-    introspection = tuple(str(r)[:200] for r in seen) if isinstance(seen, list) else ()
+    introspection = _reasons(data.get("introspection"))
     if "import_error" in data:
         return ProbeRun((), harness_error=f"the artifact does not import: {data['import_error']}",
                         introspection=introspection)
@@ -167,8 +170,9 @@ def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun
     if run.timed_out:
         return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
                         duration_s=run.duration_s)
-    parsed = parse_output(run.stdout, run_nonce(spec, seed))
-    if parsed.harness_error == NO_RESULT and f"{START}{run_nonce(spec, seed)}" in run.stdout.splitlines():
+    nonce = run_nonce(spec, seed)
+    parsed = parse_output(run.stdout, nonce)
+    if parsed.harness_error == NO_RESULT and f"{START}{nonce}" in run.stdout.splitlines():
         # The probe server imported the code and ended without a word: the code closed its output or ended
         # the process. A probe the code does not survive is not a miss (a crashed trial, which the families
         # that need the code to survive count as a hit).
