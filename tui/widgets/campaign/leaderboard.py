@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from logomesh.campaign.model import LeaderRow
 from logomesh.campaign.report_text import NO_INTERVAL, rank_text
+from tui.widgets.campaign.report_table import ReportTable, Row
 
 COLUMNS = ("#", "agent", "mean CIS", "95% CI", "tasks", "solved", "battles", "failed")
 NONE = "—"
@@ -30,39 +30,28 @@ def refusals(rows: Sequence[LeaderRow]) -> str:
     return "; ".join(f"{NO_INTERVAL} for {', '.join(agents)}: {reason}" for reason, agents in by_reason.items())
 
 
-class Leaderboard(DataTable[str | Text]):
+class Leaderboard(ReportTable):
     """The screen calls ``show``; tests read ``ranked`` and ``unranked``."""
 
-    DEFAULT_CSS = """
-    Leaderboard { height: 1fr; border: round $primary 50%; border-title-color: $text-muted;
-                  scrollbar-size-vertical: 1; }
-    Leaderboard:focus { border: round $primary; }
-    """
+    COLUMNS = COLUMNS
+    TITLE = TITLE
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        super().__init__(id=id)
         self.ranked: list[LeaderRow] = []
         self.unranked: list[tuple[str, int]] = []
         self.battles = 0
-
-    def on_mount(self) -> None:
-        self.border_title = TITLE
-        for name in COLUMNS:
-            self.add_column(name, key=name)
 
     def show(self, ranked: Sequence[LeaderRow], unranked: Sequence[tuple[str, int]] = (), battles: int = 0) -> None:
         """Replace the rows; ``unranked`` are (agent, battles) without a counted battle yet, listed last."""
         self.ranked, self.unranked, self.battles = list(ranked), list(unranked), battles
         self.border_title = f"{TITLE}  over {battles} battles" if battles else TITLE
         self.border_subtitle = refusals(self.ranked)
-        cursor = self.cursor_row
-        self.clear()
+        rows: list[Row] = []
         for row in self.ranked:
             cells = leader_cells(row)
-            self.add_row(Text(cells[0], style="bold"), Text(cells[1], style="bold"), *cells[2:], key=row.agent)
-        for agent, battles in self.unranked:
-            self.add_row(Text(NONE, style="dim"), Text(agent, style="dim"), NONE, NONE, "0", NONE, str(battles),
-                         str(battles),
-                         key=agent)
-        if self.row_count:
-            self.move_cursor(row=min(cursor, self.row_count - 1))
+            rows.append(((Text(cells[0], style="bold"), Text(cells[1], style="bold"), *cells[2:]), row.agent))
+        for agent, count in self.unranked:
+            rows.append(((Text(NONE, style="dim"), Text(agent, style="dim"), NONE, NONE, "0", NONE, str(count),
+                          str(count)), agent))
+        self.replace_rows(rows)

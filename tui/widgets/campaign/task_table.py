@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from logomesh.campaign.model import Cell
+from tui.widgets.campaign.report_table import ReportTable, Row
 
 COLUMNS = ("task", "agent", "done", "mean CIS", "range", "hidden", "findings", "failed")
 NONE = "—"
@@ -23,32 +23,22 @@ def cell_cells(cell: Cell) -> tuple[str, ...]:
             str(failed))
 
 
-class TaskTable(DataTable[str | Text]):
+class TaskTable(ReportTable):
     """The screen calls ``show``; tests read ``cells``."""
 
-    DEFAULT_CSS = """
-    TaskTable { height: 1fr; border: round $primary 50%; border-title-color: $text-muted;
-                scrollbar-size-vertical: 1; }
-    TaskTable:focus { border: round $primary; }
-    """
+    COLUMNS = COLUMNS
+    TITLE = "Per task  (task × agent)"
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        super().__init__(id=id)
         self.cells: list[Cell] = []
-
-    def on_mount(self) -> None:
-        self.border_title = "Per task  (task × agent)"
-        for name in COLUMNS:
-            self.add_column(name, key=name)
 
     def show(self, cells: Sequence[Cell]) -> None:
         self.cells = list(cells)  # the report's order: tasks by best mean, agents by rank
-        cursor = self.cursor_row
-        self.clear()
+        rows: list[Row] = []
         for cell in self.cells:
             values = cell_cells(cell)
             findings = Text(values[6], style="bold red" if cell.findings else "dim")
-            self.add_row(Text(values[0], style="bold"), *values[1:6], findings, values[7],
-                         key=f"{cell.task_id}\0{cell.agent}")
-        if self.row_count:
-            self.move_cursor(row=min(cursor, self.row_count - 1))
+            rows.append(((Text(values[0], style="bold"), *values[1:6], findings, values[7]),
+                         f"{cell.task_id}\0{cell.agent}"))
+        self.replace_rows(rows)
