@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 DEFAULT_HOME = Path.home() / ".local" / "share" / "logomesh"
+_FIX = "choose a writable folder with --home or $LOGOMESH_HOME"
 
 
 class HomeError(ValueError):
@@ -22,14 +23,33 @@ def resolve_home(home: Path | None, *, create: bool = True) -> Path:
     path = (chosen or DEFAULT_HOME).expanduser().resolve()
     if path.exists() and not path.is_dir():
         raise HomeError(f"the state folder {path} is a file: choose a folder with --home or $LOGOMESH_HOME")
-    if not create:
-        return path
+    return ensure_home(path) if create else path
+
+
+def writable_home(home: Path | None) -> Path:
+    """The state folder a command will write to once its checks pass: usable or creatable, but not created yet.
+
+    A command that may be refused before it records anything (a battle's or a campaign's pre-flight) takes
+    this, so a refusal leaves no empty folder behind; whatever records first (``Ledger.open``) creates it.
+    """
+    path = resolve_home(home, create=False)
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise HomeError(f"cannot create the state folder {path} ({existing} is a file): {_FIX}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "the state folder" if existing == path else f"cannot create the state folder {path}:"
+        raise HomeError(f"{what} {existing} is not writable: {_FIX}")
+    return path
+
+
+def ensure_home(path: Path) -> Path:
+    """``path`` created if missing and checked writable (``HomeError`` naming the fix if not)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise HomeError(f"cannot create the state folder {path} ({exc.strerror or exc}): choose a writable "
-                        "folder with --home or $LOGOMESH_HOME") from None
+        raise HomeError(f"cannot create the state folder {path} ({exc.strerror or exc}): {_FIX}") from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise HomeError(f"the state folder {path} is not writable: choose a writable folder with --home or "
-                        "$LOGOMESH_HOME")
+        raise HomeError(f"the state folder {path} is not writable: {_FIX}")
     return path

@@ -67,6 +67,9 @@ def test_a_home_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
     home = blocker / "home"
     line = one_line(cli("keys", "init", "--home", str(home)), 1, f"cannot create the state folder {home}")
     assert "choose a writable folder with --home or $LOGOMESH_HOME" in line
+    line = one_line(cli("battle", "run", "--task", "rate-limiter", "--mock", "good", "--home", str(home)), 1,
+                    f"cannot create the state folder {home} ({blocker} is a file)")  # said before the battle
+    assert "choose a writable folder with --home or $LOGOMESH_HOME" in line
 
 
 @pytest.mark.parametrize("command", [
@@ -76,10 +79,13 @@ def test_a_home_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
     ["keys", "show"],
     ["keys", "rotate"],
     ["campaign", "report", "some-campaign"],
+    ["verify", "report", "REPORT"],
 ])
 def test_read_only_commands_on_a_missing_home_create_nothing(tmp_path: Path, command: list[str]) -> None:
     home = tmp_path / "missing"
-    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    report = tmp_path / "report.json"
+    report.write_text("{}")
+    args = [{"OUT": str(tmp_path / "out"), "REPORT": str(report)}.get(a, a) for a in command]
     proc = cli(*args, "--home", str(home))
     one_line(proc, 1, "")
     assert not home.exists() and not (tmp_path / "out").exists()

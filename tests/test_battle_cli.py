@@ -37,12 +37,12 @@ def _assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) 
 
 
 def _assert_usage_error(proc: subprocess.CompletedProcess[str], needle: str, home: Path) -> None:
-    """Exit 2, one line naming the problem, and nothing written: no ledger, no key."""
+    """Exit 2, one line naming the problem, and nothing written: not even the state folder."""
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     error_lines = [line for line in proc.stderr.splitlines() if line.startswith("logomesh: error:")]
     assert len(error_lines) == 1 and needle in error_lines[0], proc.stderr
-    assert not (home / "battles.db").exists() and not (home / "keys").exists()
+    assert not home.exists()
 
 
 def _free_port() -> int:
@@ -87,8 +87,8 @@ def _rows(home: Path) -> list[dict[str, object]]:
     ],
 )
 def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:
-    proc = logomesh("battle", "run", *args, home=tmp_path)
-    _assert_usage_error(proc, needle, tmp_path)
+    proc = logomesh("battle", "run", *args, home=tmp_path / "home")
+    _assert_usage_error(proc, needle, tmp_path / "home")
 
 
 def test_a_battle_id_already_recorded_is_a_usage_error(tmp_path: Path) -> None:
@@ -103,16 +103,17 @@ def test_a_battle_id_already_recorded_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def _assert_refused_before_start(proc: subprocess.CompletedProcess[str], needle: str, home: Path) -> None:
-    """Exit 1, one line saying the battle cannot start and why, and nothing recorded."""
+    """Exit 1, one line saying the battle cannot start and why, and nothing recorded: not even the state folder."""
     _assert_one_line_error(proc, "the battle cannot start")
     assert needle in proc.stderr, proc.stderr
-    assert not (home / "battles.db").exists() or _rows(home) == []
+    assert not home.exists()
 
 
 def test_unreachable_purple_is_refused_and_not_recorded(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
-    proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", url, "--no-red", home=tmp_path)
-    _assert_refused_before_start(proc, f"the purple agent at {url} does not answer", tmp_path)
+    proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", url, "--no-red",
+                    home=tmp_path / "home")
+    _assert_refused_before_start(proc, f"the purple agent at {url} does not answer", tmp_path / "home")
 
 
 class _CardHandler(http.server.BaseHTTPRequestHandler):
@@ -137,11 +138,12 @@ def test_a_protocol_the_card_does_not_offer_is_refused_naming_the_offered_one(tm
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
         proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", url, "--protocol", "1.0",
-                        "--no-red", home=tmp_path)
+                        "--no-red", home=tmp_path / "home")
     finally:
         server.shutdown()
         server.server_close()
-    _assert_refused_before_start(proc, "offers A2A protocol 0.3 on its card, not 1.0: pass --protocol 0.3", tmp_path)
+    _assert_refused_before_start(proc, "offers A2A protocol 0.3 on its card, not 1.0: pass --protocol 0.3",
+                                 tmp_path / "home")
 
 
 @pytest.fixture
@@ -175,8 +177,8 @@ def test_an_agent_that_never_answers_its_card_is_refused_within_the_purple_timeo
     tmp_path: Path, silent_agent: str
 ) -> None:
     proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", silent_agent, "--purple-timeout", "1.5",
-                    "--no-red", home=tmp_path)
-    _assert_refused_before_start(proc, "no complete answer within 1.5 s", tmp_path)
+                    "--no-red", home=tmp_path / "home")
+    _assert_refused_before_start(proc, "no complete answer within 1.5 s", tmp_path / "home")
 
 
 @pytest.mark.docker

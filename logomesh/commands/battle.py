@@ -88,7 +88,7 @@ def run(
         run_battle,
     )
     from logomesh.cancel import CancelToken, cancel_on_sigint
-    from logomesh.home import resolve_home
+    from logomesh.home import writable_home
     from logomesh.preflight import EnvironmentProblem
     from logomesh.progress import ProgressPrinter
 
@@ -100,7 +100,7 @@ def run(
     check_agent(task, purple, mock, stream)
     review = review_llm(llm_base_url, llm_model, llm_timeout, llm_max_tokens)
     label = purple or f"mock:{mock}"
-    state = resolve_home(home)
+    state = writable_home(home)  # created by the first record: a refused battle leaves nothing behind
     try:
         chosen_id = battle_id or free_battle_id(state, default_battle_id(task, label, seed))
     except LedgerError as exc:

@@ -156,11 +156,11 @@ def run(
     from logomesh.campaign.ray_executor import RayUnavailable
     from logomesh.campaign.runner import run_campaign
     from logomesh.commands.campaign_progress import CampaignProgressBar
-    from logomesh.home import resolve_home
+    from logomesh.home import writable_home
 
     _check_options(red_budget, purple_timeout, protocol, executor, workers, ray_address)
     review = review_llm(llm_base_url, llm_model, llm_timeout, llm_max_tokens)
-    state = resolve_home(home)
+    state = writable_home(home)  # created by the saved plan: a refused campaign leaves nothing behind
     previous = signal.signal(signal.SIGTERM, _interrupt)  # a terminated campaign stops as cleanly as Ctrl-C
     plan: CampaignPlan | None = None
     try:

@@ -184,7 +184,7 @@ def report(
 
     keys = load_pubkeys(pubkey)
     try:
-        check = verify_report(resolve_home(home), read_report(file), keys)
+        check = verify_report(resolve_home(home, create=False), read_report(file), keys)
     except (ReportFileError, PlanError, LedgerError) as exc:
         fail(str(exc))
     for problem in check.problems:

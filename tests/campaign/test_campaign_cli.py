@@ -53,10 +53,9 @@ def _invoke(*args: str) -> tuple[int, str]:
     ],
 )
 def test_run_refuses_bad_input_before_any_battle(tmp_path: Path, args: list[str], code: int, needle: str) -> None:
-    exit_code, output = _invoke("run", *args, "--home", str(tmp_path))
+    exit_code, output = _invoke("run", *args, "--home", str(tmp_path / "home"))
     assert exit_code == code and needle in output, output
-    assert not (tmp_path / "battles.db").exists()
-    assert not (tmp_path / "campaigns").exists() or not any((tmp_path / "campaigns").iterdir())
+    assert not (tmp_path / "home").exists()  # nothing recorded, not even the state folder
 
 
 def _recorded_campaign(home: Path) -> CampaignPlan:

@@ -46,4 +46,4 @@ def test_a_battle_with_neither_backend_is_refused_before_it_starts(tmp_path: Pat
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("logomesh: error: the battle cannot start: no sandbox works"), lines
     assert "sandbox doctor" in lines[0]
-    assert not (home / "battles.db").exists()  # nothing recorded
+    assert not home.exists()  # nothing recorded, not even the state folder
