@@ -207,3 +207,56 @@ def test_a_read_only_filesystem_is_one_line_for_home_and_export(tmp_path: Path, 
     home = _ledger(tmp_path / "h", 1)
     one_line(cli("export", "dboms", "--home", str(home), "--out", str(read_only_folder / "out")), 1,
              "(Read-only file system): choose a writable --out")
+
+
+BAD_UTF8 = "BAD_UTF8"
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "--task", "rate-limiter", "--submission", BAD_UTF8],  # not UTF-8 text
+    ["score", "--task", "rate-limiter", "--submission", BAD_UTF8, "--llm-base-url", "http://x/v1", "--llm-model",
+     "m", "--llm-max-tokens", "0"],
+    ["score", "--task", "rate-limiter", "--submission", BAD_UTF8, "--llm-base-url", "ftp://x", "--llm-model", "m"],
+    ["purple", "serve", "--llm", "--base-url", "http://x/v1", "--model", "m", "--responses", "."],
+    ["campaign", "report", "c", "--format", "xml"],
+    ["campaign", "run", "--mock", "good", "--tasks-dir", "/no/such/folder"],
+    ["battle", "run", "--task", "rate-limiter", "--mock", "good", "--tasks-dir", "/no/such/folder"],
+    ["tasks", "list", "--tasks-dir", "/no/such/folder"],
+    ["tasks", "check", "--sandbox", "vm"],
+    ["tasks", "new", "Bad/Id"],
+    ["replay", "some-battle", "--sandbox", "vm"],
+    ["red", "attack", "--task", "rate-limiter", "--code", BAD_UTF8, "--budget", "nan"],
+    ["red", "attack", "--task", "no-such-task", "--code", BAD_UTF8],
+    ["export", "dboms", "--out", "OUT", "--since", "-1"],
+    ["green", "serve", "--port", "70000"],
+])
+def test_each_usage_error_exits_exactly_2_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    """Exit 2 and nothing else: a change that turns one of these into exit 1 (an error) fails here."""
+    from typer.testing import CliRunner
+
+    from logomesh.cli import app
+
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    args = [{BAD_UTF8: str(bad), "OUT": str(tmp_path / "out")}.get(a, a) for a in command]
+    home = ["--home", str(tmp_path / "home")] if command[0] in ("campaign", "battle", "replay", "export") else []
+    result = CliRunner().invoke(app, [*args, *home])
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("logomesh: error: "), result.output
+    assert not (tmp_path / "home").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["battle", "run", "--mock", "good"],  # a required option missing
+    ["battle", "run", "--task", "rate-limiter", "--mock", "good", "--seed", "abc"],  # not a number
+    ["no-such-command"],
+    ["verify", "ledger", "--no-such-option"],
+])
+def test_the_parsers_own_usage_errors_exit_exactly_2(command: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from logomesh.cli import app
+
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 2 and "Traceback" not in result.output, (result.exit_code, result.output)
