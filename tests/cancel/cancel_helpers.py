@@ -28,6 +28,11 @@ from logomesh.purple.mock import MockResponses, mock_app_factory
 from logomesh.purple.server import start_in_thread
 from logomesh.sandbox.base import Sandbox
 
+HANG_GUARD_S = 120.0  # only catches a hang: a hanging agent would hold its battle 3600 s (PURPLE_WAIT_S); a
+# cancel takes about a second, which benchmarks/console_bench.py measures. Elsewhere the tests prove the stop by
+# events (no test result, finding or search node after the cancel; the box killed from outside), not the clock.
+PURPLE_WAIT_S = 3600.0  # the purple timeout of a battle cancelled while the agent hangs: only the cancel ends it
+
 SLEEPER = {  # its import never returns: the hidden suite waits on it until the box is killed
     "sourceCode": "import time\n\ntime.sleep(600)\n\n\nclass RateLimiter:\n    pass\n",
     "testCode": "",
@@ -96,13 +101,25 @@ class BoxSpy:
     def __init__(self, real: Callable[..., Sandbox]) -> None:
         self._real = real
         self.boxes: list[tuple[str, str]] = []  # (backend, container id or "")
+        self.closed_from_outside: list[bool] = []  # per close: made by another thread than the one that opened it
         self.opened = threading.Event()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Sandbox:
         box = self._real(*args, **kwargs)
         self.boxes.append((box.backend, str(getattr(box, "container_id", ""))))
+        opener, close = threading.get_ident(), box.close
+
+        def noted_close() -> None:
+            self.closed_from_outside.append(threading.get_ident() != opener)
+            close()
+
+        box.close = noted_close  # type: ignore[method-assign]  # on this one instance
         self.opened.set()
         return box
+
+    def killed_from_outside(self) -> bool:
+        """The first box was first closed by another thread while its battle waited on it: a cancel's kill."""
+        return self.closed_from_outside[:1] == [True]
 
 
 def box_gone(backend: str, container: str) -> bool:
@@ -171,6 +188,29 @@ class Trigger:
         self.cancelled_after = len(self.events)
         self.cancelled_at = time.monotonic()
         self.token.cancel()
+
+
+def nodes_after_cancel(trigger: Trigger) -> int:
+    """Search nodes added after the cancel: at most the one whose probe was in flight, if the search stopped."""
+    assert trigger.cancelled_after is not None
+    return sum(isinstance(e, MctsNodeAdded) for e in trigger.events[trigger.cancelled_after:])
+
+
+class SearchAfterCancel:
+    """Wraps a battle's event sink: counts the search nodes it adds once its token is cancelled.
+
+    A search that stops adds at most the node whose probe was in flight; left alone, lru-cache's plays ~26."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+    def wrap(self, token: CancelToken, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        def noted(event: Event) -> None:
+            if isinstance(event, MctsNodeAdded) and token.cancelled:
+                self.nodes += 1
+            emit(event)
+
+        return noted
 
 
 def stage_is(name: str) -> Callable[[Event], bool]:

@@ -1,4 +1,9 @@
-"""Ctrl-C on ``logomesh battle run``: a real CLI process gets SIGINT, stops its battle and records it cancelled."""
+"""Ctrl-C on ``logomesh battle run``: a real CLI process gets SIGINT, stops its battle and records it cancelled.
+
+What these add to test_cancel_library (which proves by events that each stage stops): Ctrl-C reaches the
+battle's token, the process exits 130 without a traceback, the entry says cancelled in its stage, and no box
+is left. The wait for the process to exit is only a hang guard (``HANG_GUARD_S``).
+"""
 
 from __future__ import annotations
 
@@ -13,21 +18,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from cancel_helpers import hanging_purple, make_home
+from cancel_helpers import HANG_GUARD_S, PURPLE_WAIT_S, hanging_purple, make_home
 
 from ledger import Ledger
 from logomesh.purple.mock import MockResponses, mock_app_factory
 from logomesh.purple.server import start_in_thread
 
-HANG_BOUND_S = 10.0
-
 
 class Battle:
     """``logomesh battle run`` in a subprocess, its stderr read line by line as it comes."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "logomesh", "battle", "run", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, **(env or {})})
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -44,14 +48,12 @@ class Battle:
             assert time.monotonic() < deadline, f"no {text!r} on stderr: {self.lines}"
             time.sleep(0.05)
 
-    def interrupt(self) -> tuple[int, float]:
-        """Send SIGINT; the exit code and the seconds until the process exited."""
-        sent = time.monotonic()
+    def interrupt(self) -> int:
+        """Send SIGINT; the exit code (a process still running after ``HANG_GUARD_S`` fails the test)."""
         self.proc.send_signal(signal.SIGINT)
-        code = self.proc.wait(timeout=60)
-        waited = time.monotonic() - sent
+        code = self.proc.wait(timeout=HANG_GUARD_S)
         self._reader.join(timeout=5)
-        return code, waited
+        return code
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -60,8 +62,8 @@ class Battle:
 
 
 @contextmanager
-def battle(*args: str) -> Iterator[Battle]:
-    running = Battle(*args)
+def battle(*args: str, env: dict[str, str] | None = None) -> Iterator[Battle]:
+    running = Battle(*args, env=env)
     try:
         yield running
     finally:
@@ -91,7 +93,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _assert_recorded_cancelled(home: Path, battle_id: str, stage: str, code: int, lines: list[str]) -> None:
+def _assert_recorded_cancelled(home: Path, battle_id: str, stage: str, code: int, lines: list[str]) -> dict[str, str]:
+    """The exit code, the one line and the entry all say: cancelled in ``stage``; the entry's attributes."""
     assert code == 130, lines
     assert not any("Traceback" in line for line in lines), lines
     assert f"logomesh: battle cancelled at stage {stage}; recorded as cancelled" in lines
@@ -99,33 +102,36 @@ def _assert_recorded_cancelled(home: Path, battle_id: str, stage: str, code: int
         stored = led.get(battle_id)
     assert stored is not None
     assert (stored.result["status"], stored.result["stage"]) == ("cancelled", stage)
+    return stored.attributes
 
 
 def test_ctrl_c_while_the_purple_agent_is_answering(tmp_path: Path) -> None:
     home = make_home(tmp_path)
     with hanging_purple() as url, battle("--task", "rate-limiter", "--purple", url, "--battle-id", "cli-cancel",
-                                         "--no-red", "--home", str(home)) as running:
+                                         "--purple-timeout", str(PURPLE_WAIT_S), "--no-red",
+                                         "--home", str(home)) as running:
         running.wait_for("stage: purple")
         time.sleep(0.3)  # the request is on the wire
-        code, waited = running.interrupt()
-    assert waited < HANG_BOUND_S
+        code = running.interrupt()  # only the abandoned request ends this battle within the hour
     _assert_recorded_cancelled(home, "cli-cancel", "purple", code, running.lines)
 
 
 @pytest.mark.bwrap
 def test_ctrl_c_during_the_red_search_kills_the_box(tmp_path: Path) -> None:
+    """Also ``--sandbox auto`` with Docker unreachable: the battle runs in bubblewrap."""
     home = make_home(tmp_path)
     battle_id = "lru-cache:no-lock:cli-cancel"
+    no_docker = {"DOCKER_HOST": f"unix://{tmp_path}/dead.sock"}
     with start_in_thread(mock_app_factory(MockResponses())) as purple, \
-            battle("--task", "lru-cache", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "bwrap",
-                   "--red-budget", "600", "--home", str(home)) as running:
+            battle("--task", "lru-cache", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "auto",
+                   "--red-budget", "600", "--home", str(home), env=no_docker) as running:
         running.wait_for("stage: red")
         time.sleep(0.5)  # probes are running in the box
         boxes = _children_named(running.proc.pid, b"bwrap")
         assert boxes, "no bubblewrap box under the battle process"
-        code, waited = running.interrupt()
-    assert waited < HANG_BOUND_S
-    _assert_recorded_cancelled(home, battle_id, "red", code, running.lines)
+        code = running.interrupt()
+    attributes = _assert_recorded_cancelled(home, battle_id, "red", code, running.lines)
+    assert attributes["sandbox_backend"] == "bwrap"
     assert not [pid for pid in boxes if _alive(pid)]
 
 
@@ -138,6 +144,5 @@ def test_ctrl_c_while_scoring_exits_cleanly(tmp_path: Path) -> None:
             battle("--task", "rate-limiter", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "bwrap",
                    "--no-red", "--home", str(home)) as running:
         running.wait_for("stage: scoring")  # a fresh process loads the encoder here: scoring lasts a while
-        code, waited = running.interrupt()
-    assert waited < HANG_BOUND_S
+        code = running.interrupt()
     _assert_recorded_cancelled(home, battle_id, "scoring", code, running.lines)

@@ -12,6 +12,8 @@ from textual.widgets import Input, Select
 
 from ledger import Ledger
 from ledger.keys import create_key
+from logomesh.battle import BattleOutcome, BattleRequest, run_battle
+from logomesh.events import Event, EventSink, MctsNodeAdded
 from logomesh.tasks import default_tasks_dir, load_task_dir
 from tui.app import ConsoleApp
 from tui.screens.ledger import LedgerScreen
@@ -67,7 +69,17 @@ def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: P
 def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     create_key(home / "keys", seed=hashlib.sha256(b"tui-test-0").digest())
-    app = ConsoleApp(home, tasks=[load_task_dir(default_tasks_dir() / "lru-cache")])
+    after_cancel: list[int] = []  # search nodes added once the battle's token was cancelled
+
+    def engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
+        def noted(event: Event) -> None:
+            if isinstance(event, MctsNodeAdded) and request.token.cancelled:
+                after_cancel.append(event.node_id)
+            emit(event)
+
+        return run_battle(request, noted)
+
+    app = ConsoleApp(home, tasks=[load_task_dir(default_tasks_dir() / "lru-cache")], engine=engine)
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -76,18 +88,16 @@ def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: P
             screen.query_one("#battle-id", Input).value = "console-cancel-1"
             screen.query_one("#budget", Input).value = "60"
             await pilot.press("ctrl+r")
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 300  # a hang guard only
             tree = screen.query_one(MctsTree)
             while not tree.stats:  # the first search node: the red agent has started
                 assert screen.last_ending is None, "the battle ended before the search started"
                 assert time.monotonic() < deadline, "the red agent did not start in time"
                 await pilot.pause(0.05)
-            cancelled_at = time.monotonic()
             await pilot.press("escape")
-            while screen.last_ending is None:
+            while screen.last_ending is None:  # a hang guard: the speed of a cancel is benchmarks/console_bench.py's
                 assert time.monotonic() < deadline, "the battle did not stop after cancel"
                 await pilot.pause(0.1)
-            assert time.monotonic() - cancelled_at < 30, "cancel took longer than one probe"
             ending = screen.last_ending
             assert ending.status == "cancelled" and ending.sequence is not None
             with Ledger.open(home) as led:
@@ -95,4 +105,5 @@ def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: P
             assert stored is not None
             assert (stored.result["status"], stored.result["stage"]) == ("cancelled", "red")
             assert "cancelled by the user" in stored.result["reason"]
+            assert len(after_cancel) <= 1, f"the search went on after the cancel: {after_cancel}"  # 1: in flight
     asyncio.run(scenario())
