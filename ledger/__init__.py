@@ -6,7 +6,8 @@ verification and compliance export.
 """
 
 from ledger.errors import DuplicateBattleError, LedgerError
-from ledger.store import AppendReceipt, AppendRequest, CheckpointRecord, EntrySummary, Ledger, StoredBattle
+from ledger.store import AppendReceipt, AppendRequest, CheckpointRecord, Inclusion, Ledger, StoredBattle
+from ledger.summary import EntrySummary
 
 __all__ = [
     "AppendReceipt",
@@ -14,6 +15,7 @@ __all__ = [
     "CheckpointRecord",
     "DuplicateBattleError",
     "EntrySummary",
+    "Inclusion",
     "Ledger",
     "LedgerError",
     "StoredBattle",

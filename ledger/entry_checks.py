@@ -30,6 +30,7 @@ from ledger.keys import VerifierKey, parse_verifier_key
 from ledger.merkle import MemoryTree, leaf_hash
 from ledger.schema import make_engine, table
 from ledger.store import DB_FILE, ROTATION_STATUS
+from ledger.summary import summary_columns
 
 ROTATION_MARK = f'"kind":"{ROTATION_STATUS}"'  # in the canonical JSON of every rotation entry
 PARALLEL_FROM = 10_000  # entries; starting workers costs ~1.5 s, so below this they gain little (1.13x at 5,000)
@@ -276,15 +277,7 @@ def _column_problems(row: RowMapping, document: dict[str, Any], result_bytes: by
         problems.append(("result-edited", "raw_result does not hash to result_sha256"))
     if result_bytes is not None and result_bytes != raw:
         problems.append(("result-edited", "raw_result differs from the signed result"))
-    result = document.get("result")
-    score = result.get("cis_score") if isinstance(result, dict) else None
-    wanted = {
-        "battle_id": document.get("battle_id"), "timestamp": document.get("timestamp"),
-        "task_id": document.get("task_id"), "status": document.get("status"),
-        "result_sha256": document.get("result_sha256"),
-        "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
-    }
-    for column, value in wanted.items():
+    for column, value in summary_columns(document).items():
         if row[column] != value:
             problems.append(("column-edited", f"{column} is {row[column]!r} but the signed entry says {value!r}"))
     return problems

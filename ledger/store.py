@@ -33,7 +33,7 @@ from sqlmodel import Session, col
 from ledger import files
 from ledger.canonical import canonicalize, parse
 from ledger.checkpoint import Checkpoint, sign_checkpoint
-from ledger.dbom import build_entry, check_battle_id, dbom_file_name, decode_vector, sign_encoded
+from ledger.dbom import build_entry, check_battle_id, dbom_file_name, dbom_problems, decode_vector, sign_encoded
 from ledger.errors import DuplicateBattleError, LedgerError
 from ledger.keys import (
     DEFAULT_KEY_NAME,
@@ -46,7 +46,7 @@ from ledger.keys import (
     parse_verifier_key,
     stage_next_key,
 )
-from ledger.merkle import leaf_hash
+from ledger.merkle import inclusion_proof, leaf_hash, verify_inclusion
 from ledger.nodes import DbNodes, frontier_of, frontier_root, push_leaf
 from ledger.schema import (
     WRITE_OPTION,
@@ -58,6 +58,7 @@ from ledger.schema import (
     table,
     trigger_problems,
 )
+from ledger.summary import EntrySummary, summary_columns
 
 DB_FILE = "battles.db"
 JUDGE_KEY_PREFIX = "judge_key:"
@@ -104,17 +105,6 @@ class AppendReceipt:
 
 
 @dataclass(frozen=True)
-class EntrySummary:
-    sequence: int
-    battle_id: str
-    timestamp: str
-    task_id: str | None
-    cis_score: float | None
-    status: str | None
-    result_sha256: str
-
-
-@dataclass(frozen=True)
 class StoredBattle:
     """Everything ``replay`` needs: the signed DBOM, the result, its hash and the raw inputs."""
 
@@ -135,6 +125,16 @@ class CheckpointRecord:
     root: bytes
     note: str
     timestamp: str
+
+
+@dataclass(frozen=True)
+class Inclusion:
+    """Is an entry in the tree the latest checkpoint signs: that checkpoint, the audit path, the verdict."""
+
+    checkpoint: CheckpointRecord | None  # None: no checkpoint yet
+    covered: bool = False  # the checkpoint's tree is large enough to hold the entry
+    proof: tuple[bytes, ...] = ()
+    verified: bool = False
 
 
 @dataclass(frozen=True)
@@ -326,12 +326,8 @@ class Ledger:
         node_rows = push_leaf(self._frontier, sequence, leaf)
         blob_rows = [{"sha256": entry["inputs"][name]["sha256"], "size": len(data), "data": bytes(data)}
                      for name, data in req.inputs.items()]
-        score = entry["result"].get("cis_score")
         battle_row = {
-            "sequence": sequence, "battle_id": req.battle_id, "timestamp": stamp,
-            "task_id": entry["task_id"], "status": entry["status"],
-            "cis_score": float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
-            "result_sha256": entry["result_sha256"], "raw_result": result_bytes.decode(),
+            "sequence": sequence, **summary_columns(entry), "raw_result": result_bytes.decode(),
             "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
             "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
         }
@@ -430,17 +426,14 @@ class Ledger:
         with Session(self._engine) as session:
             stmt = select(Battle).where(col(Battle.sequence) >= since).order_by(col(Battle.sequence))
             for row in session.scalars(stmt):
-                yield EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
-                                   row.status, row.result_sha256)
+                yield _summary(row)
 
     def documents(self, since: int = 0) -> Iterator[tuple[EntrySummary, dict[str, Any]]]:
         """Entries from ``since`` with their signed DBOMs, without loading the input blobs."""
         with Session(self._engine) as session:
             stmt = select(Battle).where(col(Battle.sequence) >= since).order_by(col(Battle.sequence))
             for row in session.scalars(stmt):
-                summary = EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score,
-                                       row.status, row.result_sha256)
-                yield summary, dict(parse(row.dbom))
+                yield _summary(row), dict(parse(row.dbom))
 
     def documents_with(self, attribute: str, value: str) -> Iterator[tuple[EntrySummary, dict[str, Any]]]:
         """Entries whose signed ``attributes[attribute]`` equals ``value``, in sequence order, with their DBOMs.
@@ -505,6 +498,27 @@ class Ledger:
             dbom_path=self.home / row.dbom_path,
         )
 
+    def entry(self, battle_id: str) -> EntrySummary | None:
+        """The summary of one battle's entry, or None."""
+        with Session(self._engine) as session:
+            row = session.scalars(select(Battle).where(col(Battle.battle_id) == battle_id)).first()
+            return None if row is None else _summary(row)
+
+    def signature_problems(self, stored: StoredBattle) -> list[tuple[str, str]]:
+        """(kind, detail) for each way ``stored``'s DBOM fails to verify with the judge keys; empty when it holds."""
+        return dbom_problems(stored.dbom, self.trusted_keys())
+
+    def inclusion(self, stored: StoredBattle) -> Inclusion:
+        """The Merkle audit path of ``stored`` in the latest checkpoint's tree, checked against its root."""
+        checkpoint = self.latest_checkpoint()
+        if checkpoint is None or stored.sequence >= checkpoint.size:
+            return Inclusion(checkpoint)
+        leaf = leaf_hash(canonicalize(stored.dbom))
+        with self.connect() as conn:
+            proof = inclusion_proof(stored.sequence, checkpoint.size, self.nodes(conn, checkpoint.size))
+        verified = verify_inclusion(leaf, stored.sequence, checkpoint.size, proof, checkpoint.root)
+        return Inclusion(checkpoint, covered=True, proof=tuple(proof), verified=verified)
+
     def checkpoints(self) -> list[CheckpointRecord]:
         with Session(self._engine) as session:
             rows = session.scalars(select(CheckpointRow).order_by(col(CheckpointRow.id))).all()
@@ -521,6 +535,11 @@ class Ledger:
     def connect(self) -> Connection:
         """A read connection (caller closes it), for proofs over :meth:`nodes`."""
         return self._engine.connect()
+
+
+def _summary(row: Battle) -> EntrySummary:
+    return EntrySummary(row.sequence, row.battle_id, row.timestamp, row.task_id, row.cis_score, row.status,
+                        row.result_sha256)
 
 
 def _dbom_file(canonical: bytes) -> bytes:

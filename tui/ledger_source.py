@@ -15,10 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger, LedgerError, StoredBattle
-from ledger.canonical import canonicalize
-from ledger.dbom import dbom_problems
 from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
-from ledger.merkle import inclusion_proof, leaf_hash, verify_inclusion
 from ledger.verify import verify_ledger
 
 ProgressCallback = Callable[[int, int], None]
@@ -98,26 +95,23 @@ def _submission_of(stored: StoredBattle) -> tuple[SubmissionText | None, str]:
 
 
 def _signature_status(led: Ledger, stored: StoredBattle) -> str:
-    problems = dbom_problems(stored.dbom, led.trusted_keys())
+    problems = led.signature_problems(stored)
     if not problems:
         return "valid: DSSE envelope signed by a trusted judge key, H(Δ) matches"
     return "INVALID: " + "; ".join(f"{kind}: {detail}" for kind, detail in problems)
 
 
 def _inclusion_status(led: Ledger, stored: StoredBattle) -> str:
-    checkpoint = led.latest_checkpoint()
+    inclusion = led.inclusion(stored)
+    checkpoint = inclusion.checkpoint
     if checkpoint is None:
         return "no checkpoint yet"
-    if stored.sequence >= checkpoint.size:
+    if not inclusion.covered:
         return f"not yet covered by the latest checkpoint (size {checkpoint.size})"
-    leaf = leaf_hash(canonicalize(stored.dbom))
-    with led.connect() as conn:
-        proof = inclusion_proof(stored.sequence, checkpoint.size, led.nodes(conn, checkpoint.size))
-    ok = verify_inclusion(leaf, stored.sequence, checkpoint.size, proof, checkpoint.root)
-    verdict = "verified" if ok else "FAILED"
-    hashes = "\n".join(f"  {step.hex()}" for step in proof)
+    verdict = "verified" if inclusion.verified else "FAILED"
+    hashes = "\n".join(f"  {step.hex()}" for step in inclusion.proof)
     return (f"{verdict} against checkpoint size {checkpoint.size}, root {checkpoint.root.hex()[:16]}…, "
-            f"{len(proof)} proof hashes\n{hashes}").rstrip()
+            f"{len(inclusion.proof)} proof hashes\n{hashes}").rstrip()
 
 
 class LedgerSource:
@@ -154,7 +148,8 @@ class LedgerSource:
             stored = led.get(battle_id)
             if stored is None:
                 raise LedgerUnavailable(f"no entry for battle {battle_id!r}")
-            summary = next(e for e in led.entries(since=stored.sequence) if e.battle_id == battle_id)
+            summary = led.entry(battle_id)
+            assert summary is not None  # led.get found its row
             row = LedgerRow(stored.sequence, short_time(summary.timestamp), battle_id, summary.task_id or "",
                             _purple_of(stored), summary.cis_score or 0.0, summary.status or "")
             signature = _signature_status(led, stored)
@@ -233,7 +228,7 @@ def _entry_problem(led: Ledger, battle_id: str) -> tuple[int | None, str]:
     if stored is None:
         return None, ""
     reasons: list[str] = []
-    problems = dbom_problems(stored.dbom, led.trusted_keys())
+    problems = led.signature_problems(stored)
     reasons.extend(f"{kind}: {detail}" for kind, detail in problems)
     if _inclusion_status(led, stored).startswith("FAILED"):
         reasons.append("inclusion: the entry is not in the checkpointed tree")
@@ -241,4 +236,5 @@ def _entry_problem(led: Ledger, battle_id: str) -> tuple[int | None, str]:
 
 
 def _sequence_of(led: Ledger, battle_id: str) -> int | None:
-    return next((e.sequence for e in led.entries() if e.battle_id == battle_id), None)
+    summary = led.entry(battle_id)
+    return None if summary is None else summary.sequence
