@@ -35,7 +35,7 @@ from logomesh.battle_record import (
     StageValues,
     played_battle,
 )
-from logomesh.cancel import Cancelled, CancelToken, abandon_on_cancel
+from logomesh.cancel import Cancelled, CancelToken
 from logomesh.events import (
     BattleCancelled,
     BattleFailed,
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ledger import Ledger
     from logomesh.sandbox import Sandbox
     from logomesh.scoring.config import LlmConfig
+    from logomesh.scoring.measure import Measured
 
 SEED_LIMIT = 2**53
 """Seeds are recorded in JSON results; beyond this magnitude no JSON reader keeps them exact."""
@@ -214,44 +215,42 @@ def judge(
 ) -> Judged:
     """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this.
 
-    Measuring is ``scoring.measure`` and scoring is ``score_submission``, exactly as for ``logomesh score``
-    and ``calibrate``: one pipeline, so the same code gets the same result from each. The sandbox used and
-    the measured facts go into ``values`` as soon as they are known, so a battle that fails or is cancelled
+    Measuring then scoring is ``scoring.pipeline.measure_and_score``, exactly as for ``logomesh score`` and
+    ``calibrate``: one pipeline, so the same code gets the same result from each. The sandbox used and the
+    measured values go into ``values`` as soon as they are known, so a battle that fails or is cancelled
     later still records them.
     """
     from logomesh.sandbox import SandboxBroken, SandboxUnavailable
-    from logomesh.scoring import DEFAULT_CONFIG, score_submission
-    from logomesh.scoring.measure import measure
+    from logomesh.scoring import DEFAULT_CONFIG
+    from logomesh.scoring.pipeline import Judging, measure_and_score
 
     values = values if values is not None else StageValues()
     battle_id, cancel = request.battle_id, request.token
     emit(StageStarted(battle_id, "sandbox"))
     cancel.check()
+    judging = Judging(red=request.red, red_budget_s=request.red_budget_s, seed=request.seed,
+                      config=DEFAULT_CONFIG.with_llm(request.review_llm))
+
+    def record(measured: Measured) -> None:
+        values.measured = measured
+
     try:
-        with _killable_sandbox(request.sandbox, cancel) as box:
-            sandbox = values.sandbox = SandboxUsed(box.image_id, box.backend)
-            measured = values.measured = measure(
-                task, submission, box, red=request.red, red_budget_s=request.red_budget_s, seed=request.seed,
-                battle_id=battle_id, emit=emit, cancel=cancel)
+        scored = measure_and_score(task, submission, _recorded_sandbox(request.sandbox, cancel, values), judging,
+                                   battle_id=battle_id, emit=emit, cancel=cancel, on_measured=record)
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:
         raise StageFailed("sandbox", f"the sandbox broke: {exc}") from None
+    assert values.sandbox is not None  # set as the box opened
+    return Judged(values.sandbox, scored.measured, scored.card)
 
-    cancel.check()
-    emit(StageStarted(battle_id, "scoring"))
 
-    def quiet_once_cancelled(event: Event) -> None:
-        if not cancel.cancelled:
-            emit(event)
-
-    card = abandon_on_cancel(  # scoring only computes: a cancel need not wait for the model
-        lambda: score_submission(task, submission, measured.hidden, measured.purple, measured.findings,
-                                 config=DEFAULT_CONFIG.with_llm(request.review_llm), battle_id=battle_id,
-                                 emit=quiet_once_cancelled,
-                                 mutants=measured.mutants, red=measured.red),
-        cancel, name="logomesh-scoring")
-    return Judged(sandbox, measured, card)
+@contextlib.contextmanager
+def _recorded_sandbox(kind: str, cancel: CancelToken, values: StageValues) -> Iterator[Sandbox]:
+    """A killable sandbox whose image and backend go into ``values`` as soon as it is open."""
+    with _killable_sandbox(kind, cancel) as box:
+        values.sandbox = SandboxUsed(box.image_id, box.backend)
+        yield box
 
 
 class _BoxCloser:

@@ -1,7 +1,7 @@
 """The typed record of one battle: what its stages returned, how it ended, and the one builder of its ledger entry.
 
 Each stage of a battle returns a frozen value (the purple ``PurpleExchange``, the
-``SandboxUsed``, the ``Measured`` facts, the ``ScoreCard``). ``StageValues``
+``SandboxUsed``, the ``Measured`` values, the ``ScoreCard``). ``StageValues``
 holds those obtained so far, so a battle that fails or is cancelled midway
 still entangles everything it got (a purple response whose sandbox then
 failed, say). ``played_battle`` turns the values and the ending (``Scored``,

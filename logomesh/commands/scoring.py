@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,7 +24,9 @@ from logomesh.commands.common import (
 )
 
 if TYPE_CHECKING:
+    from logomesh.sandbox import Sandbox
     from logomesh.scoring.config import LlmConfig, ScoringConfig
+    from logomesh.scoring.measure import Measured
 
 RedBudgetOption = Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)]
 NoRedOption = Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")]
@@ -87,6 +91,17 @@ def _read_submission(path: Path) -> Any:
         fail(f"{path}: {exc}", EXIT_USAGE)
 
 
+@contextlib.contextmanager
+def _announced_sandbox(kind: str, code_bytes: int, red_note: str) -> Iterator[Sandbox]:
+    """The sandbox ``score`` measures in, announced on stderr once it is open."""
+    from logomesh.sandbox import open_sandbox
+
+    with open_sandbox(kind) as box:
+        print(f"score: {code_bytes} bytes of code in the {box.backend} sandbox: hidden suite, purple tests, "
+              f"{red_note}", file=sys.stderr, flush=True)
+        yield box
+
+
 def score(
     task: Annotated[str, typer.Option("--task", help="Task id (see 'logomesh tasks list').")],
     submission: Annotated[Path, typer.Option("--submission", help="JSON file {sourceCode, testCode, rationale}.")],
@@ -104,9 +119,8 @@ def score(
     """Score one submission file against a task (sandbox and red agent included), without a purple agent."""
     from ledger.canonical import canonical_sha256
     from logomesh.progress import ProgressPrinter
-    from logomesh.sandbox import SandboxUnavailable, open_sandbox
-    from logomesh.scoring import score_submission
-    from logomesh.scoring.measure import measure
+    from logomesh.sandbox import SandboxUnavailable
+    from logomesh.scoring.pipeline import Judging, measure_and_score
     from logomesh.tasks import TaskError, load_task
 
     _check_red_budget(red_budget)
@@ -117,17 +131,18 @@ def score(
         fail(str(exc), EXIT_USAGE)
     sub = _read_submission(submission)
     progress = ProgressPrinter()  # stages, failed tests, findings and components on stderr as they happen
+    red_note = f"then the red agent for {red_budget:g} s" if not no_red else "no red agent"
+
+    def measured_note(measured: Measured) -> None:
+        print(f"score: hidden {measured.hidden.passed}/{measured.hidden.total} passed; scoring", file=sys.stderr,
+              flush=True)
+
+    judging = Judging(red=not no_red, red_budget_s=red_budget, seed=seed, config=config)
     try:
-        with open_sandbox(sandbox) as box:
-            red_note = f"then the red agent for {red_budget:g} s" if not no_red else "no red agent"
-            print(f"score: {len(sub.source.encode())} bytes of code in the {box.backend} sandbox: hidden suite, "
-                  f"purple tests, {red_note}", file=sys.stderr, flush=True)
-            facts = measure(spec, sub, box, red=not no_red, red_budget_s=red_budget, seed=seed, emit=progress)
+        card = measure_and_score(spec, sub, _announced_sandbox(sandbox, len(sub.source.encode()), red_note),
+                                 judging, emit=progress, on_measured=measured_note).card
     except SandboxUnavailable as exc:
         fail(str(exc))
-    print(f"score: hidden {facts.hidden.passed}/{facts.hidden.total} passed; scoring", file=sys.stderr, flush=True)
-    card = score_submission(spec, sub, facts.hidden, facts.purple, facts.findings, config=config,
-                            mutants=facts.mutants, red=facts.red, emit=progress)
     result: dict[str, Any] = {"task_id": spec.id, **card.result_fields(), "status": "scored",
                               "red_enabled": not no_red}
     digest = canonical_sha256(result)

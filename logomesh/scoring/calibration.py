@@ -22,12 +22,13 @@ and the table shows whether the intent penalty also applied.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logomesh.scoring.cis import ScoreCard, score_submission
+from logomesh.scoring.cis import ScoreCard
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
-from logomesh.scoring.measure import measure
+from logomesh.scoring.pipeline import Judging, measure_and_score
 from logomesh.scoring.testing import flawed_variants
 from logomesh.submission import Submission
 from logomesh.syntax import PARSE_ERRORS, parse
@@ -91,10 +92,8 @@ def sandbox_scorer(box: Sandbox, *, red: bool, red_budget_s: float, seed: int,
     def score(task: TaskSpec, submission: Submission) -> ScoreCard:
         if task.id not in variants:
             variants[task.id] = flawed_variants(task)
-        facts = measure(task, submission, box, red=red, red_budget_s=red_budget_s, seed=seed,
-                        variants=variants[task.id])
-        return score_submission(task, submission, facts.hidden, facts.purple, facts.findings, config=config,
-                                mutants=facts.mutants, red=facts.red)
+        judging = Judging(red=red, red_budget_s=red_budget_s, seed=seed, config=config, variants=variants[task.id])
+        return measure_and_score(task, submission, nullcontext(box), judging).card
 
     return score
 

@@ -1,4 +1,4 @@
-"""Gather the execution facts scoring needs: the one measuring pipeline of battle, replay, score and calibrate.
+"""Gather what scoring needs from the sandbox: the measuring half of ``pipeline.measure_and_score``.
 
 Hidden suite (judged outside the box against the reference), the purple
 agent's own suite, the purple tests against the task's flawed variants, and

@@ -10,14 +10,14 @@ was found with.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import replace
 
 import pytest
 
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.choose import make_sandbox
-from logomesh.scoring import score_submission
-from logomesh.scoring.measure import measure
+from logomesh.scoring.pipeline import Judging, measure_and_score
 from logomesh.tasks import load_task
 
 from .tricks import ALLOW, reconciled
@@ -71,9 +71,7 @@ def scored(box: Sandbox, task_id: str, submission_name: str, edit: object) -> tu
         changed = edit(submission.source, task.reference)
         assert changed != submission.source
         submission = replace(submission, source=changed, raw=b"")
-    facts = measure(task, submission, box, red=True, red_budget_s=3.0, seed=0)
-    card = score_submission(task, submission, facts.hidden, facts.purple, facts.findings, mutants=facts.mutants,
-                            red=facts.red)
+    card = measure_and_score(task, submission, nullcontext(box), Judging(red=True, red_budget_s=3.0, seed=0)).card
     fields = card.result_fields()
     return float(fields["cis_score"]), {v["family"] for v in fields["red_analysis"]["vulnerabilities"]}
 
