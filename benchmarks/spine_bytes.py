@@ -6,11 +6,12 @@ Plays battles of every ending with fixed seeds into a ledger whose judge key (a 
 (one microsecond per entry from a fixed instant) are fixed, so two runs of the same code give the same
 bytes. For each battle it writes the result (canonical JSON), the signed entry (the DBOM leaf bytes the
 ledger stores) and its event stream (the home folder's path replaced; no ``SandboxOutput``, whose chunks
-follow the thread schedule inside the box); then the replay of each scored battle, ``logomesh score
---json`` of one submission with the red agent on, and ``logomesh calibrate --json`` of one task without
-it (``sql-select``: none of its submissions has a verdict that follows the machine's load, as
-``fib-recursive``'s ``naive-exponential`` does). A refactoring that claims "no change of behaviour" records before,
-records after with ``--against`` the first folder, and must print ``identical`` on every line.
+follow the thread schedule inside the box). Then the ledger's summary columns and what ``verify ledger``
+says (``ledger.txt``), the replay of each scored battle, ``logomesh score --json`` of one submission with
+the red agent on, and ``logomesh calibrate --json`` of one task without it (``sql-select``: none of its
+submissions has a verdict that follows the machine's load, as ``fib-recursive``'s ``naive-exponential``
+does). A refactoring that claims "no change of behaviour" records before, records after with
+``--against`` the first folder, and must print ``identical`` on every line.
 
 The battles: scored with the red agent on and off; failed at the purple stage (nobody listens at the
 URL) and at the sandbox stage (no such sandbox); cancelled as the purple, sandbox, red and scoring
@@ -69,7 +70,7 @@ def _first_hidden_result(event: Event) -> bool:
 CASES = (
     Case("scored-red-on", "fib-recursive", 7, mock="no-negative-check", red=True, red_budget_s=1.0),
     Case("scored-red-off", "rate-limiter", 3, mock="good"),
-    Case("scored-red-off-flawed", "lru-cache", 5, mock="off-intent"),
+    Case("scored-red-off-flawed", "sql-select", 5, mock="interpolated-values"),
     Case("failed-purple", "fib-recursive", 1, mock=None, url=DEAD_URL),
     Case("failed-sandbox", "fib-recursive", 2, sandbox="nonesuch"),
     Case("cancelled-purple", "fib-recursive", 4, cancel_at=_stage("purple")),
@@ -126,12 +127,30 @@ def record(out: Path, sandbox: str, cli: bool) -> None:
             (out / f"{case.name}.replay.json").write_bytes(
                 canonicalize({"matches": report.matches, "differences": list(report.differences),
                               "replayed": report.replayed}))
+    ledger_view(out)
     if cli:
         submission = ROOT / "tasks" / "rate-limiter" / "submissions" / "no-lock.json"
         (out / "score.txt").write_text(_cli(["score", "--task", "rate-limiter", "--submission", str(submission),
                                              "--sandbox", sandbox, "--red-budget", "2", "--seed", "11", "--json"]))
         (out / "calibrate.txt").write_text(_cli(["calibrate", "--task", "sql-select", "--no-red",
                                                  "--sandbox", sandbox, "--json"]))
+
+
+def ledger_view(out: Path) -> None:
+    """The ledger's summary columns, row by row, and what ``verify ledger`` says of the whole (``ledger.txt``)."""
+    import sqlite3
+
+    from ledger.verify import verify_ledger
+
+    home = out / "home"
+    db = sqlite3.connect(home / "battles.db")
+    rows = db.execute("SELECT sequence, battle_id, timestamp, task_id, status, cis_score, result_sha256, leaf_hash "
+                      "FROM battles ORDER BY sequence").fetchall()
+    db.close()
+    report = verify_ledger(home)
+    lines = [repr(row) for row in rows] + [f"verify: ok={report.ok} size={report.size} root={report.root.hex()}",
+                                           *(f"problem: {p.kind} {p.sequence} {p.detail}" for p in report.problems)]
+    (out / "ledger.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def compare(out: Path, against: Path) -> bool:
