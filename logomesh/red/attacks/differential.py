@@ -36,6 +36,7 @@ from logomesh.syntax import PARSE_ERRORS, parse
 PROBE = "differential"
 BATCHES = 4
 EDGE_BATCHES = 2  # of edge-case inputs (``edges.edge_inputs``): boundary values, one parameter at a time
+DRAWN_BATCHES = 2  # of property-based inputs (``drawn.drawn_inputs``): drawn with Hypothesis by the sites' shape
 INPUTS_PER_BATCH = 24
 MAX_INPUT_CHARS = 400
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
@@ -197,6 +198,13 @@ class DifferentialFamily(Family):
         edges = [repr(args) for args in edge_inputs(sites) if _round_trips(args)]
         batches += [(f"edges-{b}", "edge-case", 0.53 - 0.05 * b, edges[b * INPUTS_PER_BATCH:(b + 1) * INPUTS_PER_BATCH])
                     for b in range(EDGE_BATCHES)]
+        if DRAWN_BATCHES:
+            from logomesh.red.attacks.drawn import drawn_inputs  # Hypothesis: imported only when a task has sites
+
+            drawn = [repr(args) for args in drawn_inputs(sites, DRAWN_BATCHES * INPUTS_PER_BATCH, int(tag[:16], 16))
+                     if _round_trips(args)]
+            batches += [(f"drawn-{b}", "property-based", 0.52 - 0.05 * b,
+                         drawn[b * INPUTS_PER_BATCH:(b + 1) * INPUTS_PER_BATCH]) for b in range(DRAWN_BATCHES)]
         found = []
         for name, kind, prior, inputs in batches:
             if inputs:

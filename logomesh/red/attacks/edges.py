@@ -9,10 +9,10 @@ then every parameter at its emptiest at once. The types never change, so the
 reference still decides what is inside the contract (with the task's stated
 precondition, ``[contract] requires``).
 
-Kept by hand rather than drawn with Hypothesis: the values are a short fixed
-list per type, enumerated in a fixed order, so a battle's inputs are the same
-on every run without a strategy database or a random source, and the engine
-gains no runtime dependency.
+Kept by hand next to the Hypothesis-drawn batches (``drawn.py``): the values
+are a short fixed list per type, enumerated in a fixed order so that a short
+prefix reaches every parameter of every site, which a strategy's own order
+does not promise (docs/tasks.md, "The differential family's searchers").
 """
 
 from __future__ import annotations
