@@ -45,7 +45,7 @@ def test_the_family_adds_property_based_batches() -> None:
     variants = DifferentialFamily().variants(AttackContext.build(task, source), task.entry_point)
     by_id = {v.id: v for v in variants}
     assert {"drawn-0", "drawn-1"} <= set(by_id)
-    assert by_id["edges-0"].prior > by_id["drawn-0"].prior > by_id["mutants-1"].prior
+    assert by_id["mutants-2"].prior > by_id["drawn-0"].prior > by_id["mutants-3"].prior
     inputs = by_id["drawn-0"].spec.args["inputs"]
     assert len(inputs) == 24 and all(text.startswith("(") and text.endswith(",)") for text in inputs)
     assert by_id["drawn-0"].reproducer.endswith("property-based inputs to fib, compared with the reference")
