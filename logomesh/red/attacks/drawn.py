@@ -106,11 +106,18 @@ def drawn_inputs(sites: list[tuple[Any, ...]], count: int, key: int) -> list[tup
 
     def collect(args: tuple[Any, ...]) -> None:
         text = repr(args)
-        if text not in seen and len(found) < count:
+        if text not in seen:
             found.setdefault(text, args)
+        if len(found) >= count:
+            raise _Enough  # Hypothesis would go on to max_examples: stop as soon as there are enough
 
     runner = settings(max_examples=count * 3, database=None, deadline=None, phases=[Phase.generate], derandomize=False,
-                      suppress_health_check=list(HealthCheck), print_blob=False)(seed(key)(given(strategy)(collect)))
-    with contextlib.suppress(HypothesisException):  # nothing more could be drawn: keep what was
+                      suppress_health_check=list(HealthCheck), print_blob=False,
+                      report_multiple_bugs=False)(seed(key)(given(strategy)(collect)))
+    with contextlib.suppress(_Enough, HypothesisException):  # enough, or nothing more could be drawn: keep what was
         runner()
-    return list(found.values())
+    return list(found.values())[:count]
+
+
+class _Enough(Exception):
+    """Raised from the drawing test once ``count`` inputs are in hand."""
