@@ -197,8 +197,10 @@ def test_a_task_answered_unfinished_is_polled_until_done(adder: TaskSpec) -> Non
 
 
 def test_stream_left_open_after_the_final_event_returns_at_once(adder: TaskSpec) -> None:
+    """The client hangs up after the final event: the server, which would keep the stream open, sees it go."""
     final = _jsonrpc({"kind": "task", "id": "t", "status": {"state": "completed"}, "artifacts": [
         {"artifactId": "a", "parts": [{"kind": "text", "text": json.dumps(SUBMISSION)}]}]})
+    hung_up: list[bool] = []
 
     def behave(conn: socket.socket, request: bytes) -> None:
         if request.startswith(b"GET"):
@@ -207,9 +209,19 @@ def test_stream_left_open_after_the_final_event_returns_at_once(adder: TaskSpec)
         event = b"data: " + final + b"\n\n"
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         conn.sendall(f"{len(event):x}\r\n".encode() + event + b"\r\n")
-        time.sleep(20)
+        conn.settimeout(60)  # a client waiting for the stream's end gets it after 60 s, and fails the test
+        try:
+            hung_up.append(conn.recv(1) == b"")
+        except TimeoutError:
+            hung_up.append(False)
+        except OSError:  # reset by the client: hung up too
+            hung_up.append(True)
 
-    with hostile_server(behave) as url:  # the stream stays open 20 s: waiting for its end would time out at 15
-        exchange = request_submission(url, adder, "b", stream=True, total_timeout_s=15)
+    with hostile_server(behave) as url:
+        exchange = request_submission(url, adder, "b", stream=True, total_timeout_s=120)
+        deadline = time.monotonic() + 120  # a hang guard: the server notes the hang-up as it happens
+        while not hung_up and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert hung_up == [True], "the client waited for the stream to end instead of hanging up after the final event"
     assert exchange.submission.rationale == "sum"
     assert exchange.response_bytes == b"data: " + final + b"\n\n"
