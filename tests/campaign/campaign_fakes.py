@@ -33,6 +33,27 @@ def quick_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     return JobDone(job, PlayedBattle(result, {"task_spec": job.task_id.encode()}, attributes, None), {"sandbox": 0.05})
 
 
+def marking_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """``quick_play`` that leaves ``home/played/INDEX`` once played, so a test sees the work done without a clock."""
+    done = quick_play(job, settings, home)
+    (home / "played").mkdir(exist_ok=True)
+    (home / "played" / str(job.index)).write_text(str(os.getpid()))
+    return done
+
+
+STALLED = "stalled.pid"
+
+
+def stall_first_job(job: BattleJob, settings: Settings, home: Path) -> JobDone:
+    """Job 0's first attempt writes its worker's pid to ``home/stalled.pid`` and waits far longer than any test:
+    a test kills that worker mid-battle. Every other play is ``quick_play``."""
+    if job.index == 0 and job.attempt == 1:
+        (home / f"{STALLED}.tmp").write_text(str(os.getpid()))
+        (home / f"{STALLED}.tmp").rename(home / STALLED)
+        time.sleep(60)
+    return quick_play(job, settings, home)
+
+
 def slow_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     """``quick_play`` that takes a second, so a test can kill a worker while it is busy."""
     time.sleep(1.0)

@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import campaign_fakes
@@ -35,6 +36,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def _wait_until(condition: Callable[[], bool], timeout_s: float = 120.0) -> None:
+    """Poll ``condition``; the deadline is a hang guard only (it is met in well under a second)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
 
 
 def _run(plan: CampaignPlan, home: Path, play: PlayFn, workers: int = 2) -> CampaignProgress:
@@ -90,12 +99,13 @@ def test_a_play_function_that_raises_is_a_recorded_failure_not_a_crash(tmp_path:
 def test_no_job_is_handed_out_until_the_driver_asks_for_more(tmp_path: Path) -> None:
     """Back-pressure: a driver busy writing the ledger holds the pool; finished work waits, it is not lost."""
     plan = _plan()
-    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.quick_play)
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.marking_play)
     events = executor.run(plan.jobs())
     first = [next(events), next(events)]
     assert all(isinstance(e, JobStarted) for e in first)
-    time.sleep(1.5)  # both workers have long finished; nothing more may have been dispatched
-    third = next(events)
+    played = tmp_path / "played"
+    _wait_until(lambda: played.is_dir() and len(list(played.iterdir())) >= 2)  # both workers finished their job
+    third = next(events)  # nothing more may have been dispatched meanwhile
     assert isinstance(third, JobFinished)
     seen = [third, *events]
     finished = [e.done for e in [*first, *seen] if isinstance(e, JobFinished)]
@@ -118,16 +128,19 @@ def test_closing_the_run_stops_every_worker(tmp_path: Path) -> None:
 
 def test_a_worker_killed_from_outside_loses_nothing(tmp_path: Path) -> None:
     plan = _plan()
-    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.slow_play)
+    executor = LocalExecutor(2, plan.settings, tmp_path, play=campaign_fakes.stall_first_job)
     killed: list[int] = []
 
-    def kill_one_busy_worker(progress: CampaignProgress, recorded: JobDone | None) -> None:
-        if not killed and progress.running == 2:
-            victim = executor.worker_pids()[0]
-            killed.append(victim)
-            threading.Timer(0.3, os.kill, (victim, signal.SIGKILL)).start()
+    def kill_the_busy_worker() -> None:  # the one stalled in job 0: busy, whatever the load
+        stalled = tmp_path / campaign_fakes.STALLED
+        _wait_until(stalled.exists)
+        killed.append(int(stalled.read_text()))
+        os.kill(killed[0], signal.SIGKILL)
 
-    progress = run_campaign(plan, tmp_path, executor, kill_one_busy_worker)
+    killer = threading.Thread(target=kill_the_busy_worker, daemon=True)
+    killer.start()
+    progress = run_campaign(plan, tmp_path, executor)
+    killer.join(timeout=5)
     assert killed and progress.done == 6 and progress.retried == 1 and progress.failed == 0
     attributes = _attributes(tmp_path, plan)
     assert sorted(attributes) == sorted(j.battle_id for j in plan.jobs())
