@@ -18,7 +18,10 @@ def run(test: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(test())
 
 
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
+HANG_GUARD_S = 60.0  # every wait here returns as soon as its condition holds: the deadline only catches a hang
+
+
+async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = HANG_GUARD_S) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
@@ -31,7 +34,8 @@ def visible_text(app: App[Any]) -> str:
     return html.unescape(" ".join(re.findall(r">([^<>]+)</text>", svg))).replace("\xa0", " ")
 
 
-async def shows(pilot: Pilot[None], app: App[Any], words: Iterable[str], where: str, timeout_s: float = 10.0) -> str:
+async def shows(pilot: Pilot[None], app: App[Any], words: Iterable[str], where: str,
+                timeout_s: float = HANG_GUARD_S) -> str:
     """The screen's text once every word is on it; fails naming the missing words if they never all appear.
 
     Widgets such as DataTable size their columns on the next idle after rows arrive, so a screenshot taken at

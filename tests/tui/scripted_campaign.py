@@ -97,7 +97,7 @@ class ScriptedExecutor:
                     queue.appendleft(replace(job, attempt=2))
                     continue
                 if self.hold_after is not None and len(self.finished) == self.hold_after:
-                    deadline = time.monotonic() + 10
+                    deadline = time.monotonic() + 120  # held until released or interrupted: a hang guard
                     while not (self.release.is_set() or self.interrupted.wait(0.01)) and time.monotonic() < deadline:
                         pass
                     if self.interrupted.is_set():

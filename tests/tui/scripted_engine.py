@@ -113,7 +113,7 @@ class ScriptedEngine:
         try:
             for event in self.events:
                 if self.emitted == self.hold_after:
-                    self.release.wait(10)
+                    self.release.wait(120)  # held until the test releases it; the bound only ends a hang
                 emit(event)
                 self.emitted += 1
                 if self.pause_s:

@@ -147,12 +147,12 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             panel = screen.query_one(CampaignProgressPanel)
             await until(pilot, lambda: panel.progress is not None and panel.progress.done == 3)
             await pilot.press("escape")  # the executor is holding its next battle back: cancel must not wait for it
-            await until(pilot, lambda: screen.last_ending is not None and screen.settled, timeout_s=5)
+            await until(pilot, lambda: screen.last_ending is not None and screen.settled)
             assert screen.last_ending is not None and screen.last_ending.status == "cancelled"
             assert not executor.release.is_set() and executor.interrupted.is_set()
             assert "2 battle(s) in flight dropped" in screen.last_ending.reason  # two workers were busy
             assert panel.progress is not None and panel.progress.running == 0
-            assert executor.closed.wait(5), "the executor was not closed"
+            assert executor.closed.wait(60), "the executor was not closed"
             events = len(executor.events)
             await pilot.pause(0.3)
             assert len(executor.events) == events, "the executor went on after the cancel"
@@ -166,6 +166,7 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             assert len(in_ledger) == reported
             assert sum(int(row[6]) for row in shown_rows(screen)) == reported
 
+            executor.release.set()  # the resumed run is not held (it waited out the hold's old 10 s before)
             await pilot.press("ctrl+n", "ctrl+r")  # the same choices: the same campaign, resumed
             await until(pilot, lambda: screen.last_ending is not None and screen.settled)
             assert screen.last_ending is not None and screen.last_ending.status == "finished"
@@ -359,7 +360,7 @@ def test_a_campaign_keeps_running_while_another_screen_is_shown(tmp_path: Path) 
             await pilot.pause()
             assert app.screen is app.battle_screen
             executor.release.set()
-            assert executor.closed.wait(10)
+            assert executor.closed.wait(60)
             await pilot.pause(0.3)
             await pilot.press("ctrl+g")
             await until(pilot, lambda: screen.last_ending is not None and screen.settled)

@@ -133,7 +133,7 @@ class HeldEngine:
         self.inner = ScriptedEngine([])
 
     def __call__(self, request: BattleRequest, emit: EventSink) -> BattleOutcome:
-        self.release.wait(10)
+        self.release.wait(120)  # released by the test; the bound only ends a hang
         return self.inner(request, emit)
 
 
