@@ -50,7 +50,7 @@ def _our_containers() -> list[str]:
         client.close()
 
 
-def _wait_for_no_containers(timeout_s: float = 30.0) -> list[str]:
+def _wait_for_no_containers(timeout_s: float = 120.0) -> list[str]:  # returns as soon as none is left
     deadline = time.monotonic() + timeout_s
     while (left := _our_containers()) and time.monotonic() < deadline:
         time.sleep(0.5)
