@@ -93,8 +93,8 @@ def judge_test(got: Observed, want: Observed, bounds: Bounds = (None, None)) -> 
     theirs = [canonical(o) for o in want.observations]
     for i, (g, w) in enumerate(zip(mine, theirs, strict=False)):
         if not same(g, w):
-            return TestOutcome(got.name, "failed", f"observation {i + 1} of {len(theirs)} differs: got {describe(g)}",
-                               got.duration_s)
+            return TestOutcome(got.name, "failed", f"observation {i + 1} of {len(theirs)} differs: got {describe(g)}, "
+                               f"expected {describe(w)}", got.duration_s)
     if len(mine) != len(theirs):
         return TestOutcome(got.name, "failed", f"{len(mine)} observations where the reference made {len(theirs)}",
                            got.duration_s)

@@ -151,6 +151,11 @@ def test_verdicts_follow_the_reference_and_the_monitor() -> None:
     assert judge_test(_obs("t", ["value", ["int", "3"]]), _obs("t", status="crashed")).status == "error"
 
 
+def test_a_differing_observation_names_what_was_expected_beside_what_was_got() -> None:
+    outcome = judge_test(_obs("t", ["value", ["int", "2"]]), _obs("t", ["value", ["int", "3"]]))
+    assert outcome.reason == 'observation 1 of 1 differs: got ["value",["int","2"]], expected ["value",["int","3"]]'
+
+
 def test_tampering_fails_the_whole_suite_and_bytes_are_deterministic() -> None:
     want = ObservedSuite(tests=(_obs("a", ["value", ["set", [["int", "1"], ["int", "2"]]]]),))
     got = ObservedSuite(tests=(_obs("a", ["value", ["set", [["int", "2"], ["int", "1"]]]]),),
