@@ -227,6 +227,28 @@ def test_a_finding_confirmed_before_its_node_arrives_still_flags_it(tmp_path: Pa
     run(scenario)
 
 
+def test_a_confirmed_finding_is_scrolled_into_view_and_stays_there_as_nodes_arrive(tmp_path: Path) -> None:
+    events: list[Event] = [MctsNodeAdded(BATTLE, 0, None, "root"), MctsNodeAdded(BATTLE, 1, 0, "family:race"),
+                           FindingConfirmed(BATTLE, "race", "high", "CWE-362", "lost update", node_id=1),
+                           *(MctsNodeAdded(BATTLE, n, 0, f"family:f{n}") for n in range(2, 40))]
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            tree = screen.query_one(MctsTree)
+            await pilot.pause(0.1)
+            finding = tree.root.children[0].children[0]
+            assert finding.data == 1
+            line, top, rows = finding.line, tree.scroll_offset.y, tree.size.height
+            assert tree.finding_in_view == 1 and not tree.follow
+            assert top <= line < top + rows, (line, top, rows)  # followed to the newest, line 39 would show
+            assert "⚑ in view" in str(tree.border_subtitle)
+    run(scenario)
+
+
 def test_a_battle_keeps_running_while_the_ledger_screen_is_shown(tmp_path: Path) -> None:
     events = full_battle(BATTLE, nodes=30)
     engine = ScriptedEngine(events, hold_after=10)

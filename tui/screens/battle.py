@@ -47,8 +47,8 @@ from tui.widgets.console_footer import ConsoleFooter
 class BattleScreen(RunScreen):
     DEFAULT_CSS = """
     BattleScreen #panels { height: 1fr; }
-    BattleScreen MctsTree { width: 2fr; min-width: 30; }
-    BattleScreen #right { width: 3fr; }
+    BattleScreen MctsTree { width: 1fr; min-width: 30; }
+    BattleScreen #right { width: 1fr; }
     BattleScreen SandboxLog { height: 1fr; min-height: 4; }
     BattleScreen.running SetupForm { display: none; }
     BattleScreen.hide-form SetupForm { display: none; }

@@ -13,8 +13,12 @@ from textual.binding import BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from tui.widgets.text_cut import middle_cut
+
 TOGGLE_STYLE = Style.from_meta({"toggle": True})  # clicking the icon toggles the node, as in Tree
 SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
+SCROLLBAR = 1  # the vertical scrollbar's column, counted whether or not it shows so a label's cut never flickers
+MIN_ACTION = 8  # cells an action keeps however narrow the panel: beyond that the tree scrolls sideways
 
 
 @dataclass
@@ -57,6 +61,7 @@ class MctsTree(Tree[int]):
         self._pending_findings: dict[int, str] = {}
         self._dirty: set[int] = set()
         self._added = False
+        self.finding_in_view: int | None = None  # the node of the newest finding, held in view until ``f``
 
     def on_mount(self) -> None:
         self.border_title = "Red agent search"
@@ -78,6 +83,8 @@ class MctsTree(Tree[int]):
         self._pending_findings.clear()
         self._dirty.clear()
         self._added = False
+        self.finding_in_view = None
+        self.border_subtitle = ""
 
     def add_node(self, node_id: int, parent_id: int | None, action: str) -> None:
         if node_id in self._by_id:
@@ -94,6 +101,8 @@ class MctsTree(Tree[int]):
         self._by_id[node_id] = node
         self._newest = node
         self._added = True
+        if pending is not None:
+            self._hold_finding(node_id)
 
     def update_node(self, node_id: int, visits: int, mean_value: float) -> None:
         """Update a node's figures; call ``settle`` after a batch to move the best path."""
@@ -165,12 +174,34 @@ class MctsTree(Tree[int]):
             return
         self.stats[node_id].severity = severity
         self._relabel(node_id)
+        self._hold_finding(node_id)
+
+    def _hold_finding(self, node_id: int) -> None:
+        """Scroll a confirmed finding into view and keep it there (the newest node no longer pulls the view)."""
+        self.follow = False
+        self.finding_in_view = node_id
+        self.border_subtitle = "⚑ in view · f: follow newest"
+        self.call_after_refresh(self._scroll_to_finding)
+
+    def _scroll_to_finding(self) -> None:
+        node = self._by_id.get(self.finding_in_view) if self.finding_in_view is not None else None
+        if node is not None and not self.follow:
+            self.scroll_to_node(node, animate=False)
+
+    def _let_go(self) -> None:
+        """The user scrolls or moves the cursor: neither the newest node nor a finding pulls the view any more."""
+        self.follow = False
+        self.finding_in_view = None
+        self.border_subtitle = ""
 
     def follow_newest(self) -> None:
-        """Scroll the newest node into view unless the user has taken over the scrolling."""
+        """Scroll the newest node (or the finding held in view) into view unless the user has taken over the
+        scrolling; nodes added above a finding would otherwise push it out of view."""
         if self.follow and self._newest is not None:
             # after the refresh: the new lines only count toward the scroll range once laid out
             self.call_after_refresh(self._scroll_to_newest)
+        elif self.finding_in_view is not None:
+            self.call_after_refresh(self._scroll_to_finding)
 
     def _scroll_to_newest(self) -> None:
         if self.follow and self._newest is not None:
@@ -178,19 +209,21 @@ class MctsTree(Tree[int]):
 
     def action_follow(self) -> None:
         self.follow = True
+        self.finding_in_view = None
+        self.border_subtitle = ""
         self.follow_newest()
         self.notify("following the newest node", timeout=2)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self.follow = False
+        self._let_go()
 
     def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self.follow = False
+        self._let_go()
 
     @on(Tree.NodeHighlighted)
     def _user_moved(self, event: Tree.NodeHighlighted[int]) -> None:
         if self.has_focus:
-            self.follow = False
+            self._let_go()
 
     def path_to(self, node_id: int) -> tuple[int, ...]:
         path: list[int] = []
@@ -204,10 +237,26 @@ class MctsTree(Tree[int]):
         """The label as drawn (without the expand icon), without styles."""
         return self._label(node_id).plain
 
-    def _plain_label(self, node_id: int) -> str:
+    def _plain_label(self, node_id: int, room: int | None = None) -> str:
+        return "".join(self._label_parts(node_id, room))
+
+    def _label_parts(self, node_id: int, room: int | None) -> tuple[str, str, str]:
+        """The flag, the action (cut in its middle to fit ``room`` cells, when the panel has a size) and the figures."""
         stats = self.stats[node_id]
         flag = f"⚑ {stats.severity} " if stats.severity is not None else ""
-        return f"{flag}{stats.action}  n={stats.visits} v={stats.mean_value:.2f}"
+        figures = f"  n={stats.visits} v={stats.mean_value:.2f}"
+        action = stats.action
+        if room is not None and room > 0 and len(flag) + len(action) + len(figures) > room:
+            action = middle_cut(action, max(MIN_ACTION, room - len(flag) - len(figures)), MIN_ACTION // 2)
+        return flag, action, figures
+
+    def _room(self, node: TreeNode[int]) -> int:
+        """The cells a node's label may take: the panel's width less the guides before it and the scrollbar."""
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        icon = len(self.ICON_NODE) if node.allow_expand else 0
+        return self.content_region.width - SCROLLBAR - depth * self.guide_depth - icon
 
     def _relabel(self, node_id: int) -> None:
         self._dirty.add(node_id)
@@ -216,7 +265,7 @@ class MctsTree(Tree[int]):
         """Drawn from the node's current figures: an update only marks the node for redrawing."""
         if node.data is None or node.data not in self.stats:
             return super().render_label(node, base_style, style)
-        label = self._label(node.data)
+        label = self._label(node.data, self._room(node))
         label.stylize(style)
         if node.allow_expand:
             icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
@@ -228,14 +277,17 @@ class MctsTree(Tree[int]):
         if node.data is None or node.data not in self.stats:
             return super().get_label_width(node)
         icon = len(self.ICON_NODE) if node.allow_expand else 0
-        return icon + cell_len(self._plain_label(node.data))
+        return icon + cell_len(self._plain_label(node.data, self._room(node)))
 
-    def _label(self, node_id: int) -> Text:
+    def _label(self, node_id: int, room: int | None = None) -> Text:
+        """``⚑ severity action  n=… v=…``; in ``room`` cells the action gives way (cut in its middle), never the
+        flag or the figures."""
         stats = self.stats[node_id]
         on_best = node_id in self.best_path
+        flag, action, figures = self._label_parts(node_id, room)
         text = Text()
-        if stats.severity is not None:  # first, so a narrow panel still shows it
-            text.append(f"⚑ {stats.severity} ", style=SEVERITY_STYLE.get(stats.severity, "red"))
-        text.append(stats.action, style="bold green" if on_best else "")
-        text.append(f"  n={stats.visits} v={stats.mean_value:.2f}", style="green" if on_best else "dim")
+        if flag:  # first, so a narrow panel still shows it
+            text.append(flag, style=SEVERITY_STYLE.get(stats.severity or "", "red"))
+        text.append(action, style="bold green" if on_best else "")
+        text.append(figures, style="green" if on_best else "dim")
         return text

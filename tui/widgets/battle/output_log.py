@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import deque
 
 from rich.text import Text
+from textual import events
 from textual.widgets import RichLog
 
 MAX_LINES = 2000
 MAX_LINE_CHARS = 240
+REASON_CHARS = 400  # a failed test's reason: what was got and what was expected, each up to 120 characters
 STATUS_MARK = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("✗", "red"),
                "timeout": ("⏱", "red"), "crashed": ("✗", "bold red")}
 
@@ -44,6 +46,12 @@ class SandboxLog(RichLog):
     def on_mount(self) -> None:
         self.border_title = "Sandbox output"
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Stay at the newest line when the log shrinks (the score panel above grows as the CIS assembles), unless
+        the user is reading it (it has the focus)."""
+        if self.auto_scroll and not self.has_focus:
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
+
     def reset(self) -> None:
         self.clear()
         self.plain_lines.clear()
@@ -61,7 +69,7 @@ class SandboxLog(RichLog):
         rendered = Text(f"{mark} ", style=style)
         rendered.append(f"{suite} {name}", style="bold" if status != "passed" else "")
         if reason:
-            rendered.append(f"  {clip(reason, 200)}", style="dim")
+            rendered.append(f"  {clip(reason, REASON_CHARS)}", style="dim")
         self._add(rendered, f"{mark} {suite} {name}" + (f" {reason}" if reason else ""))
 
     def append_note(self, text: str, style: str = "bold") -> None:

@@ -19,8 +19,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Digits, Static
 
+from tui.widgets.console_footer import NARROW_BELOW
+
 COMPONENTS = (("rationale", "R"), ("architecture", "A"), ("testing", "T"), ("logic", "L"))
 BAR_WIDTH = 10
+MIN_BAR = 4  # the narrowest bar worth drawing: below it the bar goes, so the facts stay whole
+NAMED_FROM = 56  # cells: a component row this wide has room for its name and about 24 cells of facts
 MAX_HISTORY = 120
 REVEAL_S = 0.3  # between two steps of the score's assembly
 MISMATCH = 0.0005  # below the three digits shown: the arithmetic and the engine's CIS agree
@@ -93,6 +97,64 @@ def facts(details: Mapping[str, Any], limit: int = 3) -> str:
     return " ".join(parts)
 
 
+def component_line(letter: str, name: str, value: float, details: Mapping[str, Any], width: int) -> Text:
+    """``R rationale    ████████░░ 0.826 cosine=0.83 windows=1`` in ``width`` cells with the facts whole.
+
+    Below ``NAMED_FROM`` cells every row drops the name (the letter stays); a line still too long narrows its bar
+    down to ``MIN_BAR``, then drops it (the value stays); the facts are cut only if even that is not enough.
+    """
+    shown = facts(details)
+    figure = f" {value:.3f} "
+    named = width <= 0 or width >= NAMED_FROM
+    label, bar_width = (f"{letter} {name:<12} " if named else f"{letter} "), BAR_WIDTH
+    if width > 0 and len(label) + bar_width + len(figure) + len(shown) > width:
+        spare = width - len(label) - len(figure) - len(shown)
+        bar_width = min(BAR_WIDTH, spare) if spare >= MIN_BAR else 0
+    text = Text(label, style="bold", no_wrap=True, overflow="ellipsis")
+    text.append(bar(value, bar_width), style="green" if value >= 0.7 else "yellow" if value >= 0.4 else "red")
+    text.append(figure)
+    text.append(shown, style="dim")
+    return text
+
+
+class ComponentRow(Static):
+    """One CIS component, drawn for the width it has (``component_line``): pending until ``show``."""
+
+    def __init__(self, letter: str, name: str, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="score-row pending")
+        self.letter, self.component = letter, name
+        self.figures: tuple[float, dict[str, Any]] | None = None
+
+    def show(self, value: float, details: Mapping[str, Any]) -> None:
+        self.figures = (value, dict(details))
+        self.remove_class("pending")
+        self.refresh()
+
+    def clear(self) -> None:
+        self.figures = None
+        self.add_class("pending")
+        self.refresh()
+
+    def render(self) -> Text:
+        if self.figures is None:
+            return Text(f"{self.letter} {self.component:<12} ·")
+        return component_line(self.letter, self.component, *self.figures, self.content_size.width)
+
+
+def penalty_text(penalties: Sequence[tuple[str, float, str]], one_line: bool) -> Text:
+    """``× 0.750 red:high  1 confirmed high finding(s)``, one line each; or all on one line, without the reasons
+    (the 80x24 panel has no rows to spare: the entry detail and the wide layout give them)."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for index, (penalty, value, why) in enumerate(penalties):
+        if index:
+            text.append("  " if one_line else "\n")
+        text.append(f"× {value:.3f} ", style="bold red")
+        text.append(penalty)
+        if why and not one_line:
+            text.append(f"  {why}", style="dim")
+    return text
+
+
 class ScorePanel(VerticalScroll):
     """The screen calls ``show_component``, ``show_penalty``, ``show_final``.
 
@@ -136,7 +198,7 @@ class ScorePanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         for name, letter in COMPONENTS:
-            yield Static(f"{letter} {name:<12} ·", id=f"comp-{name}", classes="score-row pending")
+            yield ComponentRow(letter, name, id=f"comp-{name}")
         yield Static("", id="raw", classes="score-row")
         yield Static("", id="penalties", classes="pending")
         yield Static("", id="sum", classes="score-row")
@@ -179,10 +241,8 @@ class ScorePanel(VerticalScroll):
         self._shown_penalties.clear()
         self._raw = None
         self.reveals.clear()
-        for name, letter in COMPONENTS:
-            row = self.query_one(f"#comp-{name}", Static)
-            row.update(f"{letter} {name:<12} ·")
-            row.add_class("pending")
+        for name, _ in COMPONENTS:
+            self.query_one(f"#comp-{name}", ComponentRow).clear()
         for row_id in ("#raw", "#sum"):  # shown once their arithmetic can be done
             self.query_one(row_id, Static).update("")
             self.query_one(row_id, Static).display = False
@@ -209,17 +269,12 @@ class ScorePanel(VerticalScroll):
         self._shown[name] = value
         self.reveals.append((name, time.monotonic()))
         letter = dict(COMPONENTS).get(name, name[:1].upper())
-        text = Text(f"{letter} {name:<12} ", style="bold", no_wrap=True, overflow="ellipsis")
-        text.append(bar(value), style="green" if value >= 0.7 else "yellow" if value >= 0.4 else "red")
-        text.append(f" {value:.3f} ")
-        text.append(facts(details), style="dim")
         try:
-            row = self.query_one(f"#comp-{name}", Static)
+            row = self.query_one(f"#comp-{name}", ComponentRow)
         except Exception:
-            row = Static(id=f"comp-{name}", classes="score-row")
+            row = ComponentRow(letter, name, id=f"comp-{name}")
             self.mount(row, before=self.query_one("#penalties"))
-        row.update(text)
-        row.remove_class("pending")
+        row.show(value, details)
         if all(name in self._shown for name, _ in COMPONENTS):
             line, self._raw = raw_line(self._shown, weights())
             raw = self.query_one("#raw", Static)
@@ -233,16 +288,8 @@ class ScorePanel(VerticalScroll):
     def _reveal_penalty(self, name: str, factor: float, reason: str) -> None:
         self._shown_penalties.append((name, factor, reason))
         self.reveals.append((name, time.monotonic()))
-        text = Text(no_wrap=True, overflow="ellipsis")
-        for index, (penalty, value, why) in enumerate(self._shown_penalties):
-            if index:
-                text.append("\n")
-            text.append(f"× {value:.3f} ", style="bold red")
-            text.append(penalty)
-            if why:
-                text.append(f"  {why}", style="dim")
         widget = self.query_one("#penalties", Static)
-        widget.update(text)
+        widget.update(penalty_text(self._shown_penalties, self.app.size.width < NARROW_BELOW))
         widget.remove_class("pending")
 
     def show_final(self, cis: float, status: str) -> None:

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from tui.ledger_source import LedgerRow
+from tui.widgets.text_cut import distinct_cuts
 
 COLUMNS = ("#", "battle", "CIS", "status", "task", "purple", "time")
 SORT_KEYS = ("sequence", "battle_id", "cis", "status", "task_id", "purple", "timestamp")
@@ -20,7 +21,11 @@ SORT_KEYS = ("sequence", "battle_id", "cis", "status", "task_id", "purple", "tim
 DRAWN = ("mark", "sequence", "battle_id", "cis", "status", "check", "task_id", "purple", "timestamp")
 HEADERS = {"mark": " ", "check": "check", **dict(zip(SORT_KEYS, COLUMNS, strict=True))}
 # Columns that give up width, most willing first, and the narrowest each may become.
+# Ids and names are cut in the middle so that two different ones never look alike.
+DISTINCT = ("battle_id", "task_id", "purple")
 SHRINKABLE = (("check", 16), ("purple", 8), ("task_id", 8), ("battle_id", 12))
+# The floors once the time is compact: a "cancelled" row at 80 columns needs these 6 cells more.
+TIGHT = (("check", 16), ("purple", 6), ("task_id", 6), ("battle_id", 10))
 CELL_PADDING = 2  # one cell of padding each side of every column
 CHROME = 1  # the vertical scrollbar (``size`` is already inside the border)
 
@@ -35,11 +40,12 @@ def compact_time(timestamp: str) -> str:
     return timestamp[5:16]
 
 
-def column_widths(natural: dict[str, int], available: int) -> dict[str, int]:
-    """Each column's width so that all of them fit ``available`` cells, taking from ``SHRINKABLE`` widest first."""
+def column_widths(natural: dict[str, int], available: int,
+                  shrinkable: tuple[tuple[str, int], ...] = SHRINKABLE) -> dict[str, int]:
+    """Each column's width so that all of them fit ``available`` cells, taking from ``shrinkable`` widest first."""
     widths = dict(natural)
     excess = sum(widths.values()) + CELL_PADDING * len(widths) - available
-    floors = dict(SHRINKABLE)
+    floors = dict(shrinkable)
     while excess > 0:
         candidates = [key for key in floors if widths[key] > floors[key]]
         if not candidates:
@@ -117,6 +123,10 @@ class EntriesTable(DataTable[str | Text]):
         if available > 0 and sum(widths.values()) + CELL_PADDING * len(widths) > available:
             texts = [{**cells, "timestamp": compact_time(cells["timestamp"])} for cells in texts]
             widths = self._widths(texts, available)
+        if available > 0 and sum(widths.values()) + CELL_PADDING * len(widths) > available:
+            widths = self._widths(texts, available, TIGHT)
+        shown = {key: distinct_cuts((cells[key] for cells in texts), widths[key]) for key in DISTINCT}
+        texts = [{**cells, **{key: shown[key][cells[key]] for key in DISTINCT}} for cells in texts]
         self.clear(columns=True)
         for key in DRAWN:
             self.add_column(self._heading(key), key=key, width=widths[key])
@@ -132,10 +142,11 @@ class EntriesTable(DataTable[str | Text]):
         cells = dict(zip(SORT_KEYS, row.cells(), strict=True))
         return {**cells, "mark": " ", "check": self._check_cell(row.sequence).plain}
 
-    def _widths(self, texts: list[dict[str, str]], available: int) -> dict[str, int]:
+    def _widths(self, texts: list[dict[str, str]], available: int,
+                shrinkable: tuple[tuple[str, int], ...] = SHRINKABLE) -> dict[str, int]:
         natural = {key: max([len(self._heading(key)), *(len(cells[key]) for cells in texts)]) for key in DRAWN}
         natural["mark"] = 1
-        return column_widths(natural, available) if available > 0 else natural
+        return column_widths(natural, available, shrinkable) if available > 0 else natural
 
     def _heading(self, key: str) -> str:
         if key in SORT_KEYS and SORT_KEYS.index(key) == self.sort_index:
