@@ -12,7 +12,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from logomesh.tasks import TaskSpec
-from tui.campaign_runner import ExecutorFactory, local_executor
+from tui.campaign_runner import CampaignCheck, ExecutorFactory, environment_check, local_executor
 from tui.engine import Engine, default_engine
 from tui.memory import settle_garbage
 from tui.screens.battle import BattleScreen
@@ -43,7 +43,8 @@ class ConsoleApp(App[None]):
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine,
-                 executor_factory: ExecutorFactory = local_executor) -> None:
+                 executor_factory: ExecutorFactory = local_executor,
+                 campaign_check: CampaignCheck = environment_check) -> None:
         super().__init__()
         self.home = home
         if tasks is None:
@@ -53,6 +54,7 @@ class ConsoleApp(App[None]):
         self.tasks = loaded
         self.engine = engine
         self.executor_factory = executor_factory
+        self.campaign_check = campaign_check
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
@@ -65,7 +67,8 @@ class ConsoleApp(App[None]):
         settle_garbage()
         self.install_screen(BattleScreen(self.home, self.tasks, self.engine), "battle")
         self.install_screen(LedgerScreen(self.home), "ledger")
-        self.install_screen(CampaignScreen(self.home, self.tasks, self.executor_factory), "campaign")
+        campaign = CampaignScreen(self.home, self.tasks, self.executor_factory, check=self.campaign_check)
+        self.install_screen(campaign, "campaign")
         self.push_screen("battle")
         for problem in self.task_problems:
             self.notify(f"task skipped: {problem}", severity="warning", timeout=10)

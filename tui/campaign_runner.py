@@ -37,6 +37,9 @@ from tui.messages import CampaignEnded, CampaignProgressed
 
 ExecutorFactory = Callable[[int, Settings, Path], Executor]
 """Builds the executor for a campaign from (workers, settings, home); tests pass a scripted one."""
+CampaignCheck = Callable[[CampaignPlan], None]
+"""Checks, before anything is recorded, that a campaign can start; raises ``EnvironmentProblem`` if not."""
+NOT_STARTED = "the campaign cannot start (nothing was recorded)"
 
 FLUSH_INTERVAL_S = 0.05
 _swap_lock = threading.Lock()
@@ -51,6 +54,18 @@ def local_executor(workers: int, settings: Settings, home: Path) -> Executor:
 
     start_resource_tracker()
     return LocalExecutor(workers, settings, home, log_file=home / "logs" / "console-campaign.log")
+
+
+def environment_check(plan: CampaignPlan) -> None:
+    """What ``campaign run`` checks once before its first battle (``logomesh.preflight``): every purple agent's
+    card answers with the protocol asked for, then a sandbox opens here, where the local workers run their battles.
+    The agents go first: an unreachable URL is the likelier mistake and the quicker check."""
+    from logomesh.preflight import check_environment
+
+    settings = plan.settings
+    urls = tuple(agent.url for agent in plan.agents if agent.url is not None)
+    check_environment(None, urls, settings.protocol, min(10.0, settings.purple_timeout_s))
+    check_environment(settings.sandbox)
 
 
 def start_resource_tracker() -> None:
@@ -95,10 +110,12 @@ class _Ending:
 class CampaignRunner:
     """Runs one campaign off the UI thread and reports it to ``target`` as messages."""
 
-    def __init__(self, target: Widget, home: Path, executor_factory: ExecutorFactory = local_executor) -> None:
+    def __init__(self, target: Widget, home: Path, executor_factory: ExecutorFactory = local_executor,
+                 check: CampaignCheck = environment_check) -> None:
         self._target = target
         self._home = home
         self._executor_factory = executor_factory
+        self._check = check
         self._lock = threading.Lock()
         self._progress: CampaignProgress | None = None
         self._rows: list[BattleRow] = []
@@ -148,7 +165,17 @@ class CampaignRunner:
             raise CampaignCancelled(CANCEL_REASON)
 
     def _run(self, plan: CampaignPlan, workers: int) -> None:
+        from logomesh.preflight import EnvironmentProblem
+
         try:
+            self._check(plan)  # before the plan is saved: a campaign that cannot start leaves nothing behind
+        except EnvironmentProblem as exc:
+            with self._lock:
+                self._ending = _Ending("error", f"{NOT_STARTED}: {exc}".splitlines()[0])
+            return
+        try:
+            if self._cancel.is_set():
+                raise CampaignCancelled(CANCEL_REASON)
             save_plan(self._home, plan)
             earlier = rows_from_ledger(plan, campaign_battles(self._home, plan.campaign_id))
             with self._lock:

@@ -35,13 +35,15 @@ class FindingRow:
     repeat: int
     battle_id: str
     summary: str
+    reproducer: str = ""
 
 
 def finding_rows(battles: Sequence[tuple[str, str, str, int, Mapping[str, Any]]]) -> list[FindingRow]:
     """Every finding of ``(battle_id, agent, task_id, repeat, result)``, worst first, then by task, agent, repeat."""
     rows = [
         FindingRow(str(f.get("severity", "?")), str(f.get("family", "?")), str(f.get("cwe", "")), task_id, agent,
-                   repeat, battle_id, " ".join(str(f.get("summary", "")).split()))
+                   repeat, battle_id, " ".join(str(f.get("summary", "")).split()),
+                   " ".join(str(f.get("reproducer", "")).split()))
         for battle_id, agent, task_id, repeat, result in battles
         for f in findings_of(result)
     ]

@@ -18,11 +18,15 @@ from pathlib import Path
 
 from logomesh.battle_record import PlayedBattle, failed_played
 from logomesh.campaign.executor import ExecutorEvent, JobFinished, JobLost, JobStarted
-from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.plan import BattleJob, CampaignPlan, Settings
 from logomesh.campaign.work import JobDone, request_for
 
 AGENT_FAILURE = "purple"  # a battle failed at this stage counts as CIS 0 for its agent
 INFRA_FAILURE = "sandbox"  # failed at any other stage: excluded from the agent's mean
+
+
+def nothing_to_check(plan: CampaignPlan) -> None:
+    """The console's pre-flight for a scripted executor: it opens no sandbox and its agents are never called."""
 
 
 class Failed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,13 +20,13 @@ from pathlib import Path
 import pytest
 import scipy.stats
 from pilot_helpers import run, run_from_palette, shows, until
-from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor
+from scripted_campaign import AGENT_FAILURE, INFRA_FAILURE, Failed, ScriptedExecutor, nothing_to_check
 from scripted_engine import make_task
 from textual.pilot import Pilot
 from textual.widgets import Input, ProgressBar, SelectionList, Static, TabbedContent, TextArea
 
 from ledger import Ledger
-from logomesh.campaign.plan import BattleJob, Settings
+from logomesh.campaign.plan import CAMPAIGNS_DIR, BattleJob, Settings
 from logomesh.campaign.runner import campaign_battles
 from tui.app import ConsoleApp
 from tui.screens.campaign import CampaignScreen
@@ -66,7 +67,8 @@ def expected_row(task_means: list[float]) -> tuple[str, str]:
 
 def make_app(tmp_path: Path, executor: ScriptedExecutor) -> ConsoleApp:
     tasks = [make_task(tmp_path / name, name, ("good", "no-lock", "slow")) for name in TASKS]
-    return ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory)
+    return ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory,
+                     campaign_check=nothing_to_check)
 
 
 async def open_campaign(pilot: Pilot[None], app: ConsoleApp, mocks: str, purples: str = "", repeat: int = 2,
@@ -186,7 +188,8 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
 def test_the_form_refuses_what_cannot_run_and_names_the_fix(tmp_path: Path) -> None:
     executor = ScriptedExecutor(score)
     tasks = [make_task(tmp_path / "task-a", "task-a", ("good", "slow")), make_task(tmp_path / "task-b", "task-b")]
-    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory)
+    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory,
+                     campaign_check=nothing_to_check)
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -242,7 +245,7 @@ def test_an_executor_that_cannot_start_ends_the_campaign_with_its_reason(tmp_pat
         raise RuntimeError("no Docker engine answers\nsecond line")
 
     tasks = [make_task(tmp_path / name, name) for name in TASKS]
-    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=broken)
+    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=broken, campaign_check=nothing_to_check)
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
@@ -257,6 +260,37 @@ def test_an_executor_that_cannot_start_ends_the_campaign_with_its_reason(tmp_pat
             assert not screen.runner.running
             assert screen.check_action("start", ())
     run(scenario)
+
+
+def test_a_campaign_whose_agent_does_not_answer_never_starts_and_records_nothing(tmp_path: Path) -> None:
+    """The console's pre-flight is the CLI's (``logomesh.preflight``): the agents' cards, then the sandbox."""
+    with socket.socket() as probe:  # a loopback port nobody listens on: the card request is refused at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    executor = ScriptedExecutor(score)
+    built: list[int] = []
+
+    def factory(workers: int, settings: Settings, home: Path) -> ScriptedExecutor:
+        built.append(workers)
+        return executor.factory(workers, settings, home)
+
+    tasks = [make_task(tmp_path / name, name) for name in TASKS]
+    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=factory)  # the real pre-flight
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_campaign(pilot, app, "good", f"alice=http://127.0.0.1:{port}")
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            assert screen.last_ending is not None
+            status, reason = screen.last_ending.status, screen.last_ending.reason
+            assert status == "error" and reason.startswith("the campaign cannot start (nothing was recorded): ")
+            assert f"127.0.0.1:{port}" in reason and "\n" not in reason
+            await shows(pilot, app, ["the campaign cannot start"], "after a refused pre-flight")
+    run(scenario)
+    assert built == []  # no worker was started
+    assert not (app.home / "battles.db").exists()  # no ledger entry, not even a ledger
+    assert not (app.home / CAMPAIGNS_DIR).exists()  # no saved plan
 
 
 def test_the_campaign_screen_is_reached_by_key_and_palette_and_its_keys_are_listed(tmp_path: Path) -> None:
@@ -375,7 +409,8 @@ def race_findings(job: BattleJob) -> list[dict[str, object]]:
     if job.agent.name != "no-lock":
         return []
     found: list[dict[str, object]] = [{"family": "race", "severity": "high", "cwe": "CWE-362",
-                                       "summary": f"lost update on {job.task_id}", "confirmations": 2}]
+                                       "summary": f"lost update on {job.task_id}", "confirmations": 2,
+                                       "reproducer": f"8 threads add to one {job.task_id} counter"}]
     if (job.task_id, job.repeat) == ("task-b", 2):
         found.append({"family": "resource", "severity": "medium", "cwe": "CWE-400", "summary": "unbounded growth",
                       "confirmations": 2})
@@ -420,6 +455,9 @@ def test_the_per_task_and_findings_views_break_the_campaign_down(tmp_path: Path)
                 ("medium", "task-b", 2)]
             assert str(views.get_tab("view-findings").label) == "Findings (5)"
             await shows(pilot, app, ("CWE-400", "unbounded growth", "lost update on task-a"), "in the findings view")
+            # the highlighted finding's battle and reproducer, under the table
+            await shows(pilot, app, (f"battle  {found[0].battle_id}", "reproduce  8 threads add to one task-a counter"),
+                        "under the findings")  # two spaces: the screenshot's text joins the bold label and the rest
             await pilot.press("v")
             assert views.active == "view-leaders"
     run(scenario)

@@ -18,6 +18,7 @@ from ledger.export import read_bundle
 from ledger.keys import create_key
 from tui.app import ConsoleApp
 from tui.screens.entry import EntryScreen
+from tui.screens.export_dialog import ExportDialog
 from tui.screens.help import HelpScreen
 from tui.screens.ledger import LedgerScreen
 from tui.widgets.ledger.entries_table import EntriesTable
@@ -222,9 +223,13 @@ def test_export_writes_verifiable_bundles_for_the_marked_entries_only(tmp_path: 
             screen = app.screen
             assert isinstance(screen, LedgerScreen)
             await pilot.press("space", "down", "down", "space", "e")
+            await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+            default = Path(app.screen.query_one("#folder", Input).value)
+            await pilot.press("enter")  # the folder offered
             await until(pilot, lambda: screen.last_export is not None)
             assert screen.last_export is not None and screen.last_export.error == ""
             written.append(Path(str(screen.last_export.path)))
+            assert written[0] == default
     run(scenario)
     (out,) = written
     assert out.parent == app.home / "exports"
@@ -237,6 +242,37 @@ def test_export_writes_verifiable_bundles_for_the_marked_entries_only(tmp_path: 
         assert check.ok, check.problems
         assert check.battle_id == entry["battle_id"]
     assert (out / "judge.pub").read_text().strip() == index["public_key"]
+
+
+def test_export_asks_where_and_refuses_a_folder_that_holds_something(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "index.json").write_text("{}")  # another export's folder
+    chosen = tmp_path / "mine" / "bundle"
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
+            await pilot.pause()
+            screen = app.ledger_screen
+            await pilot.press("e")
+            await until(pilot, lambda: isinstance(app.screen, ExportDialog))
+            dialog = app.screen
+            dialog.query_one("#folder", Input).value = str(busy)
+            await pilot.press("enter")
+            await shows(pilot, app, ["is not empty: choose a new folder"], "in the export dialog")
+            assert app.screen is dialog and screen.last_export is None  # still asking, nothing written
+            dialog.query_one("#folder", Input).value = str(chosen)
+            await pilot.press("enter")
+            await until(pilot, lambda: screen.last_export is not None)
+            assert screen.last_export is not None and screen.last_export.error == ""
+            assert screen.last_export.path == str(chosen)
+    run(scenario)
+    assert (chosen / "index.json").is_file() and (chosen / "judge.pub").is_file()
+    assert sorted(p.name for p in busy.iterdir()) == ["index.json"]
 
 
 SOURCE = 'def add(a: int, b: int) -> int:\n    """Sum."""\n    return a + b\n'
@@ -258,7 +294,10 @@ def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_s
     failed = {"battle_id": "no-answer", "task_id": "adder", "status": "failed", "cis_score": 0.0,
               "failed_stage": "purple", "reason": "connection refused by http://127.0.0.1:9", "purple_agent": "x"}
     with Ledger.open(app.home) as led:
-        led.append("with-code", scored, {"purple_response": response}, {"purple_protocol": "in-process"})
+        evidence = json.dumps([{"family": "race", "summary": "lost update under threads",
+                                "evidence": "KeyError: 3 (perturb-p12, reproduced 10/10)"}]).encode()
+        led.append("with-code", scored, {"purple_response": response, "red_evidence": evidence},
+                   {"purple_protocol": "in-process"})
         led.append("no-answer", failed, {"task_spec": b"spec"}, {})
 
     async def scenario() -> None:
@@ -273,7 +312,8 @@ def test_entry_detail_opens_on_the_summary_and_shows_the_purples_code_from_the_s
             summary = str(screen.query_one(EntryView).render())
             for expected in ("scored  CIS 0.500", "raw 0.625 × (1 − red 0.200) × intent 1.000 = CIS 0.500",
                              "hidden tests 3/4 passed", "findings (1)", "⚑ high", "lost update under threads",
-                             "reproduce: run(threads=8, calls=1000)"):
+                             "reproduce: run(threads=8, calls=1000)",
+                             "evidence: KeyError: 3 (perturb-p12, reproduced 10/10)"):
                 assert expected in summary, f"{expected!r} missing from the summary: {summary}"
             await pilot.press("c")
             await until(pilot, lambda: screen.query_one(TabbedContent).active == "code")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from pilot_helpers import until
-from scripted_campaign import ScriptedExecutor
+from scripted_campaign import ScriptedExecutor, nothing_to_check
 from scripted_engine import BATTLE, ScriptedEngine, full_battle, make_task
 from test_campaign_screen import TASKS, open_campaign, race_findings, score
 from textual.pilot import Pilot
@@ -84,9 +84,11 @@ def fill_ledger(home: Path) -> None:
     entries = [
         ("rate-limiter-edac24d76e10", "rate-limiter", "mock:good", 0.8, "scored", []),
         ("lru-cache-4c6dbc0e9277", "lru-cache", "mock:no-lock", 0.525, "scored",
-         [{"family": "race", "severity": "high", "cwe": "CWE-362", "summary": "LRUCache: KeyError: 3 (10/10)"}]),
+         [{"family": "race", "severity": "high", "cwe": "CWE-362", "summary": "LRUCache: KeyError: 3 (10/10)",
+           "reproducer": "put and get from 8 threads on an LRUCache(2)"}]),
         ("bank-ledger-a43741709eb7", "bank-ledger", "http://127.0.0.1:9100", 0.0, "failed", []),
         ("sql-select:good:c-6a92134f7f01:r1", "sql-select", "mock:good", 0.792, "scored", []),
+        ("lru-cache-4c6dbc0e9277-2", "lru-cache", "mock:no-lock", 0.525, "scored", []),  # cut at its end: #1's look
     ]
     with Ledger.open(home, clock=minute_clock()) as led:
         for battle_id, task_id, purple, cis, status, findings in entries:
@@ -99,6 +101,10 @@ def fill_ledger(home: Path) -> None:
                                      "purple": {"passed": 3, "failed": 0, "total": 3}},
                               red_analysis={"vulnerabilities": findings})
                 inputs = {"purple_response": response}
+                if findings:
+                    inputs["red_evidence"] = json.dumps([{"family": f["family"], "summary": f["summary"],
+                                                          "evidence": "KeyError: 3 in 10 of 10 runs (perturb-p12)"}
+                                                         for f in findings]).encode()
             else:
                 result.update(failed_stage="purple", reason="the purple agent at http://127.0.0.1:9100 refused")
                 inputs = {"task_spec": b"spec"}
@@ -152,7 +158,8 @@ def ledger_app(tmp_path: Path) -> ConsoleApp:
 def campaign_app(tmp_path: Path) -> ConsoleApp:
     executor = ScriptedExecutor(score, findings=race_findings)
     tasks = [make_task(tmp_path / name, name, ("good", "no-lock", "slow")) for name in TASKS]
-    return ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory)
+    return ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory,
+                      campaign_check=nothing_to_check)
 
 
 def snap(snap_compare: Compare, app: ConsoleApp, size: tuple[int, int], steps: Steps) -> None:

@@ -6,17 +6,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Header, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.executor import default_workers
 from logomesh.campaign.model import BattleRow
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
 from logomesh.tasks import TaskSpec
-from tui.campaign_runner import CampaignRunner, ExecutorFactory, local_executor
+from tui.campaign_runner import CampaignCheck, CampaignRunner, ExecutorFactory, environment_check, local_executor
+from tui.finding_evidence import evidence_for, evidence_of
 from tui.findings import FindingRow, finding_rows
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
@@ -43,13 +45,23 @@ def plan_for(choice: CampaignChoice) -> CampaignPlan:
                         repeat=choice.repeat, seed=choice.seed, settings=settings)
 
 
+TALL_FROM = 32  # rows: from here the setup form lists up to 12 tasks instead of 4
+
+
 class CampaignScreen(RunScreen):
+    # the "-tall" class lengthens the task list (Screen types it as an instance variable: no ClassVar here)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL_FROM, "-tall")]  # noqa: RUF012
     DEFAULT_CSS = """
+    CampaignScreen.-tall CampaignSetupForm #choose, CampaignScreen.-tall CampaignSetupForm #task-column,
+    CampaignScreen.-tall CampaignSetupForm #agent-column { height: auto; }
+    CampaignScreen.-tall CampaignSetupForm #tasks { height: auto; min-height: 4; max-height: 12; }
     CampaignScreen.running CampaignSetupForm { display: none; }
     CampaignScreen.hide-form CampaignSetupForm { display: none; }
     CampaignScreen #views { height: 1fr; }
     CampaignScreen #views ContentSwitcher { height: 1fr; }
     CampaignScreen #views TabPane { height: 1fr; padding: 0; }
+    CampaignScreen #finding-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; }
+    CampaignScreen #finding-detail.empty { display: none; }
     """
 
     runner: CampaignRunner
@@ -62,12 +74,12 @@ class CampaignScreen(RunScreen):
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec], executor_factory: ExecutorFactory = local_executor,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, check: CampaignCheck = environment_check) -> None:
         super().__init__(id="campaign")
         self.home = home
         self.tasks = list(tasks)
         self.default_workers = workers if workers is not None else default_workers()
-        self.runner = CampaignRunner(self, home, executor_factory)
+        self.runner = CampaignRunner(self, home, executor_factory, check)
         self.plan: CampaignPlan | None = None
         self.rows: dict[str, BattleRow] = {}
         self.last_ending: CampaignEnded | None = None
@@ -87,6 +99,7 @@ class CampaignScreen(RunScreen):
                 yield TaskTable(id="task-table")
             with TabPane("Findings", id="view-findings"):
                 yield FindingsTable(id="findings-table")
+                yield Static("", id="finding-detail")
         yield ConsoleFooter()
 
     @property
@@ -202,6 +215,36 @@ class CampaignScreen(RunScreen):
         if self._stale:
             self._rank()
 
+    @on(DataTable.RowHighlighted, "#findings-table")
+    def _finding_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one(FindingsTable)
+        row = table.findings[event.cursor_row] if 0 <= event.cursor_row < len(table.findings) else None
+        self._show_finding_detail(row)
+
+    def _show_finding_detail(self, row: FindingRow | None) -> None:
+        """Under the findings: the highlighted one's battle, what reproduces it and what the red agent measured."""
+        detail = self.query_one("#finding-detail", Static)
+        detail.set_class(row is None, "empty")
+        if row is None:
+            detail.update("")
+            return
+        try:
+            measured = evidence_for(evidence_of(self.home, row.battle_id),
+                                    {"family": row.family, "summary": row.summary})
+        except Exception:  # an unreadable ledger hides the evidence, not the finding
+            measured = ""
+        text = Text()
+        text.append("battle ", style="bold")
+        text.append(row.battle_id + "\n")
+        for label, value in (("reproduce ", row.reproducer), ("evidence ", " ".join(measured.split()))):
+            if value:
+                text.append(label, style="bold")
+                text.append(value + "\n")
+        text.rstrip()
+        detail.update(text)
+
     def _show_findings(self, findings: Sequence[FindingRow]) -> None:
         self.query_one(FindingsTable).show(findings)
+        table = self.query_one(FindingsTable)
+        self._show_finding_detail(findings[table.cursor_row] if 0 <= table.cursor_row < len(findings) else None)
         self.query_one("#views", TabbedContent).get_tab("view-findings").label = f"Findings ({len(findings)})"

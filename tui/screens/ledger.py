@@ -13,9 +13,11 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
-from tui.ledger_source import LedgerSource
+from tui.finding_evidence import evidence_of
+from tui.ledger_source import LedgerSource, LedgerUnavailable
 from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
+from tui.screens.export_dialog import ExportDialog, folder_problem
 from tui.widgets.console_footer import ConsoleFooter
 from tui.widgets.ledger.entries_table import EntriesTable
 
@@ -126,10 +128,11 @@ class LedgerScreen(Screen[None]):
             return
         try:
             detail = self.source.detail(row.battle_id)
+            evidence = evidence_of(self.home, row.battle_id)
         except Exception as exc:
             self.notify(f"cannot read entry #{sequence}: {exc}".splitlines()[0], severity="error")
             return
-        self.app.push_screen(EntryScreen(detail))
+        self.app.push_screen(EntryScreen(detail, evidence))
 
     # verify
 
@@ -173,12 +176,20 @@ class LedgerScreen(Screen[None]):
         if not sequences:
             self.notify("nothing to export: the ledger is empty", severity="warning")
             return
-        out = bundle_path(self.home, sequences)
-        self.run_worker(lambda: self._export(sequences, out), thread=True, group="export")
+        def chosen(out: Path | None) -> None:
+            if out is None:
+                self.notify("export cancelled: nothing written", timeout=3)
+                return
+            self.run_worker(lambda: self._export(sequences, out), thread=True, group="export")
+
+        self.app.push_screen(ExportDialog(len(sequences), bundle_path(self.home, sequences)), chosen)
 
     def _export(self, sequences: list[int], out: Path) -> None:
         try:
-            out.mkdir(parents=True, exist_ok=False)
+            problem = folder_problem(out)  # checked again: something may have appeared since the dialog
+            if problem is not None:
+                raise LedgerUnavailable(problem)
+            out.mkdir(parents=True, exist_ok=True)
             written = self.source.export(sequences, out)
         except Exception as exc:
             self.post_message(BundleExported(None, len(sequences), f"{exc}".splitlines()[0]))

@@ -36,6 +36,12 @@ def recorded_text(progress: CampaignProgress) -> str:
     return f"{progress.recorded}/{progress.total} battles{earlier}"
 
 
+def without_campaign_id(line: str, campaign_id: str) -> str:
+    """A progress line with the campaign's id left out of its battle ids (``task:agent:…:r2``): the panel's title
+    shows it, and what tells the battles apart (task, agent, repeat) then fits an 80-column line."""
+    return line.replace(f":{campaign_id}:", ":…:") if campaign_id else line
+
+
 class CampaignProgressPanel(Vertical):
     """The screen calls ``begin``, ``show`` and ``end``; tests read ``progress`` and ``status``."""
 
@@ -78,7 +84,7 @@ class CampaignProgressPanel(Vertical):
         self.border_title = f"Campaign {campaign_id}  starting"
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.query_one("#recorded", Static).update("")
-        self.query_one("#counts", Static).update("reading the ledger for battles already recorded…")
+        self.query_one("#counts", Static).update("checking the agents and the sandbox, then reading the ledger…")
         self.query_one("#last", Static).update("")
 
     def show(self, progress: CampaignProgress) -> None:
@@ -88,7 +94,8 @@ class CampaignProgressPanel(Vertical):
         self.progress = progress
         self.query_one(ProgressBar).update(total=max(1, progress.total), progress=progress.recorded)
         self.query_one("#recorded", Static).update(recorded_text(progress))
-        self.query_one("#last", Static).update(Text(progress.last, no_wrap=True, overflow="ellipsis"))
+        last = without_campaign_id(progress.last, self.campaign_id)
+        self.query_one("#last", Static).update(Text(last, no_wrap=True, overflow="ellipsis"))
         self.render_counts()
 
     def set_status(self, status: str) -> None:

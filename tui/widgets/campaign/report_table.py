@@ -10,11 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
 Row = tuple[Sequence[str | Text], str]
 """The cells of one row and its key."""
+
+
+def _width(cell: str | Text) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell_len(cell)
 
 
 class ReportTable(DataTable[str | Text]):
@@ -34,16 +39,21 @@ class ReportTable(DataTable[str | Text]):
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
-        self._add_columns()
+        self._add_columns([])
 
-    def _add_columns(self) -> None:
-        for name in self.COLUMNS:
-            self.add_column(name, key=name)
+    def _add_columns(self, rows: Sequence[Row]) -> None:
+        """Columns as wide as their widest cell, measured here: a DataTable measures on idle and keeps the cells
+        it drew before at the old width (a row drawn between ``add_row`` and the next idle stayed cut, '=' for
+        '=1', under load)."""
+        for index, name in enumerate(self.COLUMNS):
+            width = max([cell_len(name), *(_width(cells[index]) for cells, _ in rows if index < len(cells))])
+            self.add_column(name, key=name, width=width)
 
     def replace_rows(self, rows: Iterable[Row]) -> None:
         cursor = self.cursor_row
+        rows = list(rows)
         self.clear(columns=True)
-        self._add_columns()
+        self._add_columns(rows)
         for cells, key in rows:
             self.add_row(*cells, key=key)
         if self.row_count:

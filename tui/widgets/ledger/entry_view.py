@@ -10,6 +10,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.finding_evidence import evidence_for
 from tui.findings import SEVERITY_STYLE, findings_of
 from tui.ledger_source import EntryDetail
 
@@ -33,8 +34,9 @@ def _suite(result: Mapping[str, Any], name: str) -> str:
     return f"{name} tests {counts.get('passed', 0)}/{counts.get('total', 0)} passed"
 
 
-def render_summary(detail: EntryDetail) -> Text:
-    """The verdict at a glance: CIS, its components and arithmetic, the findings, the failure reason."""
+def render_summary(detail: EntryDetail, evidence: Mapping[tuple[str, str], str] | None = None) -> Text:
+    """The verdict at a glance: CIS, its components and arithmetic, the findings (with what reproduces them and
+    what the red agent measured), the failure reason."""
     row, result = detail.row, detail.result
     text = Text()
     text.append(f"entry #{row.sequence}  {row.battle_id}\n", style="bold")
@@ -72,8 +74,12 @@ def render_summary(detail: EntryDetail) -> Text:
         text.append(f"      {finding.get('summary', '')}\n", style="dim")
         reproducer = " ".join(str(finding.get("reproducer", "")).split())
         if reproducer:  # what the red agent ran to show it, as the result records it
-            text.append(f"      reproduce: {reproducer[:REPRODUCER_CHARS]}"
-                        f"{'…' if len(reproducer) > REPRODUCER_CHARS else ''}\n")
+            text.append("      reproduce: ", style="bold")
+            text.append(f"{reproducer[:REPRODUCER_CHARS]}{'…' if len(reproducer) > REPRODUCER_CHARS else ''}\n")
+        measured = " ".join(evidence_for(evidence or {}, finding).split())
+        if measured:  # what the probes measured, kept beside the result as the signed input red_evidence
+            text.append("      evidence: ", style="bold")
+            text.append(f"{measured[:REPRODUCER_CHARS]}{'…' if len(measured) > REPRODUCER_CHARS else ''}\n")
     text.append("\nsignature  ", style="bold cyan")
     text.append(detail.signature.splitlines()[0] + "\n")
     text.append("inclusion  ", style="bold cyan")
@@ -119,6 +125,7 @@ class EntryView(Static):
     EntryView { padding: 0 1; }
     """
 
-    def __init__(self, detail: EntryDetail, *, id: str | None = None) -> None:
-        super().__init__(render_summary(detail), id=id)
+    def __init__(self, detail: EntryDetail, evidence: Mapping[tuple[str, str], str] | None = None, *,
+                 id: str | None = None) -> None:
+        super().__init__(render_summary(detail, evidence), id=id)
         self.detail = detail
