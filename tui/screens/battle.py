@@ -179,7 +179,9 @@ class BattleScreen(RunScreen):
             log.append_note(f"battle {message.status}{where}", "bold red")
         else:
             log.append_note(f"battle {message.status}{where}: {message.reason}", "bold red")
-            if message.status in ("error", "cancelled"):
+            if message.status == "error":  # it could not start (pre-flight) or the engine broke: stays until dismissed
+                self.notify(f"battle {message.status}: {message.reason}", severity="error")
+            elif message.status == "cancelled":
                 self.notify(f"battle {message.status}: {message.reason}", severity="warning", timeout=6)
         self.query_one(StatusLine).end(message.status)
         self.refresh_bindings()
