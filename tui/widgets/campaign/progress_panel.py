@@ -84,7 +84,7 @@ class CampaignProgressPanel(Vertical):
         self.border_title = f"Campaign {campaign_id}  starting"
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.query_one("#recorded", Static).update("")
-        self.query_one("#counts", Static).update("checking the agents and the sandbox, then reading the ledger…")
+        self.query_one("#counts", Static).update("checking the agents and the sandbox, then starting the workers…")
         self.query_one("#last", Static).update("")
 
     def show(self, progress: CampaignProgress) -> None:
