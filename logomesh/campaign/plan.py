@@ -95,6 +95,9 @@ class CampaignPlan:
     tasks_dir: str | None = None
     """The task library the plan was made on (``$LOGOMESH_TASKS``); ``None``: the checkout's own ``tasks/``."""
 
+    def __post_init__(self) -> None:
+        check_size(len(self.agents), len(self.task_ids), self.repeat)
+
     def jobs(self) -> list[BattleJob]:
         """Every battle, task-major so that early results already cover every agent."""
         out: list[BattleJob] = []
@@ -267,13 +270,28 @@ def resolve_tasks(spec: str) -> tuple[str, ...]:
     return ids
 
 
+MAX_REPEAT = 1000
+MAX_BATTLES = 100_000
+"""A campaign's size limits: a plan is enumerated whole (``jobs``) and kept in memory, so a typo such as a
+URL pasted into the repeat field must be refused at once, not spend minutes building millions of battles."""
+
+
+def check_size(agents: int, tasks: int, repeat: int) -> None:
+    """``PlanError`` naming the limit when ``repeat`` or the number of battles is out of range."""
+    if not 1 <= repeat <= MAX_REPEAT:
+        raise PlanError(f"--repeat must be from 1 to {MAX_REPEAT}, not {repeat}")
+    battles = agents * tasks * repeat
+    if battles > MAX_BATTLES:
+        raise PlanError(f"the campaign would run {battles:,} battles ({agents} agents x {tasks} tasks x {repeat} "
+                        f"repeats), more than {MAX_BATTLES:,}: lower --repeat or choose fewer tasks or agents")
+
+
 def new_plan(agents: Sequence[Agent], task_ids: Sequence[str], repeat: int, seed: int, settings: Settings,
              campaign_id: str | None = None) -> CampaignPlan:
     """A checked plan: every mock variant exists for every task, and the numbers make sense."""
     from logomesh.tasks import load_task
 
-    if repeat < 1:
-        raise PlanError("--repeat must be at least 1")
+    check_size(len(agents), len(task_ids), repeat)
     if not 0 <= seed < SEED_LIMIT:
         raise PlanError("--seed must be an integer from 0 to 2**53 - 1 (exact in JSON)")
     for task_id in task_ids:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -84,11 +85,26 @@ def test_bad_plans_are_refused_with_the_fix() -> None:
         _plan(agents=(Agent("nonexistent", mock_variant="nonexistent"),))
     with pytest.raises(PlanError, match="--repeat"):
         _plan(repeat=0)
+    with pytest.raises(PlanError, match="--repeat must be from 1 to 1000, not 1001"):
+        _plan(repeat=1001)
     with pytest.raises(PlanError, match="2\\*\\*53"):
         _plan(seed=SEED_LIMIT)
     with pytest.raises(PlanError, match="campaign id"):
         _plan(campaign_id="../escape")
     assert resolve_tasks("all") == tuple(t.id for t in all_tasks())
+
+
+def test_a_campaign_too_large_to_enumerate_is_refused_before_any_job_is_built() -> None:
+    agents = parse_agents([], ["good", "no-lock"])
+    tasks = tuple(f"task-{i}" for i in range(60))
+    too_many = re.escape("120,000 battles (2 agents x 60 tasks x 1000 repeats), more than 100,000")
+    with pytest.raises(PlanError, match=too_many):
+        CampaignPlan("c-big", agents, tasks, 1000, 0)
+    # the same limit holds for a plan read back from disk, not only for one made through new_plan
+    body = _plan().to_json()
+    body["repeat"] = 12_700_000
+    with pytest.raises(PlanError, match="--repeat must be from 1 to 1000, not 12700000"):
+        CampaignPlan.from_json(body)
 
 
 def test_a_saved_plan_loads_back_equal_and_a_missing_one_is_a_clear_error(tmp_path: Path) -> None:

@@ -225,6 +225,10 @@ def test_the_form_refuses_what_cannot_run_and_names_the_fix(tmp_path: Path) -> N
             with pytest.raises(FormError, match="seed must lie between 0"):
                 form.choice()
             screen.query_one("#seed", Input).value = "0"
+            screen.query_one("#repeat", Input).value = "12700000"  # a pasted number, refused before any job is built
+            with pytest.raises(FormError, match="repeat must lie between 1 and 1000"):
+                form.choice()
+            screen.query_one("#repeat", Input).value = "1"
             screen.query_one("#tasks", SelectionList).deselect_all()
             await pilot.pause()
             with pytest.raises(FormError, match="no task chosen"):

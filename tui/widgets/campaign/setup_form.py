@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, SelectionList, Static, TextArea
 
-from logomesh.campaign.plan import Agent, PlanError, parse_agents
+from logomesh.campaign.plan import MAX_REPEAT, Agent, PlanError, check_size, parse_agents
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
 from tui.widgets.checklist import Checklist
@@ -174,10 +174,15 @@ class CampaignSetupForm(Vertical):
             agents = parse_agents(purples, mocks)
         except PlanError as exc:
             raise FormError(str(exc)) from None
+        repeat = whole_number(self.query_one("#repeat", Input).value.strip() or "1", "repeat", 1, MAX_REPEAT)
+        try:
+            check_size(len(agents), len(tasks), repeat)
+        except PlanError as exc:
+            raise FormError(str(exc).replace("--repeat", "repeat")) from None
         return CampaignChoice(
             agents=agents,
             task_ids=tuple(task.id for task in tasks),
-            repeat=whole_number(self.query_one("#repeat", Input).value.strip() or "1", "repeat", 1),
+            repeat=repeat,
             workers=whole_number(self.query_one("#workers", Input).value.strip() or str(self.default_workers),
                                  "workers", 1),
             seed=whole_number(self.query_one("#seed", Input).value.strip() or "0", "seed", 0, MAX_SEED),
