@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from logomesh.findings import EVIDENCE_INPUT
+
 if TYPE_CHECKING:
     from logomesh.battle import BattleRequest
     from logomesh.purple.exchange import PurpleExchange
@@ -187,7 +189,7 @@ def _measured_inputs(measured: Measured) -> dict[str, bytes]:
     """What the hidden verdicts were judged against and, outside H(Δ), what the red agent measured."""
     inputs = {"reference_observations": measured.reference_observations}
     if measured.findings:
-        inputs["red_evidence"] = json.dumps(
+        inputs[EVIDENCE_INPUT] = json.dumps(
             [{"family": f.family, "summary": f.summary, "evidence": f.evidence} for f in measured.findings],
             sort_keys=True, ensure_ascii=False).encode("utf-8")
     return inputs

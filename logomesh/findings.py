@@ -12,6 +12,9 @@ from typing import Any, Literal
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
 
+EVIDENCE_INPUT = "red_evidence"
+"""The entry input holding what the red agent measured for each finding (``Finding.evidence``)."""
+
 
 @dataclass(frozen=True)
 class Finding:

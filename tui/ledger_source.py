@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoredBattle
 from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
 from ledger.verify import verify_ledger
+from logomesh.findings import EVIDENCE_INPUT
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -238,3 +239,30 @@ def _entry_problem(led: Ledger, battle_id: str) -> tuple[int | None, str]:
 def _sequence_of(led: Ledger, battle_id: str) -> int | None:
     summary = led.entry(battle_id)
     return None if summary is None else summary.sequence
+
+
+def parse_evidence(raw: bytes | None) -> dict[tuple[str, str], str]:
+    """``{(family, summary): evidence}`` from the stored bytes; missing or malformed bytes read as none."""
+    if not raw:
+        return {}
+    try:
+        items = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    found: dict[tuple[str, str], str] = {}
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, Mapping) and item.get("evidence"):
+            found[(str(item.get("family", "")), str(item.get("summary", "")))] = str(item["evidence"])
+    return found
+
+
+def evidence_of(home: Path, battle_id: str) -> dict[tuple[str, str], str]:
+    """The evidence of each finding of ``battle_id``, keyed by (family, summary); none for an unknown battle."""
+    with Ledger.open(home) as led:
+        stored = led.get(battle_id)
+    return parse_evidence(stored.inputs.get(EVIDENCE_INPUT) if stored is not None else None)
+
+
+def evidence_for(evidence: Mapping[tuple[str, str], str], finding: Mapping[str, Any]) -> str:
+    """The evidence recorded for one finding of the result, or ``""``."""
+    return evidence.get((str(finding.get("family", "")), str(finding.get("summary", ""))), "")

@@ -18,8 +18,8 @@ from logomesh.campaign.model import BattleRow
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
 from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignCheck, CampaignRunner, ExecutorFactory, environment_check, local_executor
-from tui.finding_evidence import evidence_for, evidence_of
 from tui.findings import FindingRow, finding_rows
+from tui.ledger_source import evidence_for, evidence_of
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
 from tui.screens.run_screen import RunScreen

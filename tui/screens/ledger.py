@@ -13,8 +13,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
-from tui.finding_evidence import evidence_of
-from tui.ledger_source import LedgerSource, LedgerUnavailable
+from tui.ledger_source import LedgerSource, LedgerUnavailable, evidence_of
 from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
 from tui.screens.export_dialog import ExportDialog, folder_problem

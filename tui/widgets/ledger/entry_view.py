@@ -10,9 +10,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.finding_evidence import evidence_for
 from tui.findings import SEVERITY_STYLE, findings_of
-from tui.ledger_source import EntryDetail
+from tui.ledger_source import EntryDetail, evidence_for
 
 COMPONENT_KEYS = (("R", "rationale", "rationale_score"), ("A", "architecture", "architecture_score"),
                   ("T", "testing", "testing_score"), ("L", "logic", "logic_score"))
