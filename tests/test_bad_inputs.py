@@ -247,16 +247,18 @@ def test_each_usage_error_exits_exactly_2_in_one_line(tmp_path: Path, command: l
     assert not (tmp_path / "home").exists() and not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("command", [
-    ["battle", "run", "--mock", "good"],  # a required option missing
-    ["battle", "run", "--task", "rate-limiter", "--mock", "good", "--seed", "abc"],  # not a number
-    ["no-such-command"],
-    ["verify", "ledger", "--no-such-option"],
+@pytest.mark.parametrize(("command", "needle"), [
+    (["battle", "run", "--mock", "good"], "Missing option '--task'"),  # a required option missing
+    (["battle", "run", "--task", "rate-limiter", "--mock", "good", "--seed", "abc"], "Invalid value for '--seed'"),
+    (["no-such-command"], "No such command 'no-such-command'. (see 'logomesh --help')"),
+    (["verify", "ledger", "--no-such-option"], "No such option: --no-such-option"),
 ])
-def test_the_parsers_own_usage_errors_exit_exactly_2(command: list[str]) -> None:
-    from typer.testing import CliRunner
+def test_the_parsers_own_usage_errors_are_one_line_and_exit_exactly_2(command: list[str], needle: str) -> None:
+    line = one_line(cli(*command), 2, needle)
+    assert line.endswith("--help')")  # where the help is
 
-    from logomesh.cli import app
 
-    result = CliRunner().invoke(app, command)
-    assert result.exit_code == 2 and "Traceback" not in result.output, (result.exit_code, result.output)
+def test_no_arguments_show_the_help_and_help_exits_0() -> None:
+    bare, asked = cli(), cli("--help")
+    assert bare.returncode == 2 and "Usage: logomesh" in bare.stdout + bare.stderr
+    assert asked.returncode == 0 and "Usage: logomesh" in asked.stdout and "battle" in asked.stdout
