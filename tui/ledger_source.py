@@ -61,6 +61,7 @@ class EntryDetail:
     result: dict[str, Any] = field(default_factory=dict)
     submission: SubmissionText | None = None
     submission_problem: str = ""  # why ``submission`` is None
+    evidence: dict[tuple[str, str], str] = field(default_factory=dict)  # per finding: ``evidence_for``
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ class LedgerSource:
         hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}
         submission, problem = _submission_of(stored)
         return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes,
-                           result=dict(stored.result), submission=submission, submission_problem=problem)
+                           result=dict(stored.result), submission=submission, submission_problem=problem,
+                           evidence=parse_evidence(stored.inputs.get(EVIDENCE_INPUT)))
 
     def verify(self, on_progress: ProgressCallback) -> VerifyReport:
         """Each entry's signature and inclusion (one progress step each), then ``ledger.verify.verify_ledger``.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -36,10 +35,9 @@ class EntryScreen(ModalScreen[None]):
         *(Binding(key, f"show('{tab}')", title) for tab, title, key in TABS),
     ]
 
-    def __init__(self, detail: EntryDetail, evidence: Mapping[tuple[str, str], str] | None = None) -> None:
+    def __init__(self, detail: EntryDetail) -> None:
         super().__init__(id="entry")
         self.detail = detail
-        self.evidence = dict(evidence or {})
 
     def compose(self) -> ComposeResult:
         keys = " ".join(f"{key} {title.lower()}" for _, title, key in TABS)
@@ -48,7 +46,7 @@ class EntryScreen(ModalScreen[None]):
             frame.border_subtitle = f"{keys} · esc closes"
             with TabbedContent(initial="summary"):
                 with TabPane("Summary", id="summary"), VerticalScroll():
-                    yield EntryView(self.detail, self.evidence, id="entry-summary")
+                    yield EntryView(self.detail, id="entry-summary")
                 with TabPane("Code", id="code"), ScrollableContainer():  # long lines scroll sideways
                     yield Static(render_code(self.detail, "source"), id="entry-code", classes="code")
                 with TabPane("Tests", id="tests"), ScrollableContainer():

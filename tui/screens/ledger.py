@@ -13,7 +13,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
-from tui.ledger_source import LedgerSource, LedgerUnavailable, evidence_of
+from tui.ledger_source import LedgerSource, LedgerUnavailable
 from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
 from tui.screens.export_dialog import ExportDialog, folder_problem
@@ -127,11 +127,10 @@ class LedgerScreen(Screen[None]):
             return
         try:
             detail = self.source.detail(row.battle_id)
-            evidence = evidence_of(self.home, row.battle_id)
         except Exception as exc:
             self.notify(f"cannot read entry #{sequence}: {exc}".splitlines()[0], severity="error")
             return
-        self.app.push_screen(EntryScreen(detail, evidence))
+        self.app.push_screen(EntryScreen(detail))
 
     # verify
 

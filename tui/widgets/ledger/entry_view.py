@@ -33,7 +33,7 @@ def _suite(result: Mapping[str, Any], name: str) -> str:
     return f"{name} tests {counts.get('passed', 0)}/{counts.get('total', 0)} passed"
 
 
-def render_summary(detail: EntryDetail, evidence: Mapping[tuple[str, str], str] | None = None) -> Text:
+def render_summary(detail: EntryDetail) -> Text:
     """The verdict at a glance: CIS, its components and arithmetic, the findings (with what reproduces them and
     what the red agent measured), the failure reason."""
     row, result = detail.row, detail.result
@@ -75,7 +75,7 @@ def render_summary(detail: EntryDetail, evidence: Mapping[tuple[str, str], str] 
         if reproducer:  # what the red agent ran to show it, as the result records it
             text.append("      reproduce: ", style="bold")
             text.append(f"{reproducer[:REPRODUCER_CHARS]}{'…' if len(reproducer) > REPRODUCER_CHARS else ''}\n")
-        measured = " ".join(evidence_for(evidence or {}, finding).split())
+        measured = " ".join(evidence_for(detail.evidence, finding).split())
         if measured:  # what the probes measured, kept beside the result as the signed input red_evidence
             text.append("      evidence: ", style="bold")
             text.append(f"{measured[:REPRODUCER_CHARS]}{'…' if len(measured) > REPRODUCER_CHARS else ''}\n")
@@ -124,7 +124,6 @@ class EntryView(Static):
     EntryView { padding: 0 1; }
     """
 
-    def __init__(self, detail: EntryDetail, evidence: Mapping[tuple[str, str], str] | None = None, *,
-                 id: str | None = None) -> None:
-        super().__init__(render_summary(detail, evidence), id=id)
+    def __init__(self, detail: EntryDetail, *, id: str | None = None) -> None:
+        super().__init__(render_summary(detail), id=id)
         self.detail = detail
