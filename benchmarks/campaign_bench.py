@@ -106,7 +106,7 @@ def run(plan: CampaignPlan, workers: int, kind: str) -> dict[str, Any]:
 
 def humaneval(workers: int, red_budget_s: float, limit: int | None) -> list[dict[str, Any]]:
     """``--mock good`` over every imported HumanEval task, local then Ray executor, in this one run."""
-    from logomesh.task_import.humaneval import import_humaneval
+    from logomesh.tasks.importers.humaneval import import_humaneval
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="logomesh-humaneval-") as folder:

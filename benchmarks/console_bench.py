@@ -42,8 +42,9 @@ from textual.widgets import Input, Select  # noqa: E402
 
 import logomesh.sandbox  # noqa: E402
 from ledger import Ledger  # noqa: E402
-from logomesh.battle import BattleOutcome, BattleRequest, record_battle, run_battle  # noqa: E402
-from logomesh.battle_record import failed_played  # noqa: E402
+from logomesh.battle.record import failed_played  # noqa: E402
+from logomesh.battle.request import BattleRequest  # noqa: E402
+from logomesh.battle.spine import BattleOutcome, record_battle, run_battle  # noqa: E402
 from logomesh.cancel import CANCEL_REASON  # noqa: E402
 from logomesh.events import BattleFinished, Event, EventSink, MctsNodeAdded, StageStarted  # noqa: E402
 from logomesh.sandbox import SandboxUnavailable  # noqa: E402

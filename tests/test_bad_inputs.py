@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from logomesh.battle import BattleRequest, record_battle
-from logomesh.battle_record import failed_played
+from logomesh.battle.record import failed_played
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import record_battle
 
 ROOT = Path(__file__).resolve().parents[1]
 

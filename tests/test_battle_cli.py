@@ -92,8 +92,9 @@ def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], 
 
 
 def test_a_battle_id_already_recorded_is_a_usage_error(tmp_path: Path) -> None:
-    from logomesh.battle import BattleRequest, record_battle
-    from logomesh.battle_record import failed_played
+    from logomesh.battle.record import failed_played
+    from logomesh.battle.request import BattleRequest
+    from logomesh.battle.spine import record_battle
 
     request = BattleRequest(task_id="rate-limiter", battle_id="b1", seed=0, home=tmp_path, mock_variant="good")
     record_battle(tmp_path, "b1", failed_played(request, "engine", "recorded earlier"))

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from logomesh.battle import BattleRequest, judge, play_battle, record_battle
-from logomesh.battle_record import (
+from logomesh.battle.record import (
     CancelledAt,
     FailedAt,
     StageValues,
@@ -17,6 +16,8 @@ from logomesh.battle_record import (
     played_battle,
     scored_result,
 )
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import judge, play_battle, record_battle
 from logomesh.cancel import CancelToken
 from logomesh.events import Event, StageStarted
 from logomesh.purple.exchange import canned_exchange

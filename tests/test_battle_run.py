@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle import BattleRequest, BattleSetupError, play_battle, record_battle, result_json, run_battle
-from logomesh.battle_record import failed_played
+from logomesh.battle.preflight import EnvironmentProblem
+from logomesh.battle.record import failed_played
+from logomesh.battle.request import BattleRequest, BattleSetupError
+from logomesh.battle.spine import play_battle, record_battle, result_json, run_battle
 from logomesh.events import BattleFailed, BattleFinished, Event, LedgerAppended, ScoreComponent, StageStarted
-from logomesh.preflight import EnvironmentProblem
 from logomesh.tasks import load_task
 
 
@@ -91,7 +92,7 @@ def test_same_inputs_and_seed_give_byte_identical_results(tmp_path: Path) -> Non
 
 
 def test_a_recorded_battle_id_is_never_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logomesh.battle import free_battle_id
+    from logomesh.battle.request import free_battle_id
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
     request = _request(tmp_path, sandbox="docker", red=False)

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from logomesh.contract_check import literal, parameters, script
-from logomesh.contracts import Contract, ContractError, accept_suite, equivalent, parse_contract
 from logomesh.red.attacks.differential import compare
 from logomesh.sandbox.base import Observed, ObservedSuite
 from logomesh.sandbox.harness import observe
 from logomesh.sandbox.verdict import judge_suite
 from logomesh.tasks import TaskError, load_task_dir
+from logomesh.tasks.contract_check import literal, parameters, script
+from logomesh.tasks.contracts import Contract, ContractError, accept_suite, equivalent, parse_contract
 
 WHERE = Path("task.toml")
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from logomesh.contract_check import admitted
-from logomesh.contracts import Contract
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites
 from logomesh.red.context import AttackContext
 from logomesh.sandbox import Sandbox, open_sandbox
-from logomesh.task_import.humaneval import import_humaneval, read, task_id
-from logomesh.task_import.humaneval_contracts import CONTRACTS
 from logomesh.tasks import TaskSpec, load_task_dir
+from logomesh.tasks.contract_check import admitted
+from logomesh.tasks.contracts import Contract
+from logomesh.tasks.importers.humaneval import import_humaneval, read, task_id
+from logomesh.tasks.importers.humaneval_contracts import CONTRACTS
 
 ALTERNATIVES = json.loads((Path(__file__).parent / "data" / "humaneval_alternatives.json").read_text())["alternatives"]
 MULTI_ANSWER = [2, 4, 32, 33, 37, 52, 56, 61]

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import open_sandbox
-from logomesh.task_check import check_task, judging_code
-from logomesh.task_import.check_drivers import build, outer_calls
-from logomesh.task_import.humaneval import CREDIT, import_humaneval, read, task_id, toml_string
 from logomesh.tasks import load_task_dir
+from logomesh.tasks.check import check_task, judging_code
+from logomesh.tasks.importers.check_drivers import build, outer_calls
+from logomesh.tasks.importers.humaneval import CREDIT, import_humaneval, read, task_id, toml_string
 
 PROBLEMS = read()
 

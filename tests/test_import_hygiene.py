@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ ENGINE_MODULES = [
     "logomesh.events",
     "logomesh.tasks",
     "logomesh.submission",
-    "logomesh.battle",
+    "logomesh.battle.spine",
     "logomesh.purple.exchange",
     "logomesh.findings",
 ]
@@ -38,3 +40,71 @@ def test_engine_module_loads_no_ui(module: str) -> None:
 def test_the_check_itself_sees_ui_imports() -> None:
     """Guard against a check that can never fail: importing textual must be seen."""
     assert "textual" in _loaded_after_import("textual")
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The engine modules ``path`` imports at run time (``TYPE_CHECKING`` blocks excluded)."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(
+        node.test) for n in ast.walk(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                found.add(name if name in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found & modules
+
+
+def _module_graph(root: Path) -> dict[str, set[str]]:
+    files = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in root.rglob("*.py")}
+    return {name: _imports(path, set(files)) - {name} for name, path in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_engine_has_no_import_cycle() -> None:
+    graph = _module_graph(Path(__file__).resolve().parents[1] / "logomesh")
+    assert "logomesh.battle.spine" in graph["logomesh.battle.replay"]  # the graph sees function and module imports
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from pkg.b import g\n")
+    (pkg / "b.py").write_text("from pkg import a\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import f\n")
+    assert _cycles(_module_graph(pkg)) == [["pkg.a", "pkg.b"]]

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from logomesh.battle import BattleRequest, run_battle
-from logomesh.module_check import defined_names, module_problem
+from logomesh.battle.module_check import defined_names, module_problem
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import run_battle
 from logomesh.purple.mock import MockResponses, mock_app_factory
 from logomesh.purple.server import RunningServer, start_in_thread
 from logomesh.syntax import parse

@@ -29,8 +29,9 @@ def _cli(*args: str, home: Path, tasks: Path) -> subprocess.CompletedProcess[str
 
 
 def test_unknown_battle_is_one_line_error(tmp_path: Path) -> None:
-    from logomesh.battle import BattleRequest, record_battle
-    from logomesh.battle_record import failed_played
+    from logomesh.battle.record import failed_played
+    from logomesh.battle.request import BattleRequest
+    from logomesh.battle.spine import record_battle
 
     missing = tmp_path / "missing"
     proc = _cli("replay", "nope", home=missing, tasks=default_tasks_dir())

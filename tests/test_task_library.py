@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from logomesh.sandbox.discover import discover
-from logomesh.task_check import judging_code
 from logomesh.tasks import Constraints, TaskSpec, all_tasks, default_tasks_dir, load_task
+from logomesh.tasks.check import judging_code
 
 TASKS_DIR = default_tasks_dir()
 TASK_IDS = sorted(p.name for p in TASKS_DIR.iterdir() if (p / "task.toml").is_file())

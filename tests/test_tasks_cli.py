@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from logomesh.commands.common import use_tasks_dir
-from logomesh.task_scaffold import scaffold
 from logomesh.tasks import load_task_dir
+from logomesh.tasks.scaffold import scaffold
 
 
 def logomesh(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -57,10 +57,10 @@ def local_executor(workers: int, settings: Settings, home: Path) -> Executor:
 
 
 def environment_check(plan: CampaignPlan) -> None:
-    """What ``campaign run`` checks once before its first battle (``logomesh.preflight``): every purple agent's
+    """What ``campaign run`` checks once before its first battle (``logomesh.battle.preflight``): every purple agent's
     card answers with the protocol asked for, then a sandbox opens here, where the local workers run their battles.
     The agents go first: an unreachable URL is the likelier mistake and the quicker check."""
-    from logomesh.preflight import check_environment
+    from logomesh.battle.preflight import check_environment
 
     settings = plan.settings
     urls = tuple(agent.url for agent in plan.agents if agent.url is not None)
@@ -165,7 +165,7 @@ class CampaignRunner:
             raise CampaignCancelled(CANCEL_REASON)
 
     def _run(self, plan: CampaignPlan, workers: int) -> None:
-        from logomesh.preflight import EnvironmentProblem
+        from logomesh.battle.preflight import EnvironmentProblem
 
         try:
             self._check(plan)  # before the plan is saved: a campaign that cannot start leaves nothing behind

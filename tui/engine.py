@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from textual.timer import Timer
 from textual.widget import Widget
 
-from logomesh.battle import BattleOutcome, BattleRequest, BattleSetupError
+from logomesh.battle.request import BattleRequest, BattleSetupError
+from logomesh.battle.spine import BattleOutcome
 from logomesh.cancel import CANCEL_REASON, Cancelled, CancelToken
 from logomesh.events import (
     BattleCancelled,
@@ -46,7 +47,7 @@ MAX_BATCH = 2000  # events handled per tick at most, so a burst cannot freeze a 
 
 
 def default_engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
-    from logomesh.battle import run_battle
+    from logomesh.battle.spine import run_battle
 
     return run_battle(request, emit)
 

@@ -87,7 +87,7 @@ def _submission_of(stored: StoredBattle) -> tuple[SubmissionText | None, str]:
     raw = stored.inputs.get("purple_response")
     if raw is None:
         return None, "no purple response is stored: the battle ended before the purple agent answered"
-    from logomesh.replay import ReplayError, stored_submission
+    from logomesh.battle.replay import ReplayError, stored_submission
 
     try:
         submission = stored_submission(raw, stored.attributes.get("purple_protocol", ""))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from logomesh.battle_record import failed_played
+from logomesh.battle.record import failed_played
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, request_for
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.canonical import canonicalize
-from logomesh.battle import SEED_LIMIT
+from logomesh.battle.request import SEED_LIMIT
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.scoring.config import LlmConfig
 

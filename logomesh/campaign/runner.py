@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger import Ledger
-from logomesh.battle import record_battle
+from logomesh.battle.spine import record_battle
 from logomesh.campaign.executor import Executor, JobFinished, JobLost, JobStarted
 from logomesh.campaign.plan import BattleJob, CampaignPlan
 from logomesh.campaign.work import JobDone

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from logomesh.battle import BattleRequest, play_battle
-from logomesh.battle_record import PlayedBattle, failed_played
+from logomesh.battle.record import PlayedBattle, failed_played
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import play_battle
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.events import Event, StageStarted
 from logomesh.tasks import TaskSpec, load_task

@@ -79,17 +79,11 @@ def run(
 ) -> None:
     """Send a task to a purple agent, sandbox, attack, score and record the answer."""
     from ledger import LedgerError
-    from logomesh.battle import (
-        BattleRequest,
-        BattleSetupError,
-        default_battle_id,
-        free_battle_id,
-        result_json,
-        run_battle,
-    )
+    from logomesh.battle.preflight import EnvironmentProblem
+    from logomesh.battle.request import BattleRequest, BattleSetupError, default_battle_id, free_battle_id
+    from logomesh.battle.spine import result_json, run_battle
     from logomesh.cancel import CancelToken, cancel_on_sigint
     from logomesh.home import writable_home
-    from logomesh.preflight import EnvironmentProblem
     from logomesh.progress import ProgressPrinter
 
     check_seconds("--red-budget", red_budget)

@@ -102,7 +102,7 @@ def _check_options(red_budget: float, purple_timeout: float, protocol: str | Non
 
 def _check_once(agents: tuple[Agent, ...], settings: Settings, executor: str) -> None:
     """Before the first battle: the sandbox works here (local workers) and every agent's card answers."""
-    from logomesh.preflight import EnvironmentProblem, check_environment
+    from logomesh.battle.preflight import EnvironmentProblem, check_environment
 
     urls = tuple(a.url for a in agents if a.url is not None)
     sandbox = settings.sandbox if executor == "local" else None  # Ray workers run their sandboxes elsewhere

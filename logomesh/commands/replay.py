@@ -19,10 +19,10 @@ def replay(
 ) -> None:
     """Re-score a battle from its stored inputs and check H(result) against the signed one (exit 3 if not)."""
     from ledger import LedgerError
-    from logomesh.battle import StageFailed
+    from logomesh.battle.replay import ReplayError, replay_battle
+    from logomesh.battle.request import StageFailed
     from logomesh.home import resolve_home
     from logomesh.progress import ProgressPrinter
-    from logomesh.replay import ReplayError, replay_battle
 
     try:
         report = replay_battle(resolve_home(home, create=False), battle_id, sandbox, ProgressPrinter())

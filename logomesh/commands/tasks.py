@@ -90,8 +90,8 @@ def check_tasks(
     Exit 3 when a task is broken (each problem is printed on stderr).
     """
     from logomesh.sandbox import SandboxUnavailable, open_sandbox
-    from logomesh.task_check import check_task
     from logomesh.tasks import TaskError
+    from logomesh.tasks.check import check_task
 
     if min_drivers < 1:
         fail("--min-drivers must be at least 1", EXIT_USAGE)
@@ -129,8 +129,8 @@ def new_task(
         "--into", help="Library folder to create it in (default: $LOGOMESH_TASKS, else the built-in tasks/).")] = None,
 ) -> None:
     """Scaffold a task folder with a small working example to replace (passes 'tasks check' as written)."""
-    from logomesh.task_scaffold import scaffold
     from logomesh.tasks import TaskError, default_tasks_dir
+    from logomesh.tasks.scaffold import scaffold
 
     try:
         root = scaffold(into or default_tasks_dir(), task_id)
@@ -150,7 +150,7 @@ def import_tasks(
     """Build a task library from a benchmark (docs/tasks.md, "HumanEval as a library")."""
     if source not in IMPORT_SOURCES:
         fail(f"unknown benchmark {source!r} (known: {', '.join(IMPORT_SOURCES)})", EXIT_USAGE)
-    from logomesh.task_import.humaneval import ImportProblem, import_humaneval
+    from logomesh.tasks.importers.humaneval import ImportProblem, import_humaneval
 
     if into.exists() and not into.is_dir():
         fail(f"--into {into}: not a folder", EXIT_USAGE)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ledger import LedgerError
 from ledger.dbom import check_battle_id
-from logomesh.battle import SEED_LIMIT
+from logomesh.battle.request import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.sandbox.choose import KINDS

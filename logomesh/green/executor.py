@@ -31,7 +31,8 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import TaskState
 
-from logomesh.battle import BattleOutcome, BattleRequest, BattleSetupError, run_battle
+from logomesh.battle.request import BattleRequest, BattleSetupError
+from logomesh.battle.spine import BattleOutcome, run_battle
 from logomesh.cancel import CancelToken
 from logomesh.events import EventSink
 from logomesh.green.assessment import Assessment, AssessmentError, parse_assessment

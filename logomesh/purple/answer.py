@@ -22,7 +22,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from logomesh.module_check import defined_names, module_problem
+from logomesh.battle.module_check import defined_names, module_problem
 from logomesh.syntax import PARSE_ERRORS, parse
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.#-]*)[^\n`]*$", re.MULTILINE)

@@ -77,7 +77,7 @@ def measure(
     variants: dict[str, str] | None = None,
     cancel: CancelToken | None = None,
 ) -> Measured:
-    from logomesh.hidden_suite import run_hidden
+    from logomesh.battle.hidden_suite import run_hidden
 
     token = cancel or CancelToken()
     source = submission.source

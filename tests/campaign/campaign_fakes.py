@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from logomesh.battle_record import PlayedBattle, failed_played
+from logomesh.battle.record import PlayedBattle, failed_played
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, request_for
 

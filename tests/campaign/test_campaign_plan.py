@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from logomesh.battle import SEED_LIMIT
+from logomesh.battle.request import SEED_LIMIT
 from logomesh.campaign.executor import default_workers
 from logomesh.campaign.plan import (
     Agent,

@@ -29,7 +29,8 @@ from textual.widgets import Input, Select
 
 import logomesh.sandbox
 from ledger import Ledger
-from logomesh.battle import BattleOutcome, BattleRequest, run_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import BattleOutcome, run_battle
 from logomesh.cancel import CANCEL_REASON
 from logomesh.events import EventSink
 from logomesh.tasks import default_tasks_dir, load_task_dir

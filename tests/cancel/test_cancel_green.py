@@ -36,7 +36,8 @@ from cancel_helpers import (
 )
 
 from ledger import Ledger
-from logomesh.battle import BattleOutcome, BattleRequest, run_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import BattleOutcome, run_battle
 from logomesh.events import EventSink
 from logomesh.green.app import green_app_factory
 from logomesh.green.executor import GreenSettings

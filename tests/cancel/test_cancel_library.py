@@ -30,7 +30,8 @@ from cancel_helpers import (
 
 import logomesh.sandbox
 from ledger import Ledger
-from logomesh.battle import BattleRequest, run_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import run_battle
 from logomesh.cancel import CANCEL_REASON, CancelToken
 from logomesh.events import BattleCancelled, BattleFailed, FindingConfirmed, TestResult
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.module_check import module_problem
+from logomesh.battle.module_check import module_problem
 from logomesh.purple.answer import AnswerProblem, entry_point_of, fenced_blocks, parse_answer, split_test_code
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "data" / "llm_answers"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle import BattleRequest, run_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import run_battle
 from logomesh.purple.mock import MockResponses, mock_app_factory
 from logomesh.purple.server import RunningServer, start_in_thread
 

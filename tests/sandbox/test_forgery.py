@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Limits, Sandbox, SuiteRun, make_sandbox
 from logomesh.sandbox.verdict import judge_suite
 from logomesh.scoring import DEFAULT_CONFIG

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.purple.a2a_request import task_prompt
 from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from logomesh.sandbox.image import PYTHON_VERSION

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from logomesh.sandbox import Sandbox, make_sandbox
-from logomesh.task_check import check_task
 from logomesh.tasks import TaskSpec, all_tasks
+from logomesh.tasks.check import check_task
 
 TASKS = all_tasks()
 

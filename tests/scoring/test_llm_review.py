@@ -166,7 +166,8 @@ def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r
 def test_a_battle_asks_the_review_it_is_given(endpoint: str, tmp_path: Any) -> None:
     """Issue 22: the senior review was only reachable from `score`; battles (and green, campaigns) take it too."""
     from ledger import Ledger
-    from logomesh.battle import BattleRequest, run_battle
+    from logomesh.battle.request import BattleRequest
+    from logomesh.battle.spine import run_battle
 
     _ChatHandler.reply = {"status": 200, "content": '{"rationale": 0.02, "architecture": 0, "logic": -0.03}'}
     llm = LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from logomesh.battle_record import PlayedBattle, failed_played
+from logomesh.battle.record import PlayedBattle, failed_played
 from logomesh.campaign.executor import ExecutorEvent, JobFinished, JobLost, JobStarted
 from logomesh.campaign.plan import BattleJob, CampaignPlan, Settings
 from logomesh.campaign.work import JobDone, request_for

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from logomesh.battle import BattleOutcome, BattleRequest
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import BattleOutcome
 from logomesh.events import (
     BattleFailed,
     BattleFinished,

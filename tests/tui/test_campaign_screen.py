@@ -267,7 +267,7 @@ def test_an_executor_that_cannot_start_ends_the_campaign_with_its_reason(tmp_pat
 
 
 def test_a_campaign_whose_agent_does_not_answer_never_starts_and_records_nothing(tmp_path: Path) -> None:
-    """The console's pre-flight is the CLI's (``logomesh.preflight``): the agents' cards, then the sandbox."""
+    """The console's pre-flight is the CLI's (``logomesh.battle.preflight``): the agents' cards, then the sandbox."""
     with socket.socket() as probe:  # a loopback port nobody listens on: the card request is refused at once
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

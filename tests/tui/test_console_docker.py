@@ -12,7 +12,8 @@ from textual.widgets import Input, Select
 
 from ledger import Ledger
 from ledger.keys import create_key
-from logomesh.battle import BattleOutcome, BattleRequest, run_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import BattleOutcome, run_battle
 from logomesh.events import Event, EventSink, MctsNodeAdded
 from logomesh.tasks import default_tasks_dir, load_task_dir
 from tui.app import ConsoleApp

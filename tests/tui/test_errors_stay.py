@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pilot_helpers import until
 
-from logomesh.battle import BattleOutcome, BattleRequest, BattleSetupError
+from logomesh.battle.request import BattleRequest, BattleSetupError
+from logomesh.battle.spine import BattleOutcome
 from logomesh.events import EventSink
 from logomesh.tasks import default_tasks_dir, load_task_dir
 from tui.app import ERROR_TIMEOUT_S, ConsoleApp

@@ -26,7 +26,8 @@ from textual.widgets import Input, TextArea
 
 from ledger import Ledger
 from ledger.keys import create_key
-from logomesh.battle import BattleOutcome, BattleRequest
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import BattleOutcome
 from logomesh.events import EventSink
 from tui.app import ConsoleApp
 from tui.engine import Engine

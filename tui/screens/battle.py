@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header
 
-from logomesh.battle import BattleRequest, default_battle_id
+from logomesh.battle.request import BattleRequest, default_battle_id
 from logomesh.events import (
     BattleFailed,
     BattleFinished,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from logomesh.battle import SEED_LIMIT
+from logomesh.battle.request import SEED_LIMIT
 
 MAX_SEED = SEED_LIMIT - 1  # results and plans are canonical JSON, which refuses larger integers
 

@@ -23,8 +23,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from logomesh.contract_check import admitted, evaluate, literal
-from logomesh.contracts import Contract, equivalent
 from logomesh.red.attacks.base import Family, Variant, Verdict
 from logomesh.red.attacks.edges import edge_inputs
 from logomesh.red.context import AttackContext
@@ -32,6 +30,8 @@ from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.sandbox.verdict import canonical, describe, same
 from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.tasks.contract_check import admitted, evaluate, literal
+from logomesh.tasks.contracts import Contract, equivalent
 
 PROBE = "differential"
 BATCHES = 4

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from logomesh.battle import BattleRequest, judge
-from logomesh.battle_record import scored_result
+from logomesh.battle.record import scored_result
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import judge
 from logomesh.events import EventSink, discard
 from logomesh.purple.exchange import PurpleError
 from logomesh.scoring.reference import parse_library

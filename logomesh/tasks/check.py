@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from logomesh.hidden_suite import ReferenceCache, run_hidden
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox.base import Sandbox
 from logomesh.sandbox.verdict import observations_bytes
 from logomesh.syntax import parse

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from logomesh.findings import EVIDENCE_INPUT
 
 if TYPE_CHECKING:
-    from logomesh.battle import BattleRequest
+    from logomesh.battle.request import BattleRequest
     from logomesh.purple.exchange import PurpleExchange
     from logomesh.scoring.cis import ScoreCard
     from logomesh.scoring.measure import Measured

@@ -15,15 +15,14 @@ HTTP exchange and kills its sandbox from outside. It is recorded with status
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from logomesh.battle_record import (
+from logomesh.battle.record import (
     CancelledAt,
     Ending,
     FailedAt,
@@ -35,6 +34,7 @@ from logomesh.battle_record import (
     StageValues,
     played_battle,
 )
+from logomesh.battle.request import SEED_LIMIT, BattleRequest, BattleSetupError, StageFailed
 from logomesh.cancel import Cancelled, CancelToken
 from logomesh.events import (
     BattleCancelled,
@@ -55,86 +55,13 @@ from logomesh.tasks import TaskError, TaskSpec, load_task
 if TYPE_CHECKING:
     from ledger import Ledger
     from logomesh.sandbox import Sandbox
-    from logomesh.scoring.config import LlmConfig
     from logomesh.scoring.measure import Measured
-
-SEED_LIMIT = 2**53
-"""Seeds are recorded in JSON results; beyond this magnitude no JSON reader keeps them exact."""
-
-
-class BattleSetupError(ValueError):
-    """The battle cannot start (unknown task, unknown mock variant, no purple named)."""
-
-
-class StageFailed(Exception):
-    """A stage failed after the battle started; recorded with ``stage`` and a one-line reason."""
-
-    def __init__(self, stage: str, reason: str) -> None:
-        super().__init__(reason)
-        self.stage = stage
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class BattleRequest:
-    task_id: str
-    battle_id: str
-    seed: int
-    home: Path
-    purple_url: str | None = None
-    mock_variant: str | None = None
-    protocol: str | None = None
-    sandbox: str = "auto"
-    red_budget_s: float = 10.0
-    red: bool = True
-    campaign_id: str | None = None
-    purple_timeout_s: float = 120.0
-    purple_stream: bool = False
-    """Ask with ``message/stream`` (SSE) instead of ``message/send``."""
-    review_llm: LlmConfig | None = None
-    """The bounded LLM senior review's endpoint (``score --llm-base-url``); ``None``: off."""
-    cancel: CancelToken | None = field(default=None, compare=False, repr=False)
-    """Cancelling it stops the battle (see the module docstring); ``None``: nobody can."""
-
-    @property
-    def purple_label(self) -> str:
-        return self.purple_url or f"mock:{self.mock_variant}"
-
-    @property
-    def token(self) -> CancelToken:
-        """The battle's cancel token; a request made without one gets a token nobody holds."""
-        if self.cancel is None:
-            object.__setattr__(self, "cancel", CancelToken())
-        assert self.cancel is not None
-        return self.cancel
-
 
 @dataclass(frozen=True)
 class BattleOutcome(ResultStatus):
     result: dict[str, Any]
     sequence: int | None
     db_path: Path
-
-
-def default_battle_id(task_id: str, purple: str, seed: int) -> str:
-    """A deterministic id for a battle whose caller named none."""
-    digest = hashlib.sha256(f"{task_id}\x00{purple}\x00{seed}".encode()).hexdigest()[:12]
-    return f"{task_id}-{digest}"
-
-
-def free_battle_id(home: Path, base: str) -> str:
-    """``base`` if the ledger under ``home`` lacks it, else the first free ``base-2``, ``base-3``, …"""
-    from ledger import Ledger
-    from ledger.store import DB_FILE
-
-    if not (home / DB_FILE).exists():  # no ledger yet: every id is free, and a look creates nothing
-        return base
-    with Ledger.open(home) as led:
-        candidate, n = base, 1
-        while led.get(candidate) is not None:
-            n += 1
-            candidate = f"{base}-{n}"
-    return candidate
 
 
 def _validate(request: BattleRequest, check_environment: bool = False) -> TaskSpec:
@@ -160,7 +87,7 @@ def _validate(request: BattleRequest, check_environment: bool = False) -> TaskSp
                     "choose another --battle-id"
                 )
     if check_environment:
-        from logomesh.preflight import check_environment as environment_ready
+        from logomesh.battle.preflight import check_environment as environment_ready
 
         environment_ready(request.sandbox, (request.purple_url,) if request.purple_url is not None else (),
                           request.protocol, min(10.0, request.purple_timeout_s))
@@ -202,7 +129,7 @@ def _purple_stage(request: BattleRequest, task: TaskSpec, emit: EventSink) -> Pu
 
 def _check_module(task: TaskSpec, submission: Submission) -> None:
     """An answer that is no module defining the task's entry point is a purple failure, not a score."""
-    from logomesh.module_check import module_problem
+    from logomesh.battle.module_check import module_problem
 
     problem = module_problem(submission.source, task.entry_point)
     if problem is not None:
@@ -336,7 +263,7 @@ def run_battle(request: BattleRequest, emit: EventSink = discard) -> BattleOutco
     A battle that cannot start (``preflight``: bad inputs, no sandbox, an agent that does not answer) raises
     ``BattleSetupError`` and is not recorded; once started, every ending is recorded.
     """
-    from logomesh.preflight import check_inputs
+    from logomesh.battle.preflight import check_inputs
 
     check_inputs(request)
     task = _validate(request, check_environment=True)

@@ -17,9 +17,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from logomesh.contracts import Contract, ContractError, parse_contract
 from logomesh.findings import SEVERITY_ORDER, Severity
 from logomesh.submission import Submission, SubmissionError
+from logomesh.tasks.contracts import Contract, ContractError, parse_contract
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _KNOWN_REQUIRED = {"lock", "recursion"}
@@ -123,7 +123,7 @@ def valid_task_id(task_id: str) -> bool:
 def default_tasks_dir() -> Path:
     """``$LOGOMESH_TASKS`` if set, else the ``tasks/`` folder of this checkout."""
     env = os.environ.get("LOGOMESH_TASKS")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "tasks"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "tasks"
 
 
 def _strings(table: dict[str, Any], key: str, where: Path) -> tuple[str, ...]:

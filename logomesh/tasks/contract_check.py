@@ -15,10 +15,10 @@ import ast
 import json
 from typing import Any
 
-from logomesh.contracts import Contract, accept_suite
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.syntax import PARSE_ERRORS, parse
 from logomesh.tasks import TaskSpec
+from logomesh.tasks.contracts import Contract, accept_suite
 
 MARK = "LM-CONTRACT "
 

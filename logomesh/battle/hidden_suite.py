@@ -20,12 +20,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from logomesh.contract_check import under_contract
 from logomesh.sandbox.base import Observed, ObservedSuite, OutputSink, Sandbox, SuiteRun
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
 from logomesh.sandbox.verdict import compare_plain, judge_suite, observations_bytes
 from logomesh.tasks import TaskSpec
+from logomesh.tasks.contract_check import under_contract
 
 SUITE_TIMEOUT_S = 60.0
 
