@@ -189,7 +189,7 @@ def canonical_false_positives(args: argparse.Namespace) -> None:
             report = attack(task, task.reference, box, budget_s=args.budget, seed=0)
             serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
             rows.append({"task_id": task.id, "findings": [f"{f.family}/{f.severity}" for f in report.findings],
-                         "medium_or_higher": len(serious), "elapsed_s": report.stats.get("elapsed_s")})
+                         "medium_or_higher": len(serious), "elapsed_s": report.stats.elapsed_s})
             print(f"{task.id:<14} {rows[-1]['findings']}", file=sys.stderr)
     summary = {"canonical_solutions": len(rows),
                "with_medium_or_higher": sum(1 for r in rows if r["medium_or_higher"]),
@@ -246,7 +246,7 @@ def main() -> None:
                 rows.append({
                     "task_id": problem["task_id"], "mutation": label, "witness": witness,
                     "found": bool(report.findings), "families": sorted({f.family for f in report.findings}),
-                    "first_finding_s": report.stats.get("first_finding_s"),
+                    "first_finding_s": report.stats.first_finding_s,
                     "elapsed_s": round(time.monotonic() - started, 3),
                 })
                 print(f"{problem['task_id']:<14} {label:<18} found={rows[-1]['found']} "

@@ -109,7 +109,7 @@ def red(task: TaskSpec, source: str, box: Sandbox, budget: float, drawn: bool) -
         differential.DRAWN_BATCHES = saved
     serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
     return {"medium_plus": len(serious), "findings": [f"{f.family}/{f.severity}" for f in report.findings],
-            "first_finding_s": report.stats.get("first_finding_s") if serious else None}
+            "first_finding_s": report.stats.first_finding_s if serious else None}
 
 
 def _median(values: list[float]) -> float | None:

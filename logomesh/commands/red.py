@@ -68,8 +68,8 @@ def attack(
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
         return
     stats = report.stats
-    print(f"red attack on {task}: {len(report.findings)} finding(s), {stats.get('iterations')} iterations, "
-          f"{stats.get('probes')} probes, {stats.get('elapsed_s')} s ({stats.get('stopped_because')})")
+    print(f"red attack on {task}: {len(report.findings)} finding(s), {stats.iterations} iterations, "
+          f"{stats.probes} probes, {stats.elapsed_s} s ({stats.stopped_because})")
     for finding in report.findings:
         print(f"  [{finding.severity}] {finding.cwe} {finding.family}: {finding.summary}")
         print(f"      reproduce: {finding.reproducer}")

@@ -12,7 +12,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from logomesh.cancel import CancelToken
@@ -42,11 +42,43 @@ def play_budget(budget_s: float) -> int:
 
 
 @dataclass(frozen=True)
+class RedStats:
+    """How a search went: its settings, why it stopped, and what its probes met (``RedReport.stats``)."""
+
+    strategy: str
+    seed: int
+    budget_s: float
+    budget_plays: int
+    leaves: int
+    stopped_because: str
+    iterations: int | None  # None when the source does not parse: no search ran
+    elapsed_s: float
+    first_finding_s: float | None
+    probes: int = 0
+    candidates: int = 0
+    unconfirmed: int = 0
+    control_failures: int = 0
+    harness_errors: int = 0
+    sandbox_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``stats`` block of ``logomesh red --json``; ``iterations`` only when a search ran."""
+        head: dict[str, Any] = {"strategy": self.strategy, "seed": self.seed, "budget_s": self.budget_s,
+                                "budget_plays": self.budget_plays, "leaves": self.leaves}
+        if self.iterations is not None:
+            head["iterations"] = self.iterations
+        return {**head, "stopped_because": self.stopped_because, "elapsed_s": self.elapsed_s,
+                "first_finding_s": self.first_finding_s, "probes": self.probes, "candidates": self.candidates,
+                "unconfirmed": self.unconfirmed, "control_failures": self.control_failures,
+                "harness_errors": self.harness_errors, "sandbox_s": self.sandbox_s}
+
+
+@dataclass(frozen=True)
 class RedReport:
     findings: tuple[Finding, ...]  # only reproduced findings
     nodes: int
     best_value_history: tuple[float, ...]
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: RedStats
     tree: tuple[dict[str, Any], ...] = ()
 
     def red_analysis(self) -> dict[str, Any]:
@@ -64,7 +96,7 @@ class RedReport:
         rationale = {f.name: f.rationale for f in FAMILIES if any(x.family == f.name for x in self.findings)}
         evidence = [f.evidence for f in self.findings]
         return {**self.red_analysis(), "evidence": evidence, "severity_rationale": rationale, "nodes": self.nodes,
-                "stats": self.stats}
+                "stats": self.stats.to_json()}
 
 
 class _EventObserver:
@@ -134,11 +166,11 @@ def run_attack(
 
     problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
     plays = play_budget(budget_s)
-    stats: dict[str, Any] = {"strategy": strategy, "seed": seed, "budget_s": budget_s, "budget_plays": plays,
-                             "leaves": len(problem.all_leaves())}
+    leaves = len(problem.all_leaves())
     tree: tuple[dict[str, Any], ...] = ()
+    iterations: int | None
     if not problem.ctx.features.parses:
-        stats["stopped_because"] = "source does not parse"
+        stopped_because, iterations = "source does not parse", None
         history: tuple[float, ...] = ()
         nodes = 0
     elif strategy == "mcts":
@@ -148,14 +180,16 @@ def run_attack(
         search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path), check=check)
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
-        stats.update(iterations=result.iterations, stopped_because=result.stopped_because)
+        iterations, stopped_because = result.iterations, result.stopped_because
         tree = tuple(_node_json(n) for n in walk(search.root))
     else:
         history, nodes = _baseline(problem, strategy, seed, plays, started + budget_s * BACKSTOP_FACTOR)
-        stats.update(iterations=len(history), stopped_because="budget or exhausted")
+        iterations, stopped_because = len(history), "budget or exhausted"
     findings = tuple(c.finding for c in sorted(problem.findings, key=_declared_order(problem)))
     counters = problem.counters
-    stats.update(
+    stats = RedStats(
+        strategy=strategy, seed=seed, budget_s=budget_s, budget_plays=plays, leaves=leaves,
+        stopped_because=stopped_because, iterations=iterations,
         elapsed_s=round(time.monotonic() - started, 3),
         first_finding_s=round(min(c.elapsed_s for c in problem.findings), 3) if problem.findings else None,
         probes=counters.probes,

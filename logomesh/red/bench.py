@@ -138,8 +138,8 @@ def run_bench(
             report = attack(task, case.source, box, budget_s=budget_s, seed=seed, strategy=strategy)
             if strategy == "mcts":
                 first = report
-            outcome = Outcome(case, strategy, report.findings, report.stats.get("first_finding_s"),
-                              float(report.stats.get("elapsed_s", 0.0)))
+            outcome = Outcome(case, strategy, report.findings, report.stats.first_finding_s,
+                              report.stats.elapsed_s)
             result.outcomes.append(outcome)
             if progress is not None:
                 families = ",".join(sorted({f.family for f in report.findings})) or "-"

@@ -90,11 +90,10 @@ class ScoreCard:
         """What each component was computed from, in words (``components.rests_on``)."""
         hidden = (f"the hidden suite: {self.hidden.passed} of {self.hidden.total} tests passed" if self.testing.counted
                   else "nothing: the hidden suite did not run the code")
-        facts = self.logic.facts
-        scale = facts.get("behaviour_scale")
+        scaling = self.logic.facts.behaviour
         logic = "measured facts (red probes, complexity, invalid-input tests, purple tests)"
-        if scale is not None:
-            logic += f", each not read from the hidden tests scaled by the hidden pass rate {scale:.4f}"
+        if scaling is not None:
+            logic += f", each not read from the hidden tests scaled by the hidden pass rate {scaling.scale:.4f}"
         return {"rationale": "the code's tokens (prose removed) against the task intent",
                 "architecture": self.architecture.rests_on, "testing": hidden, "logic": logic}
 
@@ -139,7 +138,7 @@ class ScoreCard:
                 "intent": self.intent.to_json(d),
                 "testing": {"hidden_pass_rate": r(self.testing.pass_rate), "counted": self.testing.counted},
                 "logic": {"parts": {k: r(v) for k, v in self.logic.parts.items()},
-                          "facts": {k: (r(v) if isinstance(v, float) else v) for k, v in self.logic.facts.items()}},
+                          "facts": self.logic.facts.to_json(r)},
                 "rests_on": self.rests_on(),
             },
             "scorer_config_sha256": self.config.sha256(),

@@ -27,15 +27,24 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from logomesh.findings import Finding
 from logomesh.scoring.config import LogicWeights
+from logomesh.scoring.logic_facts import (
+    BehaviourScaling,
+    ComplexityFacts,
+    InvalidInputFacts,
+    LogicFacts,
+    ProbeFacts,
+    PurpleFacts,
+)
 from logomesh.scoring.source import parse_source
 from logomesh.scoring.testing import MutantReport, pass_rate, suite_valid
 
 if TYPE_CHECKING:
+    from logomesh.red.agent import RedStats
     from logomesh.sandbox import SuiteRun
 
 INVALID_INPUT_WORDS = ("invalid", "error", "raise", "reject", "bad", "negative", "empty", "edge", "zero")
@@ -52,9 +61,9 @@ class RedCoverage:
     probes_reached: int = 0
 
     @classmethod
-    def from_stats(cls, stats: dict[str, Any]) -> RedCoverage:
+    def from_stats(cls, stats: RedStats) -> RedCoverage:
         """From ``RedReport.stats``: probes run minus those that ended in a harness error."""
-        return cls(True, max(0, int(stats.get("probes", 0)) - int(stats.get("harness_errors", 0))))
+        return cls(True, max(0, stats.probes - stats.harness_errors))
 
 
 RED_NOT_RUN = RedCoverage(ran=False)
@@ -64,7 +73,7 @@ RED_NOT_RUN = RedCoverage(ran=False)
 class Logic:
     score: float
     parts: dict[str, float]
-    facts: dict[str, Any]
+    facts: LogicFacts
 
 
 def _complexity(func: ast.AST) -> int:
@@ -97,17 +106,16 @@ def complexity_facts(tree: ast.Module) -> tuple[int, int]:
     return worst_cc, max(_nesting(u) for u in units)
 
 
-def _complexity_part(tree: ast.Module | None, weights: LogicWeights) -> tuple[float, dict[str, Any]]:
+def _complexity_part(tree: ast.Module | None, weights: LogicWeights) -> tuple[float, ComplexityFacts]:
     if tree is None:
-        return 0.0, {"complexity": None, "nesting": None}
+        return 0.0, ComplexityFacts()
     try:
         cc, nest = complexity_facts(tree)
     except RecursionError:
-        return 0.0, {"complexity": None, "nesting": None}
+        return 0.0, ComplexityFacts()
     cc_part = min(1.0, weights.complexity_budget / cc)
     nest_part = min(1.0, weights.nesting_budget / nest) if nest else 1.0
-    return (cc_part + nest_part) / 2, {"complexity": cc, "complexity_budget": weights.complexity_budget,
-                                       "nesting": nest, "nesting_budget": weights.nesting_budget}
+    return (cc_part + nest_part) / 2, ComplexityFacts(cc, weights.complexity_budget, nest, weights.nesting_budget)
 
 
 def _probes_unmeasured(hidden: SuiteRun, red: RedCoverage | None) -> str:
@@ -124,16 +132,14 @@ def _probes_unmeasured(hidden: SuiteRun, red: RedCoverage | None) -> str:
 
 
 def _probes_part(findings: Sequence[Finding], hidden: SuiteRun, red: RedCoverage | None,
-                 weights: LogicWeights) -> tuple[float, dict[str, Any]]:
+                 weights: LogicWeights) -> tuple[float, ProbeFacts]:
     costs = dict(weights.probe_severity_cost)
     spent = sum(costs.get(f.severity, 0.0) for f in findings)
-    facts: dict[str, Any] = {"confirmed_findings": len(findings)}
-    if red is None:
-        facts["red_coverage"] = "not reported"
+    facts = ProbeFacts(len(findings), red_reported=red is not None)
     if not findings:
         why = _probes_unmeasured(hidden, red)
         if why:
-            return 0.0, facts | {"probes_not_measured": why}
+            return 0.0, replace(facts, not_measured=why)
     return max(0.0, 1.0 - spent), facts
 
 
@@ -147,30 +153,28 @@ def _guards(tree: ast.Module) -> bool:
     return False
 
 
-def _invalid_input_part(tree: ast.Module | None, hidden: SuiteRun) -> tuple[float, dict[str, Any]]:
+def _invalid_input_part(tree: ast.Module | None, hidden: SuiteRun) -> tuple[float, InvalidInputFacts]:
     if not suite_valid(hidden):
-        return 0.0, {"invalid_input_source": None, "invalid_input_not_measured": "the hidden suite did not run"}
+        return 0.0, InvalidInputFacts(None, not_measured="the hidden suite did not run")
     relevant = [o for o in hidden.outcomes if any(w in o.name.lower() for w in INVALID_INPUT_WORDS)]
     if relevant:
         passed = sum(1 for o in relevant if o.status == "passed")
-        return passed / len(relevant), {"invalid_input_source": "hidden tests", "invalid_input_tests": len(relevant),
-                                        "invalid_input_passed": passed}
+        return passed / len(relevant), InvalidInputFacts("hidden tests", tests=len(relevant), passed=passed)
     if tree is None:
-        return 0.0, {"invalid_input_source": "static"}
+        return 0.0, InvalidInputFacts("static")
     guarded = _guards(tree)
-    return (1.0 if guarded else 0.5), {"invalid_input_source": "static", "raises_or_checks_types": guarded}
+    return (1.0 if guarded else 0.5), InvalidInputFacts("static", guards=guarded)
 
 
 def _purple_part(
     purple: SuiteRun | None, mutants: MutantReport | None, weights: LogicWeights
-) -> tuple[float, dict[str, Any]]:
+) -> tuple[float, PurpleFacts]:
     if purple is None or not suite_valid(purple):
-        return 0.0, {"purple_pass_rate": 0.0, "flawed_caught": None}
+        return 0.0, PurpleFacts(0.0)
     rate = pass_rate(purple)
     if mutants is None or mutants.total == 0:
-        return rate * weights.untested_discrimination, {"purple_pass_rate": rate, "flawed_caught": None}
-    return rate * mutants.rate, {"purple_pass_rate": rate, "flawed_caught": len(mutants.caught),
-                                 "flawed_total": mutants.total}
+        return rate * weights.untested_discrimination, PurpleFacts(rate)
+    return rate * mutants.rate, PurpleFacts(rate, len(mutants.caught), mutants.total)
 
 
 def logic_anchor(
@@ -187,22 +191,16 @@ def logic_anchor(
     scales every part that is not itself read from the hidden tests: code that fails them earns no credit for
     being simple, unprobed or passing its own tests."""
     tree, _ = parse_source(source)
-    facts: dict[str, Any] = {}
-    parts: dict[str, float] = {}
-    for name, (value, detail) in (
-        ("probes", _probes_part(findings, hidden, red, weights)),
-        ("complexity", _complexity_part(tree, weights)),
-        ("invalid_input", _invalid_input_part(tree, hidden)),
-        ("purple_tests", _purple_part(purple, mutants, weights)),
-    ):
-        parts[name] = value
-        facts.update(detail)
+    probes, probe_facts = _probes_part(findings, hidden, red, weights)
+    complexity, complexity_facts_ = _complexity_part(tree, weights)
+    invalid_input, invalid_facts = _invalid_input_part(tree, hidden)
+    purple_tests, purple_facts = _purple_part(purple, mutants, weights)
+    parts = {"probes": probes, "complexity": complexity, "invalid_input": invalid_input, "purple_tests": purple_tests}
+    facts = LogicFacts(probe_facts, complexity_facts_, invalid_facts, purple_facts)
     if behaviour is not None and weights.follow_behaviour:
-        from_hidden = facts.get("invalid_input_source") == "hidden tests"
-        scaled = [n for n in parts if not (n == "invalid_input" and from_hidden)]
+        scaled = tuple(n for n in parts if not (n == "invalid_input" and invalid_facts.from_hidden))
         for name in scaled:
             parts[name] *= behaviour
-        facts["behaviour_scale"] = behaviour
-        facts["scaled_by_behaviour"] = scaled
+        facts = replace(facts, behaviour=BehaviourScaling(behaviour, scaled))
     score = sum(getattr(weights, name) * value for name, value in parts.items())
     return Logic(min(1.0, max(0.0, score)), parts, facts)

@@ -204,7 +204,7 @@ def test_redos_from_the_artifacts_own_regex(box: Sandbox) -> None:
 
 def test_eval_injection_leaves_a_canary(box: Sandbox) -> None:
     report = run(box, "safe-calculator", CALC_EVAL, budget=6.0)
-    assert report.stats["iterations"] <= report.stats["budget_plays"] == 24  # a budget of plays, not seconds
+    assert report.stats.iterations <= report.stats.budget_plays == 24  # a budget of plays, not seconds
     found = [f for f in report.findings if f.family == "code-injection"]
     assert len(found) == 1 and found[0].severity == "critical" and found[0].cwe == "CWE-95"
     assert found[0].confirmations == found[0].attempts == 3
@@ -233,7 +233,7 @@ def test_eval_without_builtins_still_escapes(box: Sandbox) -> None:
 def test_an_artifact_that_does_not_import_is_never_a_finding(box: Sandbox) -> None:
     report = run(box, "sql-select", "raise SystemExit('no')\ndef build_select(t, c, w):\n    pass\n", budget=3.0)
     assert report.findings == ()
-    assert report.stats["harness_errors"] >= 1
+    assert report.stats.harness_errors >= 1
 
 
 def test_cli_attack_json(box: Sandbox, tmp_path: Path) -> None:

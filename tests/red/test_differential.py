@@ -109,4 +109,4 @@ def test_correct_code_draws_no_differential_finding(box: Sandbox) -> None:
     good = task.labelled_submission("good").submission.source
     report = attack(task, good, box, budget_s=10, seed=1)
     assert [f for f in report.findings if f.family == "differential"] == []
-    assert report.stats["probes"] > 0
+    assert report.stats.probes > 0

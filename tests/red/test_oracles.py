@@ -207,7 +207,7 @@ def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
     assert [(f.family, f.cwe, f.severity, f.confirmations, f.attempts) for f in report.findings] == [
         ("sql-injection", "CWE-89", "critical", 3, 3)]
     assert "zz' OR '1'='1" in report.findings[0].reproducer
-    assert report.stats["stopped_because"] == "exhausted"
+    assert report.stats.stopped_because == "exhausted"
     added = [e for e in events if isinstance(e, MctsNodeAdded)]
     assert added[0].parent_id is None and len(added) == report.nodes
     assert any(isinstance(e, MctsNodeUpdated) for e in events)
@@ -229,10 +229,10 @@ def test_agent_is_deterministic_for_a_seed() -> None:
 def test_a_dead_control_or_a_flaky_replay_is_never_reported() -> None:
     report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_dead=True), budget_s=30, seed=1)
     assert report.findings == ()
-    assert report.stats["control_failures"] >= 1
+    assert report.stats.control_failures >= 1
     report = run_attack(task("sql-select"), SQL_SPLICED, Canned(flaky=True), budget_s=30, seed=1)
     assert report.findings == ()
-    assert report.stats["unconfirmed"] >= 1
+    assert report.stats.unconfirmed >= 1
 
 
 def test_code_that_fails_its_benign_control_keeps_the_finding_and_says_so() -> None:
@@ -240,7 +240,7 @@ def test_code_that_fails_its_benign_control_keeps_the_finding_and_says_so() -> N
     report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), budget_s=30, seed=1)
     assert [f.family for f in report.findings] == ["sql-injection"]
     assert report.findings[0].summary.endswith("benign control failed too")
-    assert report.stats["control_failures"] >= 1
+    assert report.stats.control_failures >= 1
 
 
 def test_baselines_play_the_same_leaves() -> None:
@@ -248,7 +248,7 @@ def test_baselines_play_the_same_leaves() -> None:
         report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), budget_s=30, seed=2,
                             strategy=strategy)
         assert [f.family for f in report.findings] == ["sql-injection"]
-        assert report.stats["strategy"] == strategy
+        assert report.stats.strategy == strategy
 
 
 def test_unparseable_code_gets_no_findings_and_no_probes() -> None:

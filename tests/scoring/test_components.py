@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from logomesh.findings import Finding
+from logomesh.red.agent import RedStats
 from logomesh.scoring.cis import confirmed, red_penalty
 from logomesh.scoring.config import DEFAULT_CONFIG, LogicWeights
 from logomesh.scoring.intent import penalty_factor
@@ -76,10 +79,10 @@ def test_logic_anchor_is_one_for_clean_tested_code_and_lists_each_part() -> None
     logic = logic_anchor(CLEAN, hidden, purple, [], MutantReport(("a", "b"), ()), LogicWeights(),
                          RedCoverage(ran=True, probes_reached=12))
     assert logic.parts == {"probes": 1.0, "complexity": 1.0, "invalid_input": 1.0, "purple_tests": 1.0}
-    assert "probes_not_measured" not in logic.facts
+    assert logic.facts.probes.not_measured == ""
     assert logic.score == pytest.approx(1.0)
-    assert logic.facts["invalid_input_source"] == "hidden tests"
-    assert logic.facts["flawed_caught"] == 2
+    assert logic.facts.invalid_input.source == "hidden tests"
+    assert logic.facts.purple_tests.flawed_caught == 2
 
 
 def test_logic_parts_fall_with_the_measured_facts() -> None:
@@ -108,7 +111,7 @@ def test_invalid_input_falls_back_to_a_static_fact_without_such_hidden_tests() -
     unguarded = logic_anchor("def f(x):\n    return x\n", suite(1), None, [], None, weights)
     assert guarded.parts["invalid_input"] == 1.0
     assert unguarded.parts["invalid_input"] == 0.5
-    assert unguarded.facts["invalid_input_source"] == "static"
+    assert unguarded.facts.invalid_input.source == "static"
 
 
 def test_complexity_is_measured_against_the_budget() -> None:
@@ -136,14 +139,14 @@ def test_probes_that_measured_nothing_score_zero_not_one(
     hidden = suite(3, error=hidden_error)
     logic = logic_anchor(CLEAN, hidden, suite(2), [], None, LogicWeights(), red)
     assert logic.parts["probes"] == 0.0
-    assert why in logic.facts["probes_not_measured"]
+    assert why in logic.facts.probes.not_measured
     measured = logic_anchor(CLEAN, suite(3), suite(2), [], None, LogicWeights(), RedCoverage(True, 1))
     assert measured.parts["probes"] == 1.0
 
 
 def test_a_caller_of_the_old_signature_is_judged_on_its_findings_and_marked() -> None:
     logic = logic_anchor(CLEAN, suite(3), None, [], None, LogicWeights())
-    assert logic.parts["probes"] == 1.0 and logic.facts["red_coverage"] == "not reported"
+    assert logic.parts["probes"] == 1.0 and not logic.facts.probes.red_reported
     broken = logic_anchor(CLEAN, suite(0, 3, error="ImportError"), None, [], None, LogicWeights())
     assert broken.parts["probes"] == 0.0  # code the hidden suite could not import was never probed
 
@@ -151,7 +154,7 @@ def test_a_caller_of_the_old_signature_is_judged_on_its_findings_and_marked() ->
 def test_a_confirmed_finding_is_proof_the_probes_reached_the_code() -> None:
     logic = logic_anchor(CLEAN, suite(3), None, [finding("low")], None, LogicWeights(), None)
     assert logic.parts["probes"] == pytest.approx(0.90)
-    assert "probes_not_measured" not in logic.facts
+    assert logic.facts.probes.not_measured == ""
 
 
 def test_invalid_input_is_not_measured_when_the_hidden_suite_did_not_run() -> None:
@@ -159,12 +162,15 @@ def test_invalid_input_is_not_measured_when_the_hidden_suite_did_not_run() -> No
     for hidden in (suite(0, 3, error="ImportError: no module named solution"), suite(0), suite(2, tampered=True)):
         logic = logic_anchor(CLEAN, hidden, None, [], None, LogicWeights(), RedCoverage(True, 5))
         assert logic.parts["invalid_input"] == 0.0
-        assert logic.facts["invalid_input_not_measured"] == "the hidden suite did not run"
+        assert logic.facts.invalid_input.not_measured == "the hidden suite did not run"
 
 
 def test_red_coverage_from_the_red_report_counts_probes_without_harness_errors() -> None:
-    assert RedCoverage.from_stats({"probes": 7, "harness_errors": 2}) == RedCoverage(True, 5)
-    assert RedCoverage.from_stats({"probes": 0, "stopped_because": "source does not parse"}).probes_reached == 0
+    stats = RedStats(strategy="mcts", seed=0, budget_s=1.0, budget_plays=4, leaves=3, stopped_because="exhausted",
+                     iterations=4, elapsed_s=0.5, first_finding_s=None, probes=7, harness_errors=2)
+    assert RedCoverage.from_stats(stats) == RedCoverage(True, 5)
+    unparsed = replace(stats, stopped_because="source does not parse", iterations=None, probes=0, harness_errors=0)
+    assert RedCoverage.from_stats(unparsed).probes_reached == 0
 
 
 @pytest.mark.parametrize(("behaviour", "expected"), [(None, 0.30), (0.0, 0.30), (0.5, 0.65), (0.99, 0.993),
@@ -189,7 +195,8 @@ def test_logic_parts_not_read_from_hidden_tests_follow_the_hidden_pass_rate() ->
     passing = logic_anchor("def f(x):\n" + "".join(f"    if x == {i}:\n        return {i}\n" for i in range(15))
                            + "    return x\n", right, *args, behaviour=1.0)
     assert failing.score == 0.0 < passing.score
-    assert failing.facts["scaled_by_behaviour"] == ["probes", "complexity", "invalid_input", "purple_tests"]
+    assert failing.facts.behaviour is not None
+    assert failing.facts.behaviour.scaled == ("probes", "complexity", "invalid_input", "purple_tests")
     half = logic_anchor(CLEAN, suite(2, 2), *args, behaviour=0.5)
     unscaled = logic_anchor(CLEAN, suite(2, 2), *args)
     for name in ("probes", "complexity", "purple_tests"):
@@ -197,4 +204,5 @@ def test_logic_parts_not_read_from_hidden_tests_follow_the_hidden_pass_rate() ->
     measured = suite(1, 1, names=("t.T.test_rejects_bad_input", "t.T.test_ok"))
     from_hidden = logic_anchor(CLEAN, measured, *args, behaviour=0.5)
     assert from_hidden.parts["invalid_input"] == 1.0  # its one hidden test passed; read from them: not scaled
-    assert "invalid_input" not in from_hidden.facts["scaled_by_behaviour"]
+    assert from_hidden.facts.behaviour is not None
+    assert "invalid_input" not in from_hidden.facts.behaviour.scaled
