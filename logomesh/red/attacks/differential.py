@@ -37,6 +37,7 @@ PROBE = "differential"
 BATCHES = 4
 EDGE_BATCHES = 2  # of edge-case inputs (``edges.edge_inputs``): boundary values, one parameter at a time
 DRAWN_BATCHES = 2  # of property-based inputs (``drawn.drawn_inputs``): drawn with Hypothesis by the sites' shape
+BRANCH_BATCHES = 2  # of branch-value inputs (``branches.branch_inputs``): the constants the two sources compare against
 # Their priors sit between the third and fourth mutated batch: rollouts pick a leaf with probability ~ prior ** 4, and
 # on HumanEval mutants the drawn batches found fewer than the mutated and edge-case ones (benchmarks/README.md).
 INPUTS_PER_BATCH = 24
@@ -207,6 +208,14 @@ class DifferentialFamily(Family):
                      if _round_trips(args)]
             batches += [(f"drawn-{b}", "property-based", 0.42 - 0.05 * b,
                          drawn[b * INPUTS_PER_BATCH:(b + 1) * INPUTS_PER_BATCH]) for b in range(DRAWN_BATCHES)]
+        if BRANCH_BATCHES:
+            from logomesh.red.attacks.branches import branch_inputs
+
+            valued = [repr(args) for args in branch_inputs([task.reference, ctx.source], sites,
+                                                           BRANCH_BATCHES * INPUTS_PER_BATCH, int(tag[16:32], 16))
+                      if _round_trips(args)]
+            batches += [(f"branches-{b}", "branch-value", 0.51 - 0.05 * b,
+                         valued[b * INPUTS_PER_BATCH:(b + 1) * INPUTS_PER_BATCH]) for b in range(BRANCH_BATCHES)]
         found = []
         for name, kind, prior, inputs in batches:
             if inputs:
