@@ -52,6 +52,12 @@ def test_each_constant_reaches_a_parameter_of_the_sites_type_and_size() -> None:
     assert branch_inputs([SOURCE], sites, 200, 1) == found  # seeded: the same inputs
 
 
+def test_a_code_point_compared_with_ord_gives_the_characters_beside_it() -> None:
+    found = harvest(["def f(s):\n    return 97 <= ord(s[-1]) <= 122\n"])
+    assert found.texts == ["`", "a", "b", "y", "z", "{"] and found.numbers == []
+    assert ("z",) in branch_inputs(["def f(s):\n    return 97 <= ord(s[-1]) <= 122\n"], [("ab c",)], 48, 0)
+
+
 def test_no_constants_no_inputs() -> None:
     assert branch_inputs(["def f(x):\n    return x\n"], [(1,)], 24, 0) == []
     assert branch_inputs([SOURCE], [], 24, 0) == []

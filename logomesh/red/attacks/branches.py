@@ -14,7 +14,8 @@ collected:
   bounds -> containers and strings of those sizes, built from the call
   sites' own items and characters;
 * strings compared or tested for membership (``c == 'a'``, ``c in 'aeiou'``,
-  ``s.startswith('ab')``) -> inserted into the sites' strings and lists.
+  ``s.startswith('ab')``), and the characters at and beside a code point
+  compared with ``ord(...)`` -> inserted into the sites' strings and lists.
 
 Each candidate value replaces one parameter of a call site (the others kept
 as the site has them, the site turned in rotation), in rounds so that a short
@@ -84,8 +85,8 @@ def _number(node: ast.AST) -> int | float | None:
     return None
 
 
-def _is_len(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+def _is_len(node: ast.AST, name: str = "len") -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
             and len(node.args) == 1)
 
 
@@ -119,6 +120,7 @@ def _visit(node: ast.AST, found: Constants) -> None:
     if isinstance(node, ast.Compare):
         operands = [node.left, *node.comparators]
         lengths = any(_is_len(o) for o in operands)
+        codes = any(_is_len(o, "ord") for o in operands)
         for operand in operands:
             for value in _literals(operand):
                 if isinstance(value, str):
@@ -129,6 +131,10 @@ def _visit(node: ast.AST, found: Constants) -> None:
                 elif lengths and type(value) is int:
                     for size in (value - 1, value, value + 1):
                         found.add_length(size)
+                elif codes and type(value) is int:  # `97 <= ord(c) <= 122`: the characters at and beside a bound
+                    for code in (value - 1, value, value + 1):
+                        if 32 <= code < 0x110000 and chr(code).isprintable():
+                            found.add_text(chr(code))
                 else:
                     found.add_number(value)
             if isinstance(operand, ast.BinOp):  # `n % 7 == 3`, `x - 1 > 100`: the operands' constants too
