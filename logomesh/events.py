@@ -105,6 +105,21 @@ class PenaltyApplied:
 
 
 @dataclass(frozen=True)
+class CorrectnessBand:
+    """The last step of the CIS: ``within`` (x, every penalty applied) placed in its band.
+
+    ``cis = boundary + (1 − boundary)·x`` when ``all_passed`` (every hidden test passed), else ``boundary·x``.
+    """
+
+    battle_id: str
+    all_passed: bool
+    boundary: float
+    within: float
+    cis: float
+    reason: str
+
+
+@dataclass(frozen=True)
 class BattleFinished:
     battle_id: str
     cis_score: float
@@ -146,6 +161,7 @@ Event = (
     | FindingConfirmed
     | ScoreComponent
     | PenaltyApplied
+    | CorrectnessBand
     | BattleFinished
     | LedgerAppended
     | BattleFailed

@@ -9,6 +9,7 @@ from logomesh.events import (
     BattleFailed,
     BattleFinished,
     BattleStarted,
+    CorrectnessBand,
     Event,
     FindingConfirmed,
     LedgerAppended,
@@ -37,6 +38,8 @@ def describe(event: Event) -> str | None:
             return f"  {name}: {value:.3f}"
         case PenaltyApplied(name=name, factor=factor, reason=reason):
             return f"  penalty {name}: x{factor:.3f} ({reason})"
+        case CorrectnessBand(within=within, cis=cis, reason=reason):
+            return f"  band: x {within:.3f} -> CIS {cis:.3f} ({reason})"
         case BattleFailed(stage=stage, reason=reason):
             return f"battle failed at {stage}: {reason}"
         case LedgerAppended(sequence=seq, result_sha256=h, path=path):

@@ -38,3 +38,12 @@ def test_failures_carry_their_reason() -> None:
     assert describe(BattleFailed("b", "purple", "connection refused")) == (
         "battle failed at purple: connection refused"
     )
+
+
+def test_the_band_step_says_where_x_was_placed() -> None:
+    from logomesh.events import CorrectnessBand
+    from logomesh.green.progress import progress_line
+
+    band = CorrectnessBand("b", True, 0.5, 0.64, 0.82, "every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1]")
+    assert describe(band) == "  band: x 0.640 -> CIS 0.820 (every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1])"
+    assert progress_line(band) == "band: x 0.640 -> CIS 0.820: every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1]"

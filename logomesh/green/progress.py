@@ -5,6 +5,7 @@ from __future__ import annotations
 from logomesh.events import (
     BattleFailed,
     BattleFinished,
+    CorrectnessBand,
     Event,
     FindingConfirmed,
     LedgerAppended,
@@ -31,6 +32,8 @@ def progress_line(event: Event) -> str | None:
             return f"score {name}: {value:.3f}"
         case PenaltyApplied(name=name, factor=factor, reason=reason):
             return f"penalty {name} x{factor:.2f}: {reason}"
+        case CorrectnessBand(within=within, cis=cis, reason=reason):
+            return f"band: x {within:.3f} -> CIS {cis:.3f}: {reason}"
         case BattleFailed(stage=stage, reason=reason):
             return f"battle failed at {stage}: {reason}"
         case LedgerAppended(sequence=sequence):

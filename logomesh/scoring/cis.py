@@ -1,7 +1,9 @@
-"""The Contextual Integrity Score: R, A, T, L combined, then the two penalties.
+"""The Contextual Integrity Score: R, A, T, L combined, then the penalties, then the correctness band.
 
 ``CIS_raw = w_R·R + w_A·A + w_T·T + w_L·L`` (0.25 each);
-``CIS_final = CIS_raw · (1 − red_penalty_applied) · intent_penalty · behaviour_penalty``.
+``x = CIS_raw · (1 − red_penalty_applied) · intent_penalty · behaviour_penalty``;
+``CIS_final = B + (1 − B)·x`` when the hidden suite counted and every hidden test passed, else ``B·x``
+(``B = config.correctness_band``, 0.5): correctness is ranked first, and x orders submissions within a band.
 
 ``intent_penalty`` (``intent.py``) judges the code as text: is its own intent
 the nearest? ``behaviour_penalty`` judges it as a program: ``floor + (1 −
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from logomesh.events import EventSink, PenaltyApplied, ScoreComponent, discard
+from logomesh.events import CorrectnessBand, EventSink, PenaltyApplied, ScoreComponent, discard
 from logomesh.findings import SEVERITY_ORDER, Finding, max_severity
 from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
@@ -56,6 +58,28 @@ def behaviour_penalty(testing: Testing, config: ScoringConfig) -> float:
     return config.behaviour_floor + (1.0 - config.behaviour_floor) * testing.pass_rate
 
 
+def all_hidden_passed(testing: Testing) -> bool:
+    """The hidden suite counted (it ran, untampered, at least one test) and every test in it passed."""
+    return testing.counted and testing.pass_rate == 1.0
+
+
+def banded(within: float, all_passed: bool, config: ScoringConfig) -> float:
+    """``B + (1 − B)·x`` for a submission that passed every hidden test, ``B·x`` for any other.
+
+    With ``x`` in [0, 1] the two bands are [B, 1] and [0, B]: no submission that fails a hidden test scores
+    above one that passes them all, and within a band the order of ``x`` is kept.
+    """
+    band = config.correctness_band
+    return band + (1.0 - band) * within if all_passed else band * within
+
+
+def band_words(all_passed: bool, config: ScoringConfig) -> str:
+    band = config.correctness_band
+    if all_passed:
+        return f"every hidden test passed: CIS = {band:g} + {1.0 - band:g}·x, in [{band:g}, 1]"
+    return f"not every hidden test passed: CIS = {band:g}·x, in [0, {band:g}]"
+
+
 def combine(values: dict[str, float], config: ScoringConfig) -> float:
     w_r, w_a, w_t, w_l = config.weights
     return w_r * values["rationale"] + w_a * values["architecture"] + w_t * values["testing"] + w_l * values["logic"]
@@ -76,6 +100,8 @@ class ScoreCard:
     intent_penalty: float
     intent: IntentCheck
     behaviour_penalty: float
+    cis_within_band: float  # x: CIS_raw with every penalty applied, before the correctness band
+    all_hidden_passed: bool  # which band: [B, 1] when true, [0, B] otherwise
     cis_score: float
     findings: tuple[Finding, ...]  # confirmed ones
     hidden: SuiteRun
@@ -95,7 +121,8 @@ class ScoreCard:
         if scaling is not None:
             logic += f", each not read from the hidden tests scaled by the hidden pass rate {scaling.scale:.4f}"
         return {"rationale": "the code's tokens (prose removed) against the task intent",
-                "architecture": self.architecture.rests_on, "testing": hidden, "logic": logic}
+                "architecture": self.architecture.rests_on, "testing": hidden, "logic": logic,
+                "band": band_words(self.all_hidden_passed, self.config)}
 
     def result_fields(self) -> dict[str, Any]:
         d = self.config.digits
@@ -115,6 +142,8 @@ class ScoreCard:
             "logic_score": r(self.final["logic"]),
             "cis_score": r(self.cis_score),
             "cis_raw": r(self.cis_raw),
+            "cis_within_band": r(self.cis_within_band),
+            "band": {"all_hidden_passed": self.all_hidden_passed, "boundary": r(self.config.correctness_band)},
             "red_penalty_applied": r(self.red_penalty_applied),
             "intent_penalty": r(self.intent_penalty),
             "behaviour_penalty": r(self.behaviour_penalty),
@@ -197,11 +226,16 @@ def score_submission(
         emit(PenaltyApplied(battle_id, "behaviour", behaviour,
                             f"{hidden.passed} of {hidden.total} hidden tests passed" if testing.counted
                             else f"the hidden suite did not run the code{why}"))
+    within = cis_raw * (1.0 - penalty) * intent.penalty * behaviour
+    passed_all = all_hidden_passed(testing)
+    cis = banded(within, passed_all, config)
+    emit(CorrectnessBand(battle_id, passed_all, config.correctness_band, within, cis,
+                         band_words(passed_all, config)))
     return ScoreCard(
         config=config, rationale=rationale, architecture=architecture, testing=testing, logic=logic,
         anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=penalty,
         intent_penalty=intent.penalty, intent=intent, behaviour_penalty=behaviour,
-        cis_score=cis_raw * (1.0 - penalty) * intent.penalty * behaviour,
+        cis_within_band=within, all_hidden_passed=passed_all, cis_score=cis,
         findings=tuple(real),
         hidden=hidden, purple=purple, mutants=mutants,
     )  # fmt: skip

@@ -90,6 +90,10 @@ class ScoringConfig:
     # pass rate, so code that reproduces none of the judge's observations keeps at most this share, as off-intent
     # code does under the intent penalty.
     behaviour_floor: float = 0.30
+    # The correctness band (cis.py, docs/scoring.md "Correctness band"): a submission whose hidden suite counted and
+    # passed in full scores ``band + (1 − band)·x``, any other ``band·x`` (x: the CIS within its band, every penalty
+    # applied), so no submission failing a hidden test ever scores above one passing them all.
+    correctness_band: float = 0.5
     testing_span: float = 0.65
     architecture: ArchitectureWeights = field(default_factory=ArchitectureWeights)
     logic: LogicWeights = field(default_factory=LogicWeights)

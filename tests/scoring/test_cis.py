@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.events import Event, PenaltyApplied, ScoreComponent
+from logomesh.events import CorrectnessBand, Event, PenaltyApplied, ScoreComponent
 from logomesh.findings import Finding
 from logomesh.scoring import DEFAULT_CONFIG, ScoringConfig, score_submission
 from logomesh.scoring.minilm import MiniLM
@@ -54,7 +54,15 @@ def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSp
     assert fields["red_analysis"]["max_severity"] == "critical"
     assert fields["tests"]["hidden"] == {"passed": 12, "failed": 4, "total": 16}
     raw = 0.25 * (card.final["rationale"] + card.final["architecture"] + card.final["testing"] + card.final["logic"])
-    assert card.cis_score == pytest.approx(raw * 0.45 * card.intent_penalty * 0.825)
+    within = raw * 0.45 * card.intent_penalty * 0.825
+    assert card.cis_within_band == pytest.approx(within)
+    assert card.cis_score == pytest.approx(0.5 * within)  # 4 hidden tests failed: the lower band [0, 0.5]
+    assert fields["cis_within_band"] == round(card.cis_within_band, 4)
+    assert fields["band"] == {"all_hidden_passed": False, "boundary": 0.5}
+    assert fields["components"]["rests_on"]["band"].startswith("not every hidden test passed")
+    bands = [e for e in events if isinstance(e, CorrectnessBand)]
+    assert [(b.battle_id, b.all_passed, b.boundary) for b in bands] == [("b1", False, 0.5)]
+    assert (bands[0].within, bands[0].cis) == (card.cis_within_band, card.cis_score)
     assert fields["anchors"] == {k: round(v, 4) for k, v in card.anchors.items()}
     assert fields["llm_adjustments"]["status"] == "disabled"
     assert all(round(f, 4) == f for f in floats(fields))
@@ -77,7 +85,7 @@ def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: Min
     assert card.intent_penalty == pytest.approx(0.30 + 0.70 * min(r / 0.35, by_margin))
     assert [e.name for e in events if isinstance(e, PenaltyApplied)] == ["intent", "behaviour"]
     assert card.behaviour_penalty == pytest.approx(0.30)  # it passed none of the judge's observations
-    assert card.cis_score == pytest.approx(card.cis_raw * card.intent_penalty * 0.30)
+    assert card.cis_score == pytest.approx(0.5 * card.cis_raw * card.intent_penalty * 0.30)
 
 
 def test_correct_code_whose_text_reads_like_another_task_takes_no_intent_penalty(model: MiniLM) -> None:
@@ -106,14 +114,18 @@ def test_code_that_reproduces_nothing_keeps_at_most_the_floor_however_it_looks(
     assert [cards[p].behaviour_penalty for p in (16, 8, 0)] == pytest.approx([1.0, 0.65, 0.30])
     assert cards[16].intent_penalty == cards[0].intent_penalty == 1.0  # as text it is on intent either way
     for passed, card in cards.items():
-        assert card.cis_score == pytest.approx(card.cis_raw * card.behaviour_penalty), passed
-    assert cards[0].cis_score <= 0.30 * cards[0].cis_raw + 1e-12
+        assert card.cis_within_band == pytest.approx(card.cis_raw * card.behaviour_penalty), passed
+    assert cards[16].all_hidden_passed and not cards[8].all_hidden_passed and not cards[0].all_hidden_passed
+    assert cards[16].cis_score == pytest.approx(0.5 + 0.5 * cards[16].cis_within_band)
+    assert cards[8].cis_score == pytest.approx(0.5 * cards[8].cis_within_band)
+    assert cards[0].cis_score <= 0.5 * 0.30 * cards[0].cis_raw + 1e-12
 
 
 def test_config_hash_is_stable_and_changes_with_any_weight() -> None:
     assert DEFAULT_CONFIG.sha256() == ScoringConfig().sha256()
     assert len(DEFAULT_CONFIG.sha256()) == 64
     assert dataclasses.replace(DEFAULT_CONFIG, intent_threshold=0.4).sha256() != DEFAULT_CONFIG.sha256()
+    assert dataclasses.replace(DEFAULT_CONFIG, correctness_band=0.4).sha256() != DEFAULT_CONFIG.sha256()
     assert set(DEFAULT_CONFIG.model_ids()) == {"embedding"}
     assert "all-MiniLM-L6-v2" in DEFAULT_CONFIG.model_ids()["embedding"]
 

@@ -371,3 +371,36 @@ def test_score_events_sent_in_one_burst_are_revealed_one_step_at_a_time(tmp_path
             assert min(gaps) >= REVEAL_S * 0.9, f"steps shown closer together than the pacing allows: {gaps}"
             await until(pilot, lambda: str(screen.query_one("#cis", Digits).value) == "0.432")
     run(scenario)
+
+
+def test_the_score_panel_shows_the_correctness_band_step(tmp_path: Path) -> None:
+    """With a CorrectnessBand event the product is x, and a second line places it in its band as the engine did."""
+    from logomesh.events import BattleFinished, CorrectnessBand
+
+    ending = [e for e in full_battle(BATTLE, nodes=3) if not isinstance(e, BattleFinished)]
+    x = 0.666 * 0.8  # raw 0.666 (the scripted components) times the red factor
+    events = [*ending, CorrectnessBand(BATTLE, False, 0.5, x, 0.5 * x, "not every hidden test passed"),
+              BattleFinished(BATTLE, round(0.5 * x, 4), "scored")]
+    app = make_app(tmp_path, ScriptedEngine(events, cis=round(0.5 * x, 4)))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = battle_screen(app)
+            score = screen.query_one(ScorePanel)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: score.final is not None and not score.revealing)
+            assert score.band == (False, 0.5)
+            assert str(screen.query_one("#sum", Static).render()) == (
+                "x = 0.666 × 0.800 = 0.533\nnot all hidden passed: CIS = 0.5×x = 0.266  scored")
+            assert str(screen.query_one("#cis", Digits).value) == "0.266"
+    run(scenario)
+
+
+def test_final_lines_place_x_in_its_band_and_flag_a_cis_that_differs() -> None:
+    from tui.widgets.battle.score_panel import final_lines
+
+    assert final_lines(0.8, [0.5], 0.7, (True, 0.5)) == [
+        "x = 0.800 × 0.500 = 0.400", "all hidden passed: CIS = 0.5 + 0.5×x = 0.700"]
+    assert final_lines(0.8, [], 0.4, (False, 0.5)) == ["x = raw = 0.800", "not all hidden passed: CIS = 0.5×x = 0.400"]
+    assert final_lines(0.8, [], 0.8, (False, 0.5))[-1] == "CIS 0.800 as recorded"  # the band not applied: flagged
+    assert final_lines(0.8, [0.5], 0.4) == ["CIS = 0.800 × 0.500 = 0.400"]  # a stream without the band, as before

@@ -17,6 +17,7 @@ from logomesh.events import (
     BattleFailed,
     BattleFinished,
     BattleStarted,
+    CorrectnessBand,
     Event,
     FindingConfirmed,
     LedgerAppended,
@@ -225,6 +226,8 @@ class BattleScreen(RunScreen):
                 score.show_component(name, value, details)
             case PenaltyApplied(name=name, factor=factor, reason=reason):
                 score.show_penalty(name, factor, reason)
+            case CorrectnessBand(all_passed=all_passed, boundary=boundary):
+                score.show_band(all_passed, boundary)
             case BattleFinished(cis_score=cis, status=final_status):
                 score.show_final(cis, final_status)
             case StageStarted(stage=stage):

@@ -38,13 +38,14 @@ LEGEND: dict[str, list[tuple[str, str]]] = {
         ("bold green", "the path to the node with the best mean value so far"),
         ("R A T L", "rationale, architecture, testing, logic: each 0 to 1"),
         ("raw", "the weighted sum of R, A, T, L (0.25 each)"),
-        ("× f", "a penalty: CIS = raw × each factor (red, intent, behaviour)"),
+        ("× f", "a penalty: x = raw × each factor (red, intent, behaviour)"),
+        ("band", "CIS = 0.5 + 0.5×x when every hidden test passed, else 0.5×x"),
     ],
     "ledger": [
         ("check", "verification of the entry: ✓ signature and inclusion proof hold, ✗ the first problem"),
         ("●", "marked for export"),
         ("↑ / ↓", "in a column heading: the table is sorted on it, ascending / descending"),
-        ("CIS", "the signed Contextual Integrity Score, 0 to 1"),
+        ("CIS", "the signed Contextual Integrity Score, 0 to 1; 0.5 or more: every hidden test passed"),
     ],
     "campaign": [
         ("☑ / ☐", "a task chosen / not chosen"),

@@ -1,4 +1,4 @@
-"""The CIS assembling itself: R, A, T, L with bars and facts, the raw sum, each penalty, then the final CIS.
+"""The CIS assembling itself: R, A, T, L with bars and facts, the raw sum, each penalty, the band, then the CIS.
 
 The engine may emit every score event in one burst at the end of a battle; the panel still reveals them
 one step at a time (``REVEAL_S`` apart) with the arithmetic that joins them, so a person can follow how
@@ -50,9 +50,12 @@ def raw_line(values: Mapping[str, float], w: Sequence[float]) -> tuple[str, floa
     return f"raw = {formula} = {raw:.3f}", raw
 
 
-def final_lines(raw: float | None, factors: Sequence[float], cis: float) -> list[str]:
-    """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that product, a second line gives it.
+def final_lines(raw: float | None, factors: Sequence[float], cis: float,
+                band: tuple[bool, float] | None = None) -> list[str]:
+    """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that arithmetic, a last line gives it.
 
+    With ``band`` (all hidden tests passed, boundary B) the product is x and a second line places it in its band:
+    ``all hidden passed: CIS = 0.5 + 0.5×x = 0.834`` or ``not all hidden passed: CIS = 0.5×x = 0.334``.
     They differ when the bounded LLM review adjusted R, A or L after the components were sent.
     """
     if raw is None:
@@ -61,10 +64,20 @@ def final_lines(raw: float | None, factors: Sequence[float], cis: float) -> list
     for factor in factors:
         product *= factor
     terms = " × ".join([f"{raw:.3f}", *(f"{factor:.3f}" for factor in factors)])
-    line = f"CIS = {terms} = {product:.3f}" if factors else f"CIS = raw = {raw:.3f}"
-    if abs(product - cis) > MISMATCH:
-        return [line, f"CIS {cis:.3f} as recorded"]
-    return [line]
+    name = "CIS" if band is None else "x"
+    lines = [f"{name} = {terms} = {product:.3f}" if factors else f"{name} = raw = {raw:.3f}"]
+    expected = product
+    if band is not None:
+        all_passed, boundary = band
+        if all_passed:
+            expected = boundary + (1.0 - boundary) * product
+            lines.append(f"all hidden passed: CIS = {boundary:g} + {1.0 - boundary:g}×x = {expected:.3f}")
+        else:
+            expected = boundary * product
+            lines.append(f"not all hidden passed: CIS = {boundary:g}×x = {expected:.3f}")
+    if abs(expected - cis) > MISMATCH:
+        lines.append(f"CIS {cis:.3f} as recorded")
+    return lines
 
 
 def bar(value: float, width: int = BAR_WIDTH) -> str:
@@ -156,9 +169,9 @@ def penalty_text(penalties: Sequence[tuple[str, float, str]], one_line: bool) ->
 
 
 class ScorePanel(VerticalScroll):
-    """The screen calls ``show_component``, ``show_penalty``, ``show_final``.
+    """The screen calls ``show_component``, ``show_penalty``, ``show_band``, ``show_final``.
 
-    ``values``, ``penalties`` and ``final`` hold what the engine sent; the rows show it one step at a time
+    ``values``, ``penalties``, ``band`` and ``final`` hold what the engine sent; the rows show it one step at a time
     (``revealing`` is true while steps wait).
     """
 
@@ -187,6 +200,7 @@ class ScorePanel(VerticalScroll):
         super().__init__(id=id)
         self.values: dict[str, float] = {}
         self.penalties: list[tuple[str, float]] = []
+        self.band: tuple[bool, float] | None = None  # (every hidden test passed, boundary) from CorrectnessBand
         self.final: float | None = None
         self.history: list[float] = []
         self._steps: deque[Callable[[], None]] = deque()
@@ -234,6 +248,7 @@ class ScorePanel(VerticalScroll):
     def reset(self) -> None:
         self.values.clear()
         self.penalties.clear()
+        self.band = None
         self.final = None
         self.history.clear()
         self._steps.clear()
@@ -292,6 +307,11 @@ class ScorePanel(VerticalScroll):
         widget.update(penalty_text(self._shown_penalties, self.app.size.width < NARROW_BELOW))
         widget.remove_class("pending")
 
+    def show_band(self, all_passed: bool, boundary: float) -> None:
+        """The correctness band the CIS is placed in: not a step of its own, it is shown in the final CIS's
+        arithmetic (``final_lines``), which always comes after it."""
+        self.band = (all_passed, boundary)
+
     def show_final(self, cis: float, status: str) -> None:
         self.final = cis
         self._pace(lambda: self._reveal_final(cis, status))
@@ -299,7 +319,8 @@ class ScorePanel(VerticalScroll):
     def _reveal_final(self, cis: float, status: str) -> None:
         self.reveals.append(("CIS", time.monotonic()))
         factors = [factor for _, factor, _ in self._shown_penalties]
-        line = Text("\n".join(final_lines(self._raw, factors, cis)), style="bold", no_wrap=True, overflow="ellipsis")
+        lines = final_lines(self._raw, factors, cis, self.band)
+        line = Text("\n".join(lines), style="bold", no_wrap=True, overflow="ellipsis")
         line.append(f"  {status}", style="bold green" if status == "scored" else "bold red")
         total = self.query_one("#sum", Static)
         total.update(line)

@@ -59,7 +59,17 @@ def render_summary(detail: EntryDetail) -> Text:
         text.append(f" × (1 − red {red or 0.0:.3f}) × intent {intent if intent is not None else 1.0:.3f}")
         if behaviour is not None:
             text.append(f" × behaviour {behaviour:.3f}")
-        text.append(f" = CIS {row.cis:.3f}\n", style="bold")
+        within, band = _number(result, "cis_within_band"), result.get("band")  # absent before the band existed
+        if within is not None and isinstance(band, dict) and isinstance(band.get("boundary"), int | float):
+            boundary = float(band["boundary"])
+            text.append(f" = x {within:.3f}\n", style="bold")
+            if band.get("all_hidden_passed") is True:
+                text.append(f"all hidden tests passed: CIS = {boundary:g} + {1.0 - boundary:g}×x")
+            else:
+                text.append(f"not all hidden tests passed: CIS = {boundary:g}×x")
+            text.append(f" = {row.cis:.3f}\n", style="bold")
+        else:
+            text.append(f" = CIS {row.cis:.3f}\n", style="bold")
     text.append(f"{_suite(result, 'hidden')} · {_suite(result, 'purple')}\n\n")
     findings = findings_of(result)
     text.append(f"findings ({len(findings)})\n", style="bold cyan")
