@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Input, Select, Static
 
 from ledger import Ledger
 from ledger.keys import create_key
@@ -51,6 +51,14 @@ def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: P
             score = screen.query_one(ScorePanel)
             assert score.final == stored.result["cis_score"]
             assert set(score.values) == {"rationale", "architecture", "testing", "logic"}
+            band = stored.result["band"]
+            assert score.band == (band["all_hidden_passed"], band["boundary"])
+            while score.revealing:
+                assert time.monotonic() < deadline, "the score was not revealed in time"
+                await pilot.pause(0.05)
+            arithmetic = str(screen.query_one("#sum", Static).render())
+            assert "as recorded" not in arithmetic, arithmetic  # the panel's arithmetic gives the engine's CIS
+            assert f"= {stored.result['cis_score']:.3f}" in arithmetic, arithmetic
             lines = list(screen.query_one(SandboxLog).plain_lines)
             hidden = stored.result["tests"]["hidden"]
             assert sum(line.startswith("✓ hidden ") for line in lines) == hidden["passed"] > 0
