@@ -57,7 +57,7 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         keys = ("rationale_score", "architecture_score", "testing_score", "logic_score", "red_penalty_applied",
-                "intent_penalty", "behaviour_penalty", "cis_score")
+                "intent_penalty", "behaviour_penalty", "cis_within_band", "cis_score")
         return {"task_id": self.task_id, "name": self.name, "label": self.label,
                 **{k: self.fields[k] for k in keys}, "checks": [{"check": c, "ok": ok} for c, ok in self.checks],
                 "ok": self.ok}
