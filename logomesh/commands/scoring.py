@@ -154,6 +154,7 @@ def score(
     print(f"red penalty {result['red_penalty_applied']:.4f}  intent penalty {result['intent_penalty']:.4f}"
           f"  behaviour penalty {result['behaviour_penalty']:.4f}"
           f"  hidden {result['tests']['hidden']['passed']}/{result['tests']['hidden']['total']}")
+    print(f"x {result['cis_within_band']:.4f}, then the band: {result['components']['rests_on']['band']}")
     purple = result["tests"]["purple"]
     caught = ""
     if "flawed_total" in purple:

@@ -108,6 +108,8 @@ def test_score_separates_a_flawed_submission_and_reports_its_purple_tests(
     flawed = json.loads(flawed_run.stdout)["result"]
     assert flawed["tests"]["hidden"]["failed"] > 0
     assert flawed["cis_score"] < good["cis_score"]
+    assert flawed["cis_score"] < 0.5 <= good["cis_score"]  # the correctness band: good passed every hidden test
+    assert (flawed["band"]["all_hidden_passed"], good["band"]["all_hidden_passed"]) == (False, True)
     purple = good["tests"]["purple"]
     assert purple["total"] > 0 and purple["flawed_total"] >= 1
     assert 0 <= purple["flawed_caught"] <= purple["flawed_total"]
@@ -145,3 +147,15 @@ def test_purple_tests_that_fail_to_import_catch_no_flawed_variant() -> None:
         something = run_mutants(box, task, real)
     assert nothing.caught == () and nothing.total == len(flawed_variants(task)) > 0
     assert len(something.caught) >= 1  # the same variants are catchable by tests that run
+
+
+@pytest.mark.docker
+def test_score_text_says_which_band_the_cis_is_in() -> None:
+    run = logomesh("score", "--task", "rate-limiter", "--submission", submission_file("rate-limiter", "fixed-window"),
+                   "--no-red")
+    assert run.returncode == 0, run.stderr
+    band = next(line for line in run.stdout.splitlines() if line.startswith("x "))
+    assert band.endswith("then the band: not every hidden test passed: CIS = 0.5·x, in [0, 0.5]"), band
+    x = float(band.split()[1].rstrip(","))
+    cis = float(run.stdout.split()[1])  # "CIS 0.1234  (R ...": the first line
+    assert cis == pytest.approx(0.5 * x, abs=1e-4)
