@@ -39,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from logomesh.battle.context import BattleContext  # noqa: E402
 from logomesh.red.attacks.differential import call_sites, compare, driver, mutated_inputs  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.tasks import TaskSpec  # noqa: E402
@@ -84,7 +85,7 @@ def judged(box: Sandbox, task: TaskSpec, source: str, budget: float) -> dict[str
     from logomesh.red import attack
 
     hidden = run_hidden(box, task, source).suite
-    report = attack(task, source, box, budget_s=budget, seed=0)
+    report = attack(task, source, box, BattleContext(seed=0), budget_s=budget)
     serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
     return {"hidden_failed": hidden.failed, "hidden_total": hidden.total,
             "findings": [f"{f.family}/{f.severity}: {f.reproducer[:80]}" for f in report.findings],

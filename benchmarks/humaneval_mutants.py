@@ -40,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from logomesh.battle.context import BattleContext  # noqa: E402
 from logomesh.red.attacks.differential import call_sites, compare, driver  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 
@@ -186,7 +187,7 @@ def canonical_false_positives(args: argparse.Namespace) -> None:
         import_humaneval(library)
         for path in sorted(library.iterdir(), key=lambda p: int(p.name.rsplit("-", 1)[1]))[: args.limit]:
             task = load_task_dir(path)
-            report = attack(task, task.reference, box, budget_s=args.budget, seed=0)
+            report = attack(task, task.reference, box, BattleContext(seed=0), budget_s=args.budget)
             serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
             rows.append({"task_id": task.id, "findings": [f"{f.family}/{f.severity}" for f in report.findings],
                          "medium_or_higher": len(serious), "elapsed_s": report.stats.elapsed_s})
@@ -242,7 +243,7 @@ def main() -> None:
                 if witness is None:
                     continue  # equivalent as far as the ground truth can tell: not counted
                 started = time.monotonic()
-                report = attack(task, mutant, box, budget_s=args.budget, seed=0)
+                report = attack(task, mutant, box, BattleContext(seed=0), budget_s=args.budget)
                 rows.append({
                     "task_id": problem["task_id"], "mutation": label, "witness": witness,
                     "found": bool(report.findings), "families": sorted({f.family for f in report.findings}),

@@ -57,6 +57,7 @@ from humaneval_mutants import mutants, passes_check  # noqa: E402
 from small_inputs import small_inputs  # noqa: E402
 from wide_inputs import wide_inputs  # noqa: E402
 
+from logomesh.battle.context import BattleContext  # noqa: E402
 from logomesh.red.attacks import differential  # noqa: E402
 from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites  # noqa: E402
 from logomesh.red.context import AttackContext  # noqa: E402
@@ -114,7 +115,7 @@ def red(task: TaskSpec, source: str, box: Sandbox, budget: float, branches: bool
     saved = differential.BRANCH_BATCHES
     differential.BRANCH_BATCHES = saved if branches else 0
     try:
-        report = attack(task, source, box, budget_s=budget, seed=0)
+        report = attack(task, source, box, BattleContext(seed=0), budget_s=budget)
     finally:
         differential.BRANCH_BATCHES = saved
     serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]

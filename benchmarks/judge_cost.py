@@ -32,6 +32,7 @@ from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.agent import attack
 from logomesh.sandbox.choose import open_sandbox
 from logomesh.tasks import load_task
+from logomesh.battle.context import BattleContext
 task_id, sandbox = sys.argv[1], sys.argv[2]
 task = load_task(task_id)
 source = task.labelled_submission("good").submission.source
@@ -42,7 +43,7 @@ with open_sandbox(sandbox) as box:
     run = run_hidden(box, task, source, cache=cache)
     hidden = time.perf_counter() - started
     started = time.perf_counter()
-    report = attack(task, source, box, budget_s=3.0, seed=0)
+    report = attack(task, source, box, BattleContext(seed=0), budget_s=3.0)
     red = time.perf_counter() - started
 print(json.dumps({"hidden": hidden, "red": red, "passed": run.suite.passed, "total": run.suite.total,
                   "findings": len(report.findings)}))

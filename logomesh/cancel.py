@@ -32,7 +32,16 @@ class Cancelled(Exception):
 
 
 class CancelToken:
-    """A one-way switch shared by the caller and every stage of one battle."""
+    """A one-way switch shared by the caller and every stage of one battle.
+
+    ``CancelToken.never()`` is the one token nobody can cancel: the default wherever a caller gives none.
+    """
+
+    @staticmethod
+    def never() -> CancelToken:
+        """The shared token nobody can cancel (its ``cancel`` raises ``TypeError``); a caller that may cancel
+        makes a ``CancelToken()`` of its own."""
+        return _NEVER
 
     def __init__(self) -> None:
         self._event = threading.Event()
@@ -83,6 +92,16 @@ class CancelToken:
                 self._hooks.pop(key, None)
 
 
+class _Uncancellable(CancelToken):
+    """``CancelToken.never()``: shared by every caller that gave no token, so it must never fire."""
+
+    def cancel(self, reason: str = CANCEL_REASON) -> None:
+        raise TypeError("CancelToken.never() cannot be cancelled: give the battle a CancelToken() of its own")
+
+
+_NEVER: CancelToken = _Uncancellable()
+
+
 def _run_all(hooks: list[Hook]) -> None:
     for action in hooks:
         try:
@@ -91,15 +110,15 @@ def _run_all(hooks: list[Hook]) -> None:
             continue
 
 
-def abandon_on_cancel(work: Callable[[], T], token: CancelToken, name: str = "logomesh-work") -> T:
-    """``work()`` on a thread of its own: its value, or ``Cancelled`` as soon as ``token`` is cancelled.
+def abandon_on_cancel(work: Callable[[], T], cancel: CancelToken, name: str = "logomesh-work") -> T:
+    """``work()`` on a thread of its own: its value, or ``Cancelled`` as soon as ``cancel`` is cancelled.
 
     A cancelled ``work`` is left to finish on its own: use it only for work that computes and holds
     nothing outside the process (scoring), never for work that must be stopped (a sandbox run). Its
     thread is not a daemon, so the interpreter waits for it at exit: a native library killed mid-call
     at exit aborts the process (ONNX Runtime did: "terminate called without an active exception").
     """
-    token.check()
+    cancel.check()
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -111,25 +130,25 @@ def abandon_on_cancel(work: Callable[[], T], token: CancelToken, name: str = "lo
         finally:
             done.set()
 
-    with token.hook(done.set):
+    with cancel.hook(done.set):
         threading.Thread(target=run, daemon=False, name=name).start()
         done.wait()
     if "error" in outcome:
         raise outcome["error"]
     if "value" not in outcome:
-        raise Cancelled(token.reason)
+        raise Cancelled(cancel.reason)
     value: T = outcome["value"]
     return value
 
 
 @contextmanager
-def cancel_on_sigint(token: CancelToken) -> Iterator[None]:
-    """While the block runs (on the main thread), Ctrl-C cancels ``token``; a second Ctrl-C interrupts as usual."""
+def cancel_on_sigint(cancel: CancelToken) -> Iterator[None]:
+    """While the block runs (on the main thread), Ctrl-C cancels ``cancel``; a second Ctrl-C interrupts as usual."""
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
-        if token.cancelled:
+        if cancel.cancelled:
             raise KeyboardInterrupt
-        token.cancel()
+        cancel.cancel()
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:

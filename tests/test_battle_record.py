@@ -17,9 +17,9 @@ from logomesh.battle.record import (
     scored_result,
 )
 from logomesh.battle.request import BattleRequest
-from logomesh.battle.spine import judge, play_battle, record_battle
+from logomesh.battle.spine import judge_submission, play_battle, record_battle
 from logomesh.cancel import CancelToken
-from logomesh.events import Event, StageStarted
+from logomesh.events import Event, StageStarted, discard
 from logomesh.purple.exchange import canned_exchange
 from logomesh.tasks import load_task
 
@@ -105,7 +105,7 @@ def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result
     request = _request(tmp_path, "b5")
     task = load_task("rate-limiter")
     played = play_battle(request, task)
-    judged = judge(request, task, canned_exchange(task, "good", "b5").submission, lambda event: None)
+    judged = judge_submission(request, task, canned_exchange(task, "good", "b5").submission, request.context(discard))
     assert set(played.result) == BATTLE_KEYS | set(judged.card.result_fields()) and played.result["status"] == "scored"
     assert COMMON | {"cis_raw", "components", "scorer_config_sha256"} <= set(played.result)
     assert (played.result["red_enabled"], played.result["red_budget_s"]) == (False, 0.0)

@@ -3,7 +3,7 @@
 The task spec, hidden suite, reference solution, flawed variants, red.py and purple response come from the ledger's
 content-addressed blobs, not from today's task library, so an edited task
 folder cannot make an old battle look reproducible. The stages after the
-purple agent answered run again (``battle.judge``) with the recorded seed and
+purple agent answered run again (``spine.judge_submission``) with the recorded seed and
 settings; the canonical hash of the new result must equal the signed one.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from logomesh.battle.record import scored_result
 from logomesh.battle.request import BattleRequest
-from logomesh.battle.spine import judge
+from logomesh.battle.spine import judge_submission
 from logomesh.events import EventSink, discard
 from logomesh.purple.exchange import PurpleError
 from logomesh.scoring.reference import parse_library
@@ -148,7 +148,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         task = _stored_task(str(result["task_id"]), stored.inputs, Path(workdir))
         submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         request = _request_for(result, home, sandbox)
-        judged = judge(request, task, submission, emit)
+        judged = judge_submission(request, task, submission, request.context(emit))
     replayed = scored_result(request, judged.card)
     changed = {k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)}
     basis = judged.measured.reference_observations

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from logomesh.battle.context import BattleContext
 from logomesh.cancel import CancelToken
+from logomesh.events import EventSink
 
 if TYPE_CHECKING:
     from logomesh.scoring.config import LlmConfig
@@ -48,20 +50,16 @@ class BattleRequest:
     """Ask with ``message/stream`` (SSE) instead of ``message/send``."""
     review_llm: LlmConfig | None = None
     """The bounded LLM senior review's endpoint (``score --llm-base-url``); ``None``: off."""
-    cancel: CancelToken | None = field(default=None, compare=False, repr=False)
-    """Cancelling it stops the battle (see the module docstring); ``None``: nobody can."""
+    cancel: CancelToken = field(default_factory=CancelToken.never, compare=False, repr=False)
+    """Cancelling it stops the battle (see ``battle.spine``); the default, ``CancelToken.never()``, nobody can."""
 
     @property
     def purple_label(self) -> str:
         return self.purple_url or f"mock:{self.mock_variant}"
 
-    @property
-    def token(self) -> CancelToken:
-        """The battle's cancel token; a request made without one gets a token nobody holds."""
-        if self.cancel is None:
-            object.__setattr__(self, "cancel", CancelToken())
-        assert self.cancel is not None
-        return self.cancel
+    def context(self, emit: EventSink) -> BattleContext:
+        """The context every stage of this battle shares: its id, ``emit``, its cancel token and its seed."""
+        return BattleContext(battle_id=self.battle_id, emit=emit, cancel=self.cancel, seed=self.seed)
 
 
 def default_battle_id(task_id: str, purple: str, seed: int) -> str:

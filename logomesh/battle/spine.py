@@ -54,6 +54,7 @@ from logomesh.tasks import TaskError, TaskSpec, load_task
 
 if TYPE_CHECKING:
     from ledger import Ledger
+    from logomesh.battle.context import BattleContext
     from logomesh.sandbox import Sandbox
     from logomesh.scoring.measure import Measured
 
@@ -103,21 +104,21 @@ def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
     try:
         return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol,
                                   total_timeout_s=request.purple_timeout_s, stream=request.purple_stream,
-                                  cancel=request.token)
+                                  cancel=request.cancel)
     except PurpleError as exc:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 
 
-def _purple_stage(request: BattleRequest, task: TaskSpec, emit: EventSink) -> PurpleExchange:
+def _purple_stage(request: BattleRequest, task: TaskSpec, battle: BattleContext) -> PurpleExchange:
     """The purple agent's answer, byte for byte."""
-    emit(StageStarted(request.battle_id, "purple"))
-    request.token.check()
+    battle.emit(StageStarted(battle.battle_id, "purple"))
+    battle.cancel.check()
     exchange = _ask_purple(task, request)
-    request.token.check()
+    battle.cancel.check()
     submission = exchange.submission
-    emit(
+    battle.emit(
         PurpleResponded(
-            request.battle_id,
+            battle.battle_id,
             len(submission.source.encode()),
             len(submission.tests.encode()),
             len(submission.rationale),
@@ -136,8 +137,8 @@ def _check_module(task: TaskSpec, submission: Submission) -> None:
         raise StageFailed("purple", problem)
 
 
-def judge(
-    request: BattleRequest, task: TaskSpec, submission: Submission, emit: EventSink,
+def judge_submission(
+    request: BattleRequest, task: TaskSpec, submission: Submission, battle: BattleContext,
     values: StageValues | None = None,
 ) -> Judged:
     """Everything after the purple agent answered: sandbox, red agent, scoring. Replay re-runs exactly this.
@@ -152,18 +153,17 @@ def judge(
     from logomesh.scoring.pipeline import Judging, measure_and_score
 
     values = values if values is not None else StageValues()
-    battle_id, cancel = request.battle_id, request.token
-    emit(StageStarted(battle_id, "sandbox"))
-    cancel.check()
-    judging = Judging(red=request.red, red_budget_s=request.red_budget_s, seed=request.seed,
+    battle.emit(StageStarted(battle.battle_id, "sandbox"))
+    battle.cancel.check()
+    judging = Judging(red=request.red, red_budget_s=request.red_budget_s,
                       config=DEFAULT_CONFIG.with_llm(request.review_llm))
 
     def record(measured: Measured) -> None:
         values.measured = measured
 
     try:
-        scored = measure_and_score(task, submission, _recorded_sandbox(request.sandbox, cancel, values), judging,
-                                   battle_id=battle_id, emit=emit, cancel=cancel, on_measured=record)
+        scored = measure_and_score(task, submission, _recorded_sandbox(request.sandbox, battle.cancel, values),
+                                   judging, battle, on_measured=record)
     except SandboxUnavailable as exc:
         raise StageFailed("sandbox", str(exc)) from None
     except SandboxBroken as exc:
@@ -231,29 +231,29 @@ def play_battle(request: BattleRequest, task: TaskSpec, emit: EventSink = discar
     writer.
     """
     tracker = _StageTracker(emit)
-    emit = tracker
-    emit(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
+    battle = request.context(tracker)
+    tracker(BattleStarted(request.battle_id, task.id, request.purple_label, request.seed))
     values = StageValues()
     ending: Ending
     try:
-        values.exchange = _purple_stage(request, task, emit)
+        values.exchange = _purple_stage(request, task, battle)
         _check_module(task, values.exchange.submission)
-        ending = Scored(judge(request, task, values.exchange.submission, emit, values).card)
+        ending = Scored(judge_submission(request, task, values.exchange.submission, battle, values).card)
     except Cancelled as exc:
-        ending = _cancelled(request, tracker.stage, exc.reason, emit)
+        ending = _cancelled(battle, tracker.stage, exc.reason)
     except Exception as exc:  # a crash in any stage is still a recorded, failed battle
         stage, reason = (exc.stage, exc.reason) if isinstance(exc, StageFailed) else (
             "engine", f"internal error: {type(exc).__name__}: {exc}".splitlines()[0])
-        if request.token.cancelled:  # the failure is the cancel's doing: a killed box, an abandoned request
-            ending = _cancelled(request, tracker.stage, request.token.reason, emit)
+        if battle.cancel.cancelled:  # the failure is the cancel's doing: a killed box, an abandoned request
+            ending = _cancelled(battle, tracker.stage, battle.cancel.reason)
         else:
-            emit(BattleFailed(request.battle_id, stage, reason))
+            battle.emit(BattleFailed(battle.battle_id, stage, reason))
             ending = FailedAt(stage, reason)
     return played_battle(request, task, values, ending)
 
 
-def _cancelled(request: BattleRequest, stage: str, reason: str, emit: EventSink) -> CancelledAt:
-    emit(BattleCancelled(request.battle_id, stage, reason))
+def _cancelled(battle: BattleContext, stage: str, reason: str) -> CancelledAt:
+    battle.emit(BattleCancelled(battle.battle_id, stage, reason))
     return CancelledAt(stage, reason)
 
 

@@ -116,7 +116,7 @@ def run(
         cancel=CancelToken(),
     )
     try:
-        with cancel_on_sigint(request.token):  # Ctrl-C stops the battle, which is recorded as cancelled
+        with cancel_on_sigint(request.cancel):  # Ctrl-C stops the battle, which is recorded as cancelled
             outcome = run_battle(request, ProgressPrinter())
     except EnvironmentProblem as exc:  # no sandbox works, the agent does not answer: nothing recorded
         fail(f"the battle cannot start: {exc}")

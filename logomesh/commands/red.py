@@ -47,8 +47,10 @@ def attack(
     as_json: JsonOption = False,
 ) -> None:
     """Attack one piece of code with the MCTS red agent; only reproduced findings are reported."""
+    from logomesh.battle.context import BattleContext
     from logomesh.red import STRATEGIES
     from logomesh.red import attack as red_attack
+    from logomesh.red.problem import default_seed
     from logomesh.sandbox import SandboxBroken, SandboxUnavailable, open_sandbox
 
     _check_budget(budget)
@@ -61,7 +63,8 @@ def attack(
         fail(f"cannot read --code {code}: {exc.__class__.__name__}: {exc}; pass a UTF-8 Python file")
     try:
         with open_sandbox(sandbox) as box:
-            report = red_attack(spec, source, box, budget_s=budget, seed=seed, strategy=strategy)
+            battle = BattleContext(seed=default_seed(source) if seed is None else seed)
+            report = red_attack(spec, source, box, battle, budget_s=budget, strategy=strategy)
     except (SandboxUnavailable, SandboxBroken) as exc:
         fail(str(exc))
     if as_json:

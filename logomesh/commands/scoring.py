@@ -118,6 +118,7 @@ def score(
 ) -> None:
     """Score one submission file against a task (sandbox and red agent included), without a purple agent."""
     from ledger.canonical import canonical_sha256
+    from logomesh.battle.context import BattleContext
     from logomesh.progress import ProgressPrinter
     from logomesh.sandbox import SandboxUnavailable
     from logomesh.scoring.pipeline import Judging, measure_and_score
@@ -137,10 +138,10 @@ def score(
         print(f"score: hidden {measured.hidden.passed}/{measured.hidden.total} passed; scoring", file=sys.stderr,
               flush=True)
 
-    judging = Judging(red=not no_red, red_budget_s=red_budget, seed=seed, config=config)
+    judging = Judging(red=not no_red, red_budget_s=red_budget, config=config)
     try:
         card = measure_and_score(spec, sub, _announced_sandbox(sandbox, len(sub.source.encode()), red_note),
-                                 judging, emit=progress, on_measured=measured_note).card
+                                 judging, BattleContext(seed=seed, emit=progress), on_measured=measured_note).card
     except SandboxUnavailable as exc:
         fail(str(exc))
     result: dict[str, Any] = {"task_id": spec.id, **card.result_fields(), "status": "scored",

@@ -253,7 +253,7 @@ def request_submission(url: str, task: TaskSpec, battle_id: str, *, protocol: st
     """
     deadline = Deadline(total_timeout_s, connect_timeout_s)
     exchange = _exchange(url, task, battle_id, protocol, deadline, max_bytes, stream)
-    return asyncio.run(exchange if cancel is None else abandon_on_cancel(exchange, cancel))
+    return asyncio.run(exchange if cancel is None else stopped_by_cancel(exchange, cancel))
 
 
 async def _exchange(url: str, task: TaskSpec, battle_id: str, protocol: str | None, deadline: Deadline,
@@ -271,7 +271,7 @@ async def _exchange(url: str, task: TaskSpec, battle_id: str, protocol: str | No
                           agent=endpoint.name, protocol=f"a2a-{endpoint.protocol}")
 
 
-async def abandon_on_cancel(work: Coroutine[Any, Any, T], cancel: CancelToken) -> T:
+async def stopped_by_cancel(work: Coroutine[Any, Any, T], cancel: CancelToken) -> T:
     """Await ``work`` unless ``cancel`` fires first: then ``work`` is cancelled and ``Cancelled`` raised."""
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)

@@ -12,18 +12,21 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from logomesh.cancel import CancelToken
-from logomesh.events import EventSink, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated, discard
+from logomesh.events import EventSink, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
 from logomesh.findings import Finding, max_severity
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec
 from logomesh.red.mcts import Mcts, MctsConfig, Node, Path, walk
-from logomesh.red.problem import Confirmed, ProbeRunner, RedProblem, default_seed, sandbox_runner
+from logomesh.red.problem import Confirmed, ProbeRunner, RedProblem, sandbox_runner
 from logomesh.sandbox.base import Sandbox
 from logomesh.tasks import TaskSpec
+
+if TYPE_CHECKING:
+    from logomesh.battle.context import BattleContext
 
 Strategy = Literal["mcts", "random", "round-robin"]
 STRATEGIES: tuple[Strategy, ...] = ("mcts", "random", "round-robin")
@@ -118,44 +121,26 @@ class _EventObserver:
 
 
 def attack(
-    task: TaskSpec,
-    source: str,
-    box: Sandbox,
-    *,
-    budget_s: float = 10.0,
-    seed: int | None = None,
-    battle_id: str = "",
-    emit: EventSink = discard,
+    task: TaskSpec, source: str, box: Sandbox, battle: BattleContext, *, budget_s: float = 10.0,
     strategy: Strategy = "mcts",
-    config: MctsConfig | None = None,
-    cancel: CancelToken | None = None,
 ) -> RedReport:
     """Attack ``source`` (the submission's solution.py) inside ``box`` with ``play_budget(budget_s)`` leaf plays.
 
-    A cancelled ``cancel`` raises ``Cancelled`` before the next search step or probe.
+    The search is seeded by ``battle.seed``, its events go to ``battle.emit`` under ``battle.battle_id``, and a
+    cancelled ``battle.cancel`` raises ``Cancelled`` before the next search step or probe.
     """
-    return run_attack(task, source, sandbox_runner(box, source, task.reference), budget_s=budget_s, seed=seed,
-                      battle_id=battle_id, emit=emit, strategy=strategy, config=config, cancel=cancel)
+    return run_attack(task, source, sandbox_runner(box, source, task.reference), battle, budget_s=budget_s,
+                      strategy=strategy)
 
 
 def run_attack(
-    task: TaskSpec,
-    source: str,
-    runner: ProbeRunner,
-    *,
-    budget_s: float = 10.0,
-    seed: int | None = None,
-    battle_id: str = "",
-    emit: EventSink = discard,
+    task: TaskSpec, source: str, runner: ProbeRunner, battle: BattleContext, *, budget_s: float = 10.0,
     strategy: Strategy = "mcts",
-    config: MctsConfig | None = None,
-    cancel: CancelToken | None = None,
 ) -> RedReport:
     """``attack`` with the probe runner injected (the sandbox in production)."""
     started = time.monotonic()
-    check = cancel.check if cancel is not None else _never_cancelled
-    runner = _checked(runner, check)
-    seed = default_seed(source) if seed is None else seed
+    runner = _checked(runner, battle.cancel)
+    seed, battle_id, emit = battle.seed, battle.battle_id, battle.emit
     node_of_path: dict[tuple[str, ...], int] = {}
 
     def confirmed(item: Confirmed, path: Path) -> None:
@@ -174,10 +159,9 @@ def run_attack(
         history: tuple[float, ...] = ()
         nodes = 0
     elif strategy == "mcts":
-        base = config or MctsConfig()
-        cfg = replace(base, max_time_seconds=budget_s * BACKSTOP_FACTOR,
-                      max_iterations=plays if base.max_iterations is None else base.max_iterations)
-        search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path), check=check)
+        cfg = MctsConfig(max_time_seconds=budget_s * BACKSTOP_FACTOR, max_iterations=plays)
+        search = Mcts(problem, cfg, seed=seed, observer=_EventObserver(battle_id, emit, node_of_path),
+                      cancel=battle.cancel)
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
         iterations, stopped_because = result.iterations, result.stopped_because
@@ -202,15 +186,11 @@ def run_attack(
     return RedReport(findings, nodes, history, stats, tree)
 
 
-def _never_cancelled() -> None:
-    return None
-
-
-def _checked(runner: ProbeRunner, check: Callable[[], None]) -> ProbeRunner:
-    """``runner`` that calls ``check`` before each probe, so a cancel never starts one."""
+def _checked(runner: ProbeRunner, cancel: CancelToken) -> ProbeRunner:
+    """``runner`` that checks ``cancel`` before each probe, so a cancel never starts one."""
 
     def run(spec: ProbeSpec, seed: int) -> ProbeRun:
-        check()
+        cancel.check()
         return runner(spec, seed)
 
     return run

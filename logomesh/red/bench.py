@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from logomesh.battle.context import BattleContext
 from logomesh.findings import SEVERITY_ORDER, Finding
 from logomesh.red.agent import STRATEGIES, RedReport, Strategy, attack
 from logomesh.sandbox.base import Sandbox
@@ -131,11 +132,12 @@ def run_bench(
     task_list = list(tasks)
     by_id = {t.id: t for t in task_list}
     result = BenchResult(budget_s)
+    battle = BattleContext(seed=seed)
     for case in cases_of(task_list):
         task = by_id[case.task]
         first: RedReport | None = None
         for strategy in strategies:
-            report = attack(task, case.source, box, budget_s=budget_s, seed=seed, strategy=strategy)
+            report = attack(task, case.source, box, battle, budget_s=budget_s, strategy=strategy)
             if strategy == "mcts":
                 first = report
             outcome = Outcome(case, strategy, report.findings, report.stats.first_finding_s,
@@ -148,7 +150,7 @@ def run_bench(
         if determinism_runs > 1 and "mcts" in strategies and first is not None:
             baseline = signature(first.findings)
             same = all(
-                signature(attack(task, case.source, box, budget_s=budget_s, seed=seed).findings) == baseline
+                signature(attack(task, case.source, box, battle, budget_s=budget_s).findings) == baseline
                 for _ in range(determinism_runs - 1)
             )
             result.deterministic[f"{case.task}:{case.name}"] = same

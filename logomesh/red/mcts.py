@@ -20,8 +20,8 @@ agent needs:
   keeps ``max_time_seconds`` only as a backstop, so a loaded machine does not
   cut it at a different leaf.
 
-``check`` runs before every iteration; whatever it raises (a cancel) stops the
-search and propagates to the caller.
+``cancel`` (a ``CancelToken``) is checked before every iteration; once it is
+cancelled, ``Cancelled`` stops the search and propagates to the caller.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from logomesh.cancel import CancelToken
 
 
 @dataclass(frozen=True)
@@ -147,10 +149,10 @@ class Mcts:
         seed: int = 0,
         observer: SearchObserver | None = None,
         clock: Callable[[], float] = time.monotonic,
-        check: Callable[[], None] = lambda: None,
+        cancel: CancelToken | None = None,
     ) -> None:
         self.problem = problem
-        self.check = check
+        self.cancel = cancel if cancel is not None else CancelToken.never()
         self.config = config
         self.seed = seed
         self.observer: SearchObserver = observer or _NullObserver()
@@ -168,7 +170,7 @@ class Mcts:
         iterations = 0
         stopped = "exhausted"
         while True:
-            self.check()
+            self.cancel.check()
             self._refresh(self.root)
             if self.root.exhausted:
                 stopped = "exhausted"

@@ -26,6 +26,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from logomesh.battle.context import BattleContext
 from logomesh.scoring.cis import ScoreCard
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.pipeline import Judging, measure_and_score
@@ -92,8 +93,8 @@ def sandbox_scorer(box: Sandbox, *, red: bool, red_budget_s: float, seed: int,
     def score(task: TaskSpec, submission: Submission) -> ScoreCard:
         if task.id not in variants:
             variants[task.id] = flawed_variants(task)
-        judging = Judging(red=red, red_budget_s=red_budget_s, seed=seed, config=config, variants=variants[task.id])
-        return measure_and_score(task, submission, nullcontext(box), judging).card
+        judging = Judging(red=red, red_budget_s=red_budget_s, config=config, variants=variants[task.id])
+        return measure_and_score(task, submission, nullcontext(box), judging, BattleContext(seed=seed)).card
 
     return score
 

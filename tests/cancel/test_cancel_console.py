@@ -57,7 +57,7 @@ def on_backend(backend: str = "auto", search: SearchAfterCancel | None = None) -
     counting the nodes added after the cancel."""
 
     def engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
-        noted = search.wrap(request.token, emit) if search is not None else emit
+        noted = search.wrap(request.cancel, emit) if search is not None else emit
         return run_battle(dataclasses.replace(request, sandbox=backend, purple_timeout_s=PURPLE_WAIT_S), noted)
 
     return engine

@@ -56,7 +56,7 @@ class RunnerSpy:
     def __call__(self, request: BattleRequest, emit: EventSink) -> BattleOutcome:
         try:  # a purple agent that hangs holds the battle for an hour: only the cancel ends it
             outcome = run_battle(dataclasses.replace(request, purple_timeout_s=PURPLE_WAIT_S),
-                                 self.search.wrap(request.token, emit))
+                                 self.search.wrap(request.cancel, emit))
             self.outcomes.append(outcome)
             return outcome
         finally:

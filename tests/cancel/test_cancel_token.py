@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Sequence
+from pathlib import Path as PathLib
 
 import pytest
 
@@ -89,19 +90,41 @@ class _Endless:
         return Evaluation(rng.random())
 
 
-def test_the_search_checks_before_every_iteration() -> None:
-    token = CancelToken()
-    iterations = 0
+class _CancelsAfter(_Endless):
+    """``_Endless`` that cancels ``cancel`` during its ``after``-th evaluation."""
 
-    def check() -> None:
-        nonlocal iterations
-        if iterations == 7:
-            token.cancel()
-        iterations += 1
-        token.check()
+    def __init__(self, cancel: CancelToken, after: int) -> None:
+        self.cancel = cancel
+        self.after = after
+        self.evaluations = 0
 
-    search = Mcts(_Endless(), MctsConfig(max_time_seconds=60), seed=1, check=check)
+    def evaluate(self, path: Path, rng: random.Random) -> Evaluation:
+        self.evaluations += 1
+        if self.evaluations == self.after:
+            self.cancel.cancel()
+        return super().evaluate(path, rng)
+
+
+def test_the_search_checks_its_token_before_every_iteration() -> None:
+    cancel = CancelToken()
+    problem = _CancelsAfter(cancel, 7)
+    search = Mcts(problem, MctsConfig(max_time_seconds=60), seed=1, cancel=cancel)
     with pytest.raises(Cancelled):
         search.run()
-    assert iterations == 8
+    assert problem.evaluations == 7
     assert search.root.visits == 7  # seven iterations ran, none after the cancel
+
+
+def test_the_never_token_is_one_token_nobody_can_cancel() -> None:
+    from logomesh.battle.context import BattleContext
+    from logomesh.battle.request import BattleRequest
+
+    never = CancelToken.never()
+    assert CancelToken.never() is never
+    with pytest.raises(TypeError, match="cannot be cancelled"):
+        never.cancel()
+    never.check()  # still not cancelled
+    assert not never.cancelled
+    assert BattleContext(seed=0).cancel is never
+    assert BattleRequest(task_id="t", battle_id="b", seed=0, home=PathLib(".")).cancel is never
+    assert BattleContext(seed=0, cancel=CancelToken()).cancel is not never

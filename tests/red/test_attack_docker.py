@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from logomesh.battle.context import BattleContext
 from logomesh.cli import app
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded
 from logomesh.findings import SEVERITY_ORDER
@@ -143,7 +144,7 @@ def box() -> Iterator[Sandbox]:
 
 
 def run(box: Sandbox, task_id: str, source: str, budget: float = 8.0, **kwargs: object) -> RedReport:
-    return attack(task(task_id), source, box, budget_s=budget, seed=11, **kwargs)  # type: ignore[arg-type]
+    return attack(task(task_id), source, box, BattleContext(seed=11), budget_s=budget, **kwargs)  # type: ignore[arg-type]
 
 
 def serious(report: RedReport) -> list[str]:

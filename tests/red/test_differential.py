@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from logomesh.battle.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.differential import call_sites, compare, driver, mutated_inputs
 from logomesh.sandbox import Sandbox, open_sandbox
@@ -97,7 +98,7 @@ def test_code_that_passes_the_hidden_tests_but_differs_is_found(box: Sandbox, so
 
     task = fib_task()
     assert run_hidden(box, task, source).suite.failed == 0  # the weak point: every hidden test passes
-    report = attack(task, source, box, budget_s=10, seed=1)
+    report = attack(task, source, box, BattleContext(seed=1), budget_s=10)
     found = [f for f in report.findings if f.family == "differential"]
     assert found and found[0].severity == "medium" and found[0].cwe == "CWE-684"
     assert found[0].reproducer.startswith("fib(") and found[0].confirmations == 2
@@ -107,6 +108,6 @@ def test_code_that_passes_the_hidden_tests_but_differs_is_found(box: Sandbox, so
 def test_correct_code_draws_no_differential_finding(box: Sandbox) -> None:
     task = fib_task()
     good = task.labelled_submission("good").submission.source
-    report = attack(task, good, box, budget_s=10, seed=1)
+    report = attack(task, good, box, BattleContext(seed=1), budget_s=10)
     assert [f for f in report.findings if f.family == "differential"] == []
     assert report.stats.probes > 0

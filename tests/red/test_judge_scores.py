@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pytest
 
+from logomesh.battle.context import BattleContext
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.choose import make_sandbox
 from logomesh.scoring.pipeline import Judging, measure_and_score
@@ -71,7 +72,8 @@ def scored(box: Sandbox, task_id: str, submission_name: str, edit: object) -> tu
         changed = edit(submission.source, task.reference)
         assert changed != submission.source
         submission = replace(submission, source=changed, raw=b"")
-    card = measure_and_score(task, submission, nullcontext(box), Judging(red=True, red_budget_s=3.0, seed=0)).card
+    card = measure_and_score(task, submission, nullcontext(box), Judging(red=True, red_budget_s=3.0),
+                             BattleContext(seed=0)).card
     fields = card.result_fields()
     return float(fields["cis_score"]), {v["family"] for v in fields["red_analysis"]["vulnerabilities"]}
 

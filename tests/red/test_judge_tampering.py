@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from logomesh.battle.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.context import AttackContext
@@ -111,8 +112,8 @@ def test_the_agent_reports_a_look_at_the_judge_as_critical_and_keeps_the_race() 
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = plain.replace(ALLOW, ALLOW + "        import sys\n        sys.settrace(None)\n", 1)
     with make_sandbox("docker") as sandbox:
-        control = attack(task, plain, sandbox, budget_s=3.0, seed=0)
-        report = attack(task, sneaky, sandbox, budget_s=3.0, seed=0)
+        control = attack(task, plain, sandbox, BattleContext(seed=0), budget_s=3.0)
+        report = attack(task, sneaky, sandbox, BattleContext(seed=0), budget_s=3.0)
     families = {f.family: f.severity for f in report.findings}
     assert families.get(INTROSPECTION) == "critical"
     assert {f.family for f in control.findings} <= set(families)

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from logomesh.battle.context import BattleContext
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
 from logomesh.red import run_attack
 from logomesh.red.attacks.boundary import BoundaryFamily
@@ -202,8 +203,8 @@ class Canned:
 def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
     events: list[Event] = []
     runner = Canned()
-    report = run_attack(task("sql-select"), SQL_SPLICED, runner, budget_s=30, seed=5, battle_id="b1",
-                        emit=events.append)
+    report = run_attack(task("sql-select"), SQL_SPLICED, runner,
+                        BattleContext(seed=5, battle_id="b1", emit=events.append), budget_s=30)
     assert [(f.family, f.cwe, f.severity, f.confirmations, f.attempts) for f in report.findings] == [
         ("sql-injection", "CWE-89", "critical", 3, 3)]
     assert "zz' OR '1'='1" in report.findings[0].reproducer
@@ -220,24 +221,25 @@ def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
 
 def test_agent_is_deterministic_for_a_seed() -> None:
     def run(seed: int) -> tuple[Any, ...]:
-        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), budget_s=30, seed=seed)
+        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), BattleContext(seed=seed), budget_s=30)
         return report.tree, [f.to_json() for f in report.findings]
 
     assert run(3) == run(3)
 
 
 def test_a_dead_control_or_a_flaky_replay_is_never_reported() -> None:
-    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_dead=True), budget_s=30, seed=1)
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_dead=True), BattleContext(seed=1), budget_s=30)
     assert report.findings == ()
     assert report.stats.control_failures >= 1
-    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(flaky=True), budget_s=30, seed=1)
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(flaky=True), BattleContext(seed=1), budget_s=30)
     assert report.findings == ()
     assert report.stats.unconfirmed >= 1
 
 
 def test_code_that_fails_its_benign_control_keeps_the_finding_and_says_so() -> None:
     """Grossly wrong code answers the benign input wrongly too: the attack's finding is real, not the harness."""
-    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), budget_s=30, seed=1)
+    report = run_attack(task("sql-select"), SQL_SPLICED, Canned(control_broken=True), BattleContext(seed=1),
+                        budget_s=30)
     assert [f.family for f in report.findings] == ["sql-injection"]
     assert report.findings[0].summary.endswith("benign control failed too")
     assert report.stats.control_failures >= 1
@@ -245,7 +247,7 @@ def test_code_that_fails_its_benign_control_keeps_the_finding_and_says_so() -> N
 
 def test_baselines_play_the_same_leaves() -> None:
     for strategy in ("random", "round-robin"):
-        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), budget_s=30, seed=2,
+        report = run_attack(task("sql-select"), SQL_SPLICED, Canned(), BattleContext(seed=2), budget_s=30,
                             strategy=strategy)
         assert [f.family for f in report.findings] == ["sql-injection"]
         assert report.stats.strategy == strategy
@@ -253,7 +255,7 @@ def test_baselines_play_the_same_leaves() -> None:
 
 def test_unparseable_code_gets_no_findings_and_no_probes() -> None:
     runner = Canned()
-    report = run_attack(task("sql-select"), "def broken(:\n", runner, budget_s=5, seed=0)
+    report = run_attack(task("sql-select"), "def broken(:\n", runner, BattleContext(seed=0), budget_s=5)
     assert report.findings == () and runner.calls == []
 
 

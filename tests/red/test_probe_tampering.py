@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from logomesh.battle.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
@@ -75,7 +76,7 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
     # what was done, and that alone is a hit.
     _, tamper = seen(race_probe(box, task, sneaky))
     assert tamper and all("sys.set" in v for v in tamper)
-    report = attack(task, sneaky, box, budget_s=3.0, seed=0)
+    report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "race" in {f.family for f in report.findings}
 
 
@@ -90,5 +91,5 @@ def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
     sneaky_trial = sandbox_runner(box, sneaky, task.reference)(variant.spec, 0).trials[0]
     assert family.judge(variant, plain_trial).hit and "tampered" not in plain_trial.result
     assert "tampered" in sneaky_trial.result and family.judge(variant, sneaky_trial).hit
-    report = attack(task, sneaky, box, budget_s=3.0, seed=0)
+    report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "resource-growth" in {f.family for f in report.findings}

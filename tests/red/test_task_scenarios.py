@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from logomesh.battle.context import BattleContext
 from logomesh.findings import SEVERITY_ORDER
 from logomesh.red import attack
 from logomesh.red.attacks.boundary import BoundaryFamily
@@ -158,7 +159,7 @@ def box() -> Iterator[Sandbox]:
 
 
 def serious(source: str, box: Sandbox, budget: float = 8.0) -> list[tuple[str, str, str]]:
-    report = attack(load_task_dir(EXAMPLE), source, box, budget_s=budget, seed=11)
+    report = attack(load_task_dir(EXAMPLE), source, box, BattleContext(seed=11), budget_s=budget)
     return [(f.family, f.cwe, f.reproducer) for f in report.findings
             if SEVERITY_ORDER.index(f.severity) >= SEVERITY_ORDER.index("medium")]
 

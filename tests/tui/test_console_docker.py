@@ -82,7 +82,7 @@ def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: P
 
     def engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
         def noted(event: Event) -> None:
-            if isinstance(event, MctsNodeAdded) and request.token.cancelled:
+            if isinstance(event, MctsNodeAdded) and request.cancel.cancelled:
                 after_cancel.append(event.node_id)
             emit(event)
 
