@@ -41,6 +41,11 @@ def serve(
         typer.Option("--prompt-template", help="With --llm: a file whose text replaces the prompt; {task} is "
                                                "replaced by the task text, {entry_point} by its entry point."),
     ] = None,
+    response_format: Annotated[
+        str, typer.Option("--response-format", help="With --llm: auto (the endpoint's JSON-schema response format "
+                                                   "where it follows it, else fenced code blocks), json-schema or "
+                                                   "fenced.")
+    ] = "auto",
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = DEFAULT_PORT,
     card_url: Annotated[
@@ -56,8 +61,9 @@ def serve(
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
     factory: AppFactory
     if mock:
-        if base_url or model or prompt_template or max_tokens is not None:
-            fail("--base-url, --model, --max-tokens and --prompt-template go with --llm, not --mock", EXIT_USAGE)
+        if base_url or model or prompt_template or max_tokens is not None or response_format != "auto":
+            fail("--base-url, --model, --max-tokens, --prompt-template and --response-format go with --llm, not "
+                 "--mock", EXIT_USAGE)
         if responses is not None and not responses.is_dir():
             fail(f"--responses {responses} is not a folder", EXIT_USAGE)
         from logomesh.purple.mock import MockResponses, mock_app_factory
@@ -70,7 +76,18 @@ def serve(
             fail("--responses goes with --mock, not --llm", EXIT_USAGE)
         if not base_url.startswith(("http://", "https://")):
             fail(f"--base-url must start with http:// or https://, not {base_url!r}", EXIT_USAGE)
-        from logomesh.purple.llm import PROMPT_TEMPLATE, LlmSettings, TemplateError, check_template, llm_app_factory
+        from logomesh.purple.llm import (
+            PROMPT_TEMPLATE,
+            RESPONSE_FORMATS,
+            LlmSettings,
+            TemplateError,
+            check_template,
+            llm_app_factory,
+        )
+
+        if response_format not in RESPONSE_FORMATS:
+            fail(f"--response-format must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}",
+                 EXIT_USAGE)
 
         if not 0 <= temperature <= 2:
             fail(f"--temperature must be between 0 and 2, not {temperature:g}", EXIT_USAGE)
@@ -88,7 +105,8 @@ def serve(
             except TemplateError as exc:
                 fail(f"--prompt-template {prompt_template}: {exc}; add it where the task should go", EXIT_USAGE)
         settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed, timeout_s=timeout,
-                               max_tokens=max_tokens, temperature=temperature, prompt_template=template)
+                               max_tokens=max_tokens, temperature=temperature, prompt_template=template,
+                               response_format=response_format)
         factory, what = llm_app_factory(settings), f"the LLM purple agent ({model})"
     try:
         serve_forever(factory, host, port, card_url, what)

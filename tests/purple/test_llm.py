@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from logomesh.purple.client import PurpleTaskFailed, request_submission
-from logomesh.purple.llm import LlmSettings, TemplateError, check_template, llm_app_factory
+from logomesh.purple.llm import SUBMISSION_SCHEMA, LlmSettings, TemplateError, check_template, llm_app_factory
 from logomesh.purple.server import start_in_thread
 from logomesh.tasks import TaskSpec
 
@@ -28,12 +28,15 @@ class StandIn:
 
     reply: str = "```json\n" + json.dumps(ANSWER) + "\n```"
     status: int = 200
+    refuse_schema: bool = False  # answer HTTP 400 to a request that carries a response_format
     seen: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     later: list[str] = field(default_factory=list)  # replies after the first, in order
 
     def app(self, url: str) -> Starlette:
         async def completions(request: Request) -> Response:
             self.seen.append((await request.json(), request.headers.get("authorization", "")))
+            if self.refuse_schema and "response_format" in self.seen[-1][0]:
+                return JSONResponse({"error": {"message": "response_format: unsupported"}}, status_code=400)
             if self.status != 200:
                 return JSONResponse({"error": {"message": "overloaded"}}, status_code=self.status)
             reply = self.later[len(self.seen) - 2] if 1 < len(self.seen) <= len(self.later) + 1 else self.reply
@@ -94,10 +97,12 @@ def test_the_prompt_asks_for_fenced_blocks_and_a_module_that_imports_cleanly(sta
                                                                             adder: TaskSpec) -> None:
     endpoint, base_url = stand_in
     endpoint.reply = f"Sure.\n\n```python\n{ANSWER['sourceCode']}```\n\nIt adds."
-    settings = LlmSettings(base_url, "m", None, seed=3, max_tokens=700, temperature=0.4, timeout_s=12)
+    settings = LlmSettings(base_url, "m", None, seed=3, max_tokens=700, temperature=0.4, timeout_s=12,
+                           response_format="fenced")
     with start_in_thread(llm_app_factory(settings)) as purple:
         exchange = request_submission(purple.url, adder, "adder-llm-4")
     body = endpoint.seen[-1][0]
+    assert len(endpoint.seen) == 1 and "response_format" not in body  # fenced: the schema is never offered
     prompt = body["messages"][-1]["content"]
     assert "```python" in prompt and "define `add`" in prompt and "import cleanly" in prompt
     assert "Respond with a single JSON object" not in prompt  # the task's own JSON format is not asked for
@@ -143,3 +148,93 @@ def test_a_prompt_template_replaces_the_prompt(stand_in: tuple[StandIn, str], ad
     assert prompt.startswith("Solve: CODING TASK: Add two numbers") and prompt.endswith("Name: add")
     with pytest.raises(TemplateError, match=r"no \{task\} placeholder"):
         check_template("no placeholder")
+
+
+def _report(exchange_bytes: bytes) -> dict[str, Any]:
+    """The agent's ``logomesh_llm`` report from the A2A response."""
+    found: list[dict[str, Any]] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            if "logomesh_llm" in value:
+                found.append(value["logomesh_llm"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(json.loads(exchange_bytes))
+    assert len(found) == 1
+    return found[0]
+
+
+def test_auto_asks_for_the_json_schema_where_the_endpoint_follows_it(stand_in: tuple[StandIn, str],
+                                                                      adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.reply = json.dumps(ANSWER)  # what a server holding its output to the schema answers
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        first = request_submission(purple.url, adder, "adder-llm-8")
+        second = request_submission(purple.url, adder, "adder-llm-9")
+    assert len(endpoint.seen) == 2
+    for body, _ in endpoint.seen:
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["schema"] == SUBMISSION_SCHEMA
+        prompt = body["messages"][-1]["content"]
+        assert "Reply with one JSON object" in prompt and "define `add`" in prompt and "```" not in prompt
+    for exchange in (first, second):
+        assert exchange.submission.source == ANSWER["sourceCode"]
+        report = _report(exchange.response_bytes)
+        assert (report["response_format"], report["form"]) == ("json-schema", "json")
+
+
+def test_auto_falls_back_to_fenced_blocks_where_the_endpoint_refuses_the_schema(stand_in: tuple[StandIn, str],
+                                                                                 adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.refuse_schema = True
+    endpoint.reply = f"```python\n{ANSWER['sourceCode']}```"
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        first = request_submission(purple.url, adder, "adder-llm-10")
+        second = request_submission(purple.url, adder, "adder-llm-11")
+    offered = ["response_format" in body for body, _ in endpoint.seen]
+    assert offered == [True, False, False]  # refused once, then never offered again
+    assert "```python" in endpoint.seen[1][0]["messages"][-1]["content"]
+    for exchange in (first, second):
+        assert exchange.submission.source == ANSWER["sourceCode"]
+        assert _report(exchange.response_bytes)["response_format"] == "fenced"
+
+
+def test_auto_stops_offering_the_schema_to_an_endpoint_that_ignores_it(stand_in: tuple[StandIn, str],
+                                                                        adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in  # the stand-in's default reply: a ```json fence, not the bare object
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        first = request_submission(purple.url, adder, "adder-llm-12")
+        request_submission(purple.url, adder, "adder-llm-13")
+    assert ["response_format" in body for body, _ in endpoint.seen] == [True, False]
+    assert first.submission.source == ANSWER["sourceCode"]  # the answer it gave is still read
+
+
+def test_json_schema_insisted_on_and_refused_fails_the_task_with_the_reason(stand_in: tuple[StandIn, str],
+                                                                             adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.refuse_schema = True
+    settings = LlmSettings(base_url, "m", None, response_format="json-schema")
+    with start_in_thread(llm_app_factory(settings)) as purple, pytest.raises(PurpleTaskFailed) as failed:
+        request_submission(purple.url, adder, "adder-llm-14")
+    assert "refused the JSON-schema response format (HTTP 400)" in str(failed.value)
+    assert len(endpoint.seen) == 1
+
+
+def test_the_model_server_refuses_a_response_format_it_cannot_hold_to() -> None:
+    import threading
+
+    from starlette.testclient import TestClient
+
+    from logomesh.purple.model_server import LoadedModel, app
+
+    unused = LoadedModel(None, None, "SmolLM2-135M-Instruct", 0.0, threading.Lock())  # refused before generating
+    with TestClient(app(unused)) as client:
+        reply = client.post("/v1/chat/completions", json={
+            "messages": [{"role": "user", "content": "hi"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": SUBMISSION_SCHEMA}}})
+    assert reply.status_code == 400 and "free text only" in reply.json()["error"]["message"]
