@@ -109,6 +109,7 @@ def test_a_real_model_battle_is_judged_as_code_or_failed_with_its_reason(purple_
         assert done.returncode == 0
         how = json.loads(report)
         assert how["form"] in ("fenced", "json", "near-json", "bare code")
+        assert how["response_format"] == "fenced"  # our model server refused the schema; auto fell back
         assert result["tests"]["hidden"]["total"] > 0
         assert result["components"]["rests_on"]["architecture"] == "the module's AST"
     else:

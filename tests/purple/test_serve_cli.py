@@ -28,7 +28,10 @@ from logomesh.tasks import TaskSpec
      (["--llm", "--base-url", "http://x/v1", "--model", "m", "--max-tokens", "0"], "--max-tokens must be"),
      (["--llm", "--base-url", "http://x/v1", "--model", "m", "--timeout", "0"], "--timeout must be"),
      (["--llm", "--base-url", "http://x/v1", "--model", "m", "--prompt-template", "/no/such/file"], "cannot read"),
-     (["--mock", "--max-tokens", "5"], "go with --llm")],
+     (["--mock", "--max-tokens", "5"], "go with --llm"),
+     (["--mock", "--response-format", "fenced"], "go with --llm"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--response-format", "xml"],
+      "--response-format must be one of auto, json-schema, fenced, not 'xml'")],
 )
 def test_bad_arguments_are_one_line_usage_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["purple", "serve", *args])
