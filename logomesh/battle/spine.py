@@ -146,7 +146,8 @@ def judge_submission(
     Measuring then scoring is ``scoring.pipeline.measure_and_score``, exactly as for ``logomesh score`` and
     ``calibrate``: one pipeline, so the same code gets the same result from each. The sandbox used and the
     measured values go into ``values`` as soon as they are known, so a battle that fails or is cancelled
-    later still records them.
+    later still records them. ``battle`` (``request.context(emit)``) carries the id, event sink, cancel token
+    and seed down to the red agent's search.
     """
     from logomesh.sandbox import SandboxBroken, SandboxUnavailable
     from logomesh.scoring import DEFAULT_CONFIG
