@@ -76,7 +76,7 @@ def run(plan: CampaignPlan, workers: int, kind: str) -> dict[str, Any]:
         if recorded is not None:
             recorded_at.append(time.perf_counter())
             if recorded.played.failed:
-                reason = str(recorded.played.result.get("reason", "?"))[:160]
+                reason = (recorded.played.result.ending.reason or "?")[:160]
                 reasons[reason] = reasons.get(reason, 0) + 1
 
     with tempfile.TemporaryDirectory(prefix="logomesh-campaign-bench-") as folder:

@@ -103,7 +103,7 @@ def _play(case: Case, home: Path, led: Ledger, sandbox: str) -> tuple[str, dict[
     outcome = record_battle(home, case.name, play_battle(request, load_task(case.task), emit), emit, ledger=led)
     stored = led.get(case.name)
     assert stored is not None
-    return stored.dbom_path.read_text(encoding="utf-8"), outcome.result, events
+    return stored.dbom_path.read_text(encoding="utf-8"), outcome.result.to_json(), events
 
 
 def _cli(args: list[str]) -> str:
@@ -127,7 +127,7 @@ def record(out: Path, sandbox: str, cli: bool) -> None:
             report = replay_battle(home, case.name, case.sandbox or sandbox)
             (out / f"{case.name}.replay.json").write_bytes(
                 canonicalize({"matches": report.matches, "differences": list(report.differences),
-                              "replayed": report.replayed}))
+                              "replayed": report.replayed.to_json()}))
     ledger_view(out)
     if cli:
         submission = ROOT / "tasks" / "rate-limiter" / "submissions" / "no-lock.json"

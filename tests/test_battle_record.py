@@ -17,6 +17,7 @@ from logomesh.battle.record import (
     scored_result,
 )
 from logomesh.battle.request import BattleRequest
+from logomesh.battle.result import BattleResult, ResultEnding
 from logomesh.battle.spine import judge_submission, play_battle, record_battle
 from logomesh.cancel import CancelToken
 from logomesh.events import Event, StageStarted, discard
@@ -48,13 +49,17 @@ def test_failed_and_cancelled_results_have_their_documented_keys(tmp_path: Path)
     task = load_task("rate-limiter")
     failed = played_battle(request, task, StageValues(), FailedAt("sandbox", "no box"))
     cancelled = played_battle(request, task, StageValues(), CancelledAt("red", "cancelled by the user"))
-    assert set(failed.result) == FAILED_KEYS
-    assert (failed.result["status"], failed.result["failed_stage"], failed.result["reason"]) == (
+    assert set(failed.result.to_json()) == FAILED_KEYS
+    failed_json, cancelled_json = failed.result.to_json(), cancelled.result.to_json()
+    assert (failed_json["status"], failed_json["failed_stage"], failed_json["reason"]) == (
         "failed", "sandbox", "no box")
-    assert set(cancelled.result) == CANCELLED_KEYS
-    assert (cancelled.result["status"], cancelled.result["stage"]) == ("cancelled", "red")
+    assert set(cancelled_json) == CANCELLED_KEYS
+    assert (cancelled_json["status"], cancelled_json["stage"]) == ("cancelled", "red")
+    assert failed.result.ending == ResultEnding("failed", "sandbox", "no box")  # one accessor for either stage key
+    assert cancelled.result.ending == ResultEnding("cancelled", "red", "cancelled by the user")
     for played in (failed, cancelled):
-        assert played.result["cis_score"] == 0.0 and played.intent_vector is None
+        assert played.result.cis_score == 0.0 and played.intent_vector is None
+        assert BattleResult.from_json(played.result.to_json()) == played.result
         assert set(played.inputs) == TASK_INPUTS
         assert played.attributes == {"purple_agent": "mock:good", "seed": "5", "campaign_id": "c1"}
     assert failed.failed and not failed.cancelled and cancelled.cancelled and not cancelled.failed
@@ -62,7 +67,7 @@ def test_failed_and_cancelled_results_have_their_documented_keys(tmp_path: Path)
 
 def test_a_battle_failed_before_any_stage_entangles_nothing(tmp_path: Path) -> None:
     played = failed_played(_request(tmp_path, "b2"), "engine", "worker error: gone")
-    assert set(played.result) == FAILED_KEYS and played.inputs == {}
+    assert set(played.result.to_json()) == FAILED_KEYS and played.inputs == {}
     assert played.attributes == {"purple_agent": "mock:good", "seed": "5"}
 
 
@@ -72,7 +77,7 @@ def test_a_sandbox_failure_after_purple_answered_records_the_purple_exchange(
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
     request = _request(tmp_path, "b3", sandbox="docker")  # Docker went away after the pre-flight: recorded
     outcome = record_battle(tmp_path, "b3", play_battle(request, load_task("rate-limiter")))
-    assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
+    assert outcome.failed and outcome.result.to_json()["failed_stage"] == "sandbox"
     with Ledger.open(tmp_path) as led:
         stored = led.get("b3")
     assert stored is not None
@@ -93,7 +98,7 @@ def test_a_cancel_after_measuring_records_the_sandbox_and_its_observations(tmp_p
             token.cancel()
 
     played = play_battle(_request(tmp_path, "b4", cancel=token), load_task("rate-limiter"), cancel_at_scoring)
-    assert set(played.result) == CANCELLED_KEYS and played.result["stage"] == "scoring"
+    assert set(played.result.to_json()) == CANCELLED_KEYS and played.result.to_json()["stage"] == "scoring"
     assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations"}
     assert played.inputs["reference_observations"]
     assert {"sandbox_image", "sandbox_backend", "purple_protocol"} <= set(played.attributes)
@@ -106,13 +111,15 @@ def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result
     task = load_task("rate-limiter")
     played = play_battle(request, task)
     judged = judge_submission(request, task, canned_exchange(task, "good", "b5").submission, request.context(discard))
-    assert set(played.result) == BATTLE_KEYS | set(judged.card.result_fields()) and played.result["status"] == "scored"
-    assert COMMON | {"cis_raw", "components", "scorer_config_sha256"} <= set(played.result)
-    assert (played.result["red_enabled"], played.result["red_budget_s"]) == (False, 0.0)
+    result = played.result.to_json()
+    assert set(result) == BATTLE_KEYS | set(judged.card.result_fields()) and result["status"] == "scored"
+    assert COMMON | {"cis_raw", "components", "scorer_config_sha256"} <= set(result)
+    assert (result["red_enabled"], result["red_budget_s"]) == (False, 0.0)
+    assert BattleResult.from_json(result) == played.result and BattleResult.from_json(result).to_json() == result
     assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations", "intent_library"}
     library = json.loads(played.inputs["intent_library"])  # the intents the check judged among: replay needs them
     assert ["task:rate-limiter", task.entry_point] in [row[:2] for row in library]
-    assert played.attributes["scorer_config_sha256"] == played.result["scorer_config_sha256"]
+    assert played.attributes["scorer_config_sha256"] == result["scorer_config_sha256"]
     assert any(name.startswith("model:") for name in played.attributes)
     assert played.intent_vector
     assert scored_result(request, judged.card) == played.result

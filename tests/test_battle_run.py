@@ -70,8 +70,8 @@ def test_docker_down_during_the_battle_is_a_recorded_failure_naming_the_fix(
     request = _request(tmp_path, sandbox="docker", red=False)  # as if Docker died after the pre-flight
     outcome = record_battle(tmp_path, request.battle_id, play_battle(request, load_task("rate-limiter"), events.append),
                             events.append)
-    assert outcome.failed and outcome.result["failed_stage"] == "sandbox"
-    assert "docker" in str(outcome.result["reason"]).lower()
+    assert outcome.failed and outcome.result.to_json()["failed_stage"] == "sandbox"
+    assert "docker" in str(outcome.result.to_json()["reason"]).lower()
     assert outcome.sequence is not None
     assert any(isinstance(e, BattleFailed) and e.stage == "sandbox" for e in events)
     assert isinstance(events[-1], BattleFinished) and events[-1].status == "failed"
@@ -82,8 +82,8 @@ def test_same_inputs_and_seed_give_byte_identical_results(tmp_path: Path) -> Non
     events: list[Event] = []
     first = run_battle(_request(tmp_path / "a"), events.append)
     second = run_battle(_request(tmp_path / "b"))
-    assert first.result["status"] == "scored"
-    assert result_json(first.result) == result_json(second.result)
+    assert first.result.to_json()["status"] == "scored"
+    assert result_json(first.result.to_json()) == result_json(second.result.to_json())
     stages = [e.stage for e in events if isinstance(e, StageStarted)]
     assert stages == ["purple", "sandbox", "red", "scoring", "ledger"]
     components = [e.name for e in events if isinstance(e, ScoreComponent)]

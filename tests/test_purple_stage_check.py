@@ -41,7 +41,7 @@ def test_no_module_is_recorded_as_a_purple_failure_with_the_reason(answering: Ru
                                                                   name: str) -> None:
     outcome = run_battle(BattleRequest("rate-limiter", f"rate-limiter:{name}", 0, tmp_path,
                                        purple_url=answering.url))
-    result = outcome.result
+    result = outcome.result.to_json()
     assert (result["status"], result["failed_stage"]) == ("failed", "purple")
     assert result["reason"] == ANSWERS[name][1]
     assert "rationale_score" not in result or result["cis_score"] == 0.0
@@ -83,7 +83,7 @@ def test_a_module_failing_on_import_says_where(tmp_path: Path) -> None:
         outcome = run_battle(BattleRequest("fib-recursive", "fib-recursive:demo-assert", 0, tmp_path / "home",
                                            purple_url=server.url, red=False), events.append)
     where = f"import failed at solution.py line {line}: AssertionError: a demo check"
-    assert outcome.result["status"] == "scored"
-    assert outcome.result["tests"]["hidden"]["error"] == where
+    assert outcome.result.to_json()["status"] == "scored"
+    assert outcome.result.to_json()["tests"]["hidden"]["error"] == where
     assert any(isinstance(e, SandboxOutput) and where in e.text for e in events)
     assert any(isinstance(e, PenaltyApplied) and where in e.reason for e in events)

@@ -54,10 +54,18 @@ def default_engine(request: BattleRequest, emit: EventSink) -> BattleOutcome:
 
 @dataclass(frozen=True)
 class _Ending:
+    """How the run ended: the recorded battle's ending, or ``error``/``cancelled`` when nothing was recorded."""
+
     status: str
     cis_score: float | None
     sequence: int | None
     reason: str
+
+    @classmethod
+    def recorded(cls, outcome: BattleOutcome) -> _Ending:
+        """The ledger's word on the battle: its status, CIS and reason as recorded, never re-derived here."""
+        result = outcome.result
+        return cls(result.status, result.cis_score, outcome.sequence, result.ending.reason)
 
 
 def coalesce_updates(events: Sequence[Event]) -> list[Event]:
@@ -138,11 +146,7 @@ class BattleRunner:
         except Exception as exc:  # the UI must survive any engine crash
             ending = _Ending("error", None, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
         else:
-            status = str(outcome.result.get("status", "unknown"))
-            reason = str(outcome.result.get("reason", ""))
-            if self._cancel.is_set() and status != "scored":
-                status = "cancelled"
-            ending = _Ending(status, float(outcome.result.get("cis_score", 0.0)), outcome.sequence, reason)
+            ending = _Ending.recorded(outcome)
         with self._lock:
             self._ending = ending
 

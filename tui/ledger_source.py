@@ -17,6 +17,7 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoredBattle
 from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
 from ledger.verify import verify_ledger
+from logomesh.battle.result import BattleResult, ResultError
 from logomesh.findings import EVIDENCE_INPUT
 
 ProgressCallback = Callable[[int, int], None]
@@ -58,7 +59,7 @@ class EntryDetail:
     signature: str
     inclusion: str
     input_hashes: dict[str, str] = field(default_factory=dict)
-    result: dict[str, Any] = field(default_factory=dict)
+    result: BattleResult | None = None  # None: the entry holds no battle result (a key rotation's, say)
     submission: SubmissionText | None = None
     submission_problem: str = ""  # why ``submission`` is None
     evidence: dict[tuple[str, str], str] = field(default_factory=dict)  # per finding: ``evidence_for``
@@ -76,10 +77,19 @@ def short_time(timestamp: str) -> str:
     return timestamp[:19].replace("T", " ")
 
 
+def _result_of(stored: StoredBattle) -> BattleResult | None:
+    """The entry's result, parsed once; ``None`` when it is no battle result."""
+    try:
+        return BattleResult.from_json(stored.result)
+    except ResultError:
+        return None
+
+
 def _purple_of(stored: StoredBattle | None) -> str:
     if stored is None:
         return "?"
-    return str(stored.result.get("purple_agent") or stored.attributes.get("purple_agent") or "")
+    result = _result_of(stored)
+    return (result.purple_agent if result is not None else "") or stored.attributes.get("purple_agent") or ""
 
 
 def _submission_of(stored: StoredBattle) -> tuple[SubmissionText | None, str]:
@@ -159,7 +169,7 @@ class LedgerSource:
         hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}
         submission, problem = _submission_of(stored)
         return EntryDetail(row=row, dbom=stored.dbom, signature=signature, inclusion=inclusion, input_hashes=hashes,
-                           result=dict(stored.result), submission=submission, submission_problem=problem,
+                           result=_result_of(stored), submission=submission, submission_problem=problem,
                            evidence=parse_evidence(stored.inputs.get(EVIDENCE_INPUT)))
 
     def verify(self, on_progress: ProgressCallback) -> VerifyReport:

@@ -6,8 +6,8 @@ holds those obtained so far, so a battle that fails or is cancelled midway
 still entangles everything it got (a purple response whose sandbox then
 failed, say). ``played_battle`` turns the values and the ending (``Scored``,
 ``FailedAt`` or ``CancelledAt``) into the ``PlayedBattle`` the ledger appends:
-the result, the inputs, the attributes and the intent vector. Every result,
-scored, failed or cancelled, is built here and nowhere else.
+the result (a ``BattleResult``), the inputs, the attributes and the intent
+vector. Every result, scored, failed or cancelled, is built here and nowhere else.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from logomesh.battle.result import BattleResult, RedSettings, ResultEnding, Status
 from logomesh.findings import EVIDENCE_INPUT
 
 if TYPE_CHECKING:
@@ -77,24 +78,24 @@ Ending = Scored | FailedAt | CancelledAt
 
 
 class ResultStatus:
-    """``failed`` and ``cancelled``, read from the ``status`` of the class's ``result``."""
+    """``failed`` and ``cancelled``, read from the ending of the class's ``result``."""
 
-    result: dict[str, Any]
+    result: BattleResult
 
     @property
     def failed(self) -> bool:
-        return bool(self.result.get("status") == "failed")
+        return self.result.failed
 
     @property
     def cancelled(self) -> bool:
-        return bool(self.result.get("status") == "cancelled")
+        return self.result.cancelled
 
 
 @dataclass(frozen=True)
 class PlayedBattle(ResultStatus):
     """A battle played but not yet recorded: its result and what the ledger entangles with it."""
 
-    result: dict[str, Any]
+    result: BattleResult
     inputs: dict[str, bytes]
     attributes: dict[str, str]
     intent_vector: list[float] | None
@@ -131,28 +132,17 @@ def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBatt
     return played_battle(request, None, StageValues(), FailedAt(stage, reason))
 
 
-def scored_result(request: BattleRequest, card: ScoreCard) -> dict[str, Any]:
+def scored_result(request: BattleRequest, card: ScoreCard) -> BattleResult:
     """A scored battle's result: the card's fields and the settings it was judged with."""
-    result: dict[str, Any] = {"battle_id": request.battle_id, "task_id": request.task_id}
-    result.update(card.result_fields())
-    result.update(
-        {
-            "status": "scored",
-            "seed": request.seed,
-            "purple_agent": request.purple_label,
-            "red_enabled": request.red,
-            "red_budget_s": request.red_budget_s if request.red else 0.0,
-        }
-    )
-    return result
+    return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
+                        ResultEnding("scored"), card.result_fields(),
+                        RedSettings(request.red, request.red_budget_s if request.red else 0.0))
 
 
-def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> dict[str, Any]:
-    """Zeros, the status and the stage: ``failed_stage`` when it failed, ``stage`` when it was cancelled."""
+def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> BattleResult:
+    """Zeros, and the stage and reason it stopped with (``failed_stage`` or ``stage`` in the JSON)."""
     zero = {"passed": 0, "failed": 0, "total": 0}
-    result: dict[str, Any] = {
-        "battle_id": request.battle_id,
-        "task_id": request.task_id,
+    scores: dict[str, Any] = {
         "rationale_score": 0.0,
         "architecture_score": 0.0,
         "testing_score": 0.0,
@@ -170,12 +160,9 @@ def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> 
         "anchors": {},
         "llm_adjustments": {},
     }
-    if isinstance(ending, FailedAt):
-        result.update(status="failed", failed_stage=ending.stage)
-    else:
-        result.update(status="cancelled", stage=ending.stage)
-    result.update(reason=ending.reason, seed=request.seed, purple_agent=request.purple_label)
-    return result
+    status: Status = "failed" if isinstance(ending, FailedAt) else "cancelled"
+    return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
+                        ResultEnding(status, ending.stage, ending.reason), scores)
 
 
 def _task_inputs(task: TaskSpec) -> dict[str, bytes]:

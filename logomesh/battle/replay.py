@@ -13,12 +13,13 @@ import dataclasses
 import json
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from logomesh.battle.record import scored_result
 from logomesh.battle.request import BattleRequest
+from logomesh.battle.result import BattleResult, RedSettings, ResultError
 from logomesh.battle.spine import judge_submission
 from logomesh.events import EventSink, discard
 from logomesh.purple.exchange import PurpleError
@@ -38,7 +39,7 @@ class ReplayReport:
     signed_sha256: str
     replayed_sha256: str
     differences: tuple[str, ...]
-    replayed: dict[str, Any]
+    replayed: BattleResult
     signed_scorer: str = ""  # the scorer configuration hash the entry was signed with ("" if not recorded)
     replayed_scorer: str = ""  # this build's
 
@@ -106,26 +107,28 @@ def stored_submission(raw: bytes, protocol: str) -> Submission:
     raise ReplayError(f"the stored purple response cannot be re-read: {problem}")
 
 
-def _request_for(result: dict[str, Any], home: Path, sandbox: str) -> BattleRequest:
-    agent = str(result.get("purple_agent", ""))
+def _request_for(result: BattleResult, home: Path, sandbox: str) -> BattleRequest:
+    agent = result.purple_agent
     mock = agent.removeprefix("mock:") if agent.startswith("mock:") else None
+    red = result.red if result.red is not None else RedSettings(False, 0.0)
     return BattleRequest(
-        task_id=str(result["task_id"]),
-        battle_id=str(result["battle_id"]),
-        seed=int(result["seed"]),
+        task_id=result.task_id,
+        battle_id=result.battle_id,
+        seed=result.seed,
         home=home,
         purple_url=None if mock else agent,
         mock_variant=mock,
         sandbox=sandbox,
-        red_budget_s=float(result.get("red_budget_s", 0.0)) or 10.0,
-        red=bool(result.get("red_enabled", False)),
+        red_budget_s=red.budget_s or 10.0,
+        red=red.enabled,
     )
 
 
-def _intent_reference(result: dict[str, Any]) -> str:
+def _intent_reference(result: BattleResult) -> str:
     """The reference set the intent check of ``result`` was judged against ("" if it records none)."""
-    intent = result.get("components", {}).get("intent", {}) if isinstance(result.get("components"), dict) else {}
-    return str(intent.get("reference_sha256", "")) if isinstance(intent, dict) else ""
+    components = result.scores.get("components")
+    intent = components.get("intent", {}) if isinstance(components, Mapping) else {}
+    return str(intent.get("reference_sha256", "")) if isinstance(intent, Mapping) else ""
 
 
 def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> ReplayReport:
@@ -140,17 +143,22 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         stored = led.get(battle_id)
     if stored is None:
         raise ReplayError(f"no battle {battle_id!r} in the ledger at {home} (see the console or 'verify ledger')")
-    result = stored.result
-    if result.get("status") != "scored":
-        stage = result.get("failed_stage", "?")
-        raise ReplayError(f"battle {battle_id!r} failed at stage {stage}; only scored battles can be replayed")
+    try:
+        result = BattleResult.from_json(stored.result)
+    except ResultError as exc:
+        raise ReplayError(f"entry {battle_id!r} is no battle result ({exc}); only scored battles can be replayed"
+                          ) from None
+    if not result.ending.scored:
+        raise ReplayError(f"battle {battle_id!r} {result.status} at stage {result.ending.stage or '?'}; "
+                          "only scored battles can be replayed")
     with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
-        task = _stored_task(str(result["task_id"]), stored.inputs, Path(workdir))
+        task = _stored_task(result.task_id, stored.inputs, Path(workdir))
         submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         request = _request_for(result, home, sandbox)
         judged = judge_submission(request, task, submission, request.context(emit))
     replayed = scored_result(request, judged.card)
-    changed = {k for k in set(result) | set(replayed) if result.get(k) != replayed.get(k)}
+    signed, now = stored.result, replayed.to_json()
+    changed = {k for k in set(signed) | set(now) if signed.get(k) != now.get(k)}
     basis = judged.measured.reference_observations
     if "reference_observations" in stored.inputs and basis != stored.inputs["reference_observations"]:
         changed.add("reference_observations")  # the verdicts' basis moved, even where no verdict did
@@ -165,7 +173,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         battle_id=battle_id,
         sequence=stored.sequence,
         signed_sha256=stored.result_sha256,
-        replayed_sha256=canonical_sha256(replayed),
+        replayed_sha256=canonical_sha256(now),
         differences=differences,
         replayed=replayed,
         signed_scorer=stored.attributes.get("scorer_config_sha256", ""),

@@ -35,6 +35,7 @@ from logomesh.battle.record import (
     played_battle,
 )
 from logomesh.battle.request import SEED_LIMIT, BattleRequest, BattleSetupError, StageFailed
+from logomesh.battle.result import BattleResult
 from logomesh.cancel import Cancelled, CancelToken
 from logomesh.events import (
     BattleCancelled,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BattleOutcome(ResultStatus):
-    result: dict[str, Any]
+    result: BattleResult
     sequence: int | None
     db_path: Path
 
@@ -280,9 +281,10 @@ def record_battle(
     emit(StageStarted(battle_id, "ledger"))
     with contextlib.ExitStack() as stack:
         led = ledger if ledger is not None else stack.enter_context(Ledger.open(home))
-        receipt = led.append(battle_id, played.result, played.inputs, played.attributes, played.intent_vector)
+        receipt = led.append(battle_id, played.result.to_json(), played.inputs, played.attributes,
+                             played.intent_vector)
     emit(LedgerAppended(battle_id, receipt.sequence, receipt.result_sha256, str(receipt.db_path)))
-    emit(BattleFinished(battle_id, float(played.result["cis_score"]), str(played.result["status"])))
+    emit(BattleFinished(battle_id, played.result.cis_score, played.result.status))
     return BattleOutcome(result=played.result, sequence=receipt.sequence, db_path=receipt.db_path)
 
 

@@ -7,10 +7,13 @@ Pure data; ``aggregate`` builds it, ``report_json``, ``report_text`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from logomesh.campaign.stats import Interval
 from logomesh.findings import SEVERITY_ORDER
+
+if TYPE_CHECKING:
+    from logomesh.battle.result import BattleResult
 
 Outcome = Literal["scored", "agent_failed", "infra_failed", "cancelled"]
 FailureKind = Literal["agent", "infrastructure"]
@@ -35,7 +38,7 @@ class BattleRow:
     agent: str
     task_id: str
     repeat: int
-    result: dict[str, Any]
+    result: BattleResult | None  # None: the ledger row holds no battle result (no status, or not an object)
     attempts: int = 1
     sequence: int | None = None
     attributes: dict[str, str] = field(default_factory=dict)

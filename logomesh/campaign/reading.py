@@ -7,9 +7,10 @@ Every recorded battle of the plan gets one of four outcomes:
 * **scored** (``status`` is not ``"failed"``): its ``cis_score`` counts.
 * **agent failure** (failed at stage ``purple``): the agent did not deliver a
   submission, so the battle counts as **CIS 0** for its agent.
-* **infrastructure failure** (failed at any other stage, or a result without a
-  finite numeric ``cis_score``): the agent is not to blame, so the battle is
-  **excluded** from every mean and rate and listed separately.
+* **infrastructure failure** (failed at any other stage, a result without a
+  finite numeric ``cis_score``, or a row that holds no battle result): the agent
+  is not to blame, so the battle is **excluded** from every mean and rate and
+  listed separately.
 * **cancelled** (``status`` is ``"cancelled"``): someone stopped it; excluded
   from every mean and rate and counted apart.
 """
@@ -20,7 +21,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from logomesh.campaign.model import AGENT_STAGE, CANCELLED, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome
+from logomesh.battle.result import BattleResult, ResultError
+from logomesh.campaign.model import AGENT_STAGE, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome
 from logomesh.campaign.plan import CampaignPlan
 
 COMPONENTS = (("R", "rationale_score"), ("A", "architecture_score"), ("T", "testing_score"), ("L", "logic_score"))
@@ -59,7 +61,6 @@ def rows_from_ledger(plan: CampaignPlan, raw: Sequence[Mapping[str, Any]]) -> li
         found = by_id.get(job.battle_id)
         if found is None:
             continue
-        result = found.get("result")
         attributes = found.get("attributes")
         sequence = found.get("sequence")
         rows.append(
@@ -68,7 +69,7 @@ def rows_from_ledger(plan: CampaignPlan, raw: Sequence[Mapping[str, Any]]) -> li
                 agent=job.agent.name,
                 task_id=job.task_id,
                 repeat=job.repeat,
-                result=dict(result) if isinstance(result, Mapping) else {},
+                result=parse_result(found.get("result"), attributes),
                 attempts=_attempts(attributes),
                 sequence=sequence if isinstance(sequence, int) else None,
                 attributes={str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, Mapping) else {},
@@ -93,24 +94,26 @@ def label(value: object) -> str:
     return value if isinstance(value, str) and value else UNKNOWN
 
 
-def vulnerabilities(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    analysis = result.get("red_analysis")
-    found = analysis.get("vulnerabilities") if isinstance(analysis, Mapping) else None
-    if not isinstance(found, list):
-        return []
-    return [v if isinstance(v, Mapping) else {} for v in found]
+def parse_result(result: object, attributes: object) -> BattleResult | None:
+    """The stored result, parsed once; ``None`` when it is no battle result. An old result's seed is an attribute."""
+    if not isinstance(result, Mapping):
+        return None
+    seed = _seed_of(attributes.get("seed") if isinstance(attributes, Mapping) else None)
+    try:
+        return BattleResult.from_json(result, seed=seed)
+    except ResultError:
+        return None
 
 
-def hidden_counts(result: Mapping[str, Any]) -> tuple[int, int]:
-    tests = result.get("tests")
+def hidden_counts(result: BattleResult) -> tuple[int, int]:
+    tests = result.scores.get("tests")
     hidden = tests.get("hidden") if isinstance(tests, Mapping) else None
     if not isinstance(hidden, Mapping):
         return 0, 0
     return _count(hidden.get("passed")), _count(hidden.get("total"))
 
 
-def _seed(row: BattleRow) -> int | None:
-    raw = row.result.get("seed", row.attributes.get("seed"))
+def _seed_of(raw: object) -> int | None:
     try:
         return int(str(raw)) if raw is not None else None
     except ValueError:
@@ -120,26 +123,40 @@ def _seed(row: BattleRow) -> int | None:
 def summarise(row: BattleRow) -> BattleSummary:
     """Classify one battle by the policy in the module docstring."""
     result = row.result
+    if result is None:
+        return _no_result(row)
     outcome: Outcome = "scored"
-    cis = finite(result.get("cis_score"))
+    cis = finite(result.scores.get("cis_score"))
     stage: str | None = None
     reason: str | None = None
-    if result.get("status") == CANCELLED:
-        stage = label(result.get("stage", result.get("failed_stage")))
-        outcome, cis, reason = "cancelled", None, str(result.get("reason") or "")
-    elif result.get("status") == "failed":
-        stage, reason = label(result.get("failed_stage")), str(result.get("reason") or "")
+    if result.cancelled:
+        stage = label(result.ending.stage)
+        outcome, cis, reason = "cancelled", None, result.ending.reason
+    elif result.failed:
+        stage, reason = label(result.ending.stage), result.ending.reason
         outcome, cis = ("agent_failed", 0.0) if stage == AGENT_STAGE else ("infra_failed", None)
     elif cis is None:
         outcome, stage, reason = "infra_failed", "report", "the recorded result has no finite numeric cis_score"
     passed, total = hidden_counts(result) if outcome == "scored" else (0, 0)
     return BattleSummary(
         battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, repeat=row.repeat, outcome=outcome, cis=cis,
-        attempts=row.attempts, findings=len(vulnerabilities(result)), stage=stage, reason=reason,
-        sequence=row.sequence, seed=_seed(row),
-        components={short: finite(result.get(key)) for short, key in COMPONENTS},
-        penalties={short: finite(result.get(key)) for short, key in PENALTIES},
+        attempts=row.attempts, findings=len(result.vulnerabilities()), stage=stage, reason=reason,
+        sequence=row.sequence, seed=result.seed,
+        components={short: finite(result.scores.get(key)) for short, key in COMPONENTS},
+        penalties={short: finite(result.scores.get(key)) for short, key in PENALTIES},
         hidden_passed=passed, hidden_total=total,
+    )
+
+
+def _no_result(row: BattleRow) -> BattleSummary:
+    """A row that holds no battle result: an infrastructure failure, excluded like any other."""
+    return BattleSummary(
+        battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, repeat=row.repeat, outcome="infra_failed",
+        cis=None, attempts=row.attempts, findings=0, stage="report",
+        reason="the recorded result is no battle result (it has no status scored, failed or cancelled)",
+        sequence=row.sequence, seed=_seed_of(row.attributes.get("seed")),
+        components={short: None for short, _ in COMPONENTS}, penalties={short: None for short, _ in PENALTIES},
+        hidden_passed=0, hidden_total=0,
     )
 
 
@@ -149,5 +166,5 @@ def findings_of(row: BattleRow) -> list[Finding]:
         Finding(battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, family=label(v.get("family")),
                 severity=label(v.get("severity")), cwe=str(v.get("cwe") or ""), summary=str(v.get("summary") or ""),
                 reproducer=str(v.get("reproducer") or ""))
-        for v in vulnerabilities(row.result)
+        for v in (row.result.vulnerabilities() if row.result is not None else [])
     ]

@@ -118,8 +118,7 @@ def _record(home: Path, led: Ledger, event: JobFinished, progress: CampaignProgr
     progress.done += 1
     if played.failed:
         progress.failed += 1
-    status = played.result.get("status")
-    progress.last = f"{done.job.battle_id}: {status} CIS {float(played.result.get('cis_score', 0.0)):.3f}"
+    progress.last = f"{done.job.battle_id}: {played.result.status} CIS {played.result.cis_score:.3f}"
 
 
 def campaign_battles(home: Path, campaign_id: str) -> Sequence[dict[str, object]]:

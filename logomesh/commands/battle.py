@@ -126,17 +126,18 @@ def run(
         fail(str(exc))
     result = outcome.result
     if as_json:
-        print(result_json(result))
+        print(result_json(result.to_json()))
     else:
+        scores = result.scores
         print(
-            f"CIS {result['cis_score']:.3f}  (R {result['rationale_score']:.3f}  A {result['architecture_score']:.3f}"
-            f"  T {result['testing_score']:.3f}  L {result['logic_score']:.3f})  status {result['status']}"
+            f"CIS {result.cis_score:.3f}  (R {scores['rationale_score']:.3f}  A {scores['architecture_score']:.3f}"
+            f"  T {scores['testing_score']:.3f}  L {scores['logic_score']:.3f})  status {result.status}"
         )
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
     if outcome.cancelled:
-        print(f"logomesh: battle cancelled at stage {result.get('stage', '?')}; recorded as cancelled",
+        print(f"logomesh: battle cancelled at stage {result.ending.stage or '?'}; recorded as cancelled",
               file=sys.stderr)
         raise typer.Exit(EXIT_CANCELLED)
     if outcome.failed:
-        print(f"logomesh: error: battle failed: {result.get('reason', 'unknown reason')}", file=sys.stderr)
+        print(f"logomesh: error: battle failed: {result.ending.reason or 'unknown reason'}", file=sys.stderr)
         raise typer.Exit(EXIT_ERROR)

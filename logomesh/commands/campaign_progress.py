@@ -52,5 +52,5 @@ class CampaignProgressBar:
         self._progress.update(self._task, completed=progress.recorded, figures=_figures(progress))
         if not self._live and recorded is not None:
             result = recorded.played.result
-            print(f"[{progress.recorded}/{progress.total}] {recorded.job.battle_id}: {result.get('status')} "
-                  f"CIS {float(result.get('cis_score', 0.0)):.3f} · {_figures(progress)}", file=sys.stderr, flush=True)
+            print(f"[{progress.recorded}/{progress.total}] {recorded.job.battle_id}: {result.status} "
+                  f"CIS {result.cis_score:.3f} · {_figures(progress)}", file=sys.stderr, flush=True)

@@ -54,10 +54,9 @@ class GreenSettings:
 def summary_line(outcome: BattleOutcome) -> str:
     """One line for humans: the battle, its CIS and status, and where it was recorded."""
     result = outcome.result
-    line = (f"battle {result.get('battle_id')} on task {result.get('task_id')}: "
-            f"CIS {float(result.get('cis_score', 0.0)):.3f} ({result.get('status')})")
-    if result.get("status") != "scored" and result.get("reason"):
-        line += f": {one_line(str(result['reason']), 160)}"
+    line = f"battle {result.battle_id} on task {result.task_id}: CIS {result.cis_score:.3f} ({result.status})"
+    if not result.ending.scored and result.ending.reason:
+        line += f": {one_line(result.ending.reason, 160)}"
     if outcome.sequence is not None:
         line += f"; ledger entry #{outcome.sequence}"
     return line
@@ -108,7 +107,7 @@ class GreenExecutor(AgentExecutor):
         if outcome is None:
             return
         summary = summary_line(outcome)
-        await updater.add_artifact([new_data_part(outcome.result, media_type="application/json"),
+        await updater.add_artifact([new_data_part(outcome.result.to_json(), media_type="application/json"),
                                     new_text_part(summary)], name="assessment-result")
         await updater.complete(_say(updater, summary))
 

@@ -6,12 +6,14 @@ module-level and importable; state shared with the test goes through files.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
 from pathlib import Path
 
 from logomesh.battle.record import PlayedBattle, failed_played
+from logomesh.battle.result import ResultEnding
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, request_for
 
@@ -26,8 +28,8 @@ def fake_cis(job: BattleJob) -> float:
 def quick_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     """A scored battle without a sandbox; records the worker pid so tests can see who ran what."""
     base = failed_played(request_for(job, settings, home), "none", "")
-    result = {key: value for key, value in base.result.items() if key not in ("failed_stage", "reason")}
-    result.update({"status": "scored", "cis_score": fake_cis(job)})
+    result = dataclasses.replace(base.result, ending=ResultEnding("scored"),
+                                 scores={**base.result.scores, "cis_score": fake_cis(job)})
     attributes = {**base.attributes, "worker_pid": str(os.getpid())}
     time.sleep(0.05)
     return JobDone(job, PlayedBattle(result, {"task_spec": job.task_id.encode()}, attributes, None), {"sandbox": 0.05})

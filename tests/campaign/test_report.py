@@ -13,7 +13,7 @@ from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.html_report import render_html
 from logomesh.campaign.model import BattleRow, CampaignReport
 from logomesh.campaign.plan import Agent, CampaignPlan
-from logomesh.campaign.reading import rows_from_ledger
+from logomesh.campaign.reading import parse_result, rows_from_ledger
 from logomesh.campaign.report_json import report_json
 from logomesh.campaign.report_text import render_table
 
@@ -62,7 +62,7 @@ def _rows(plan: CampaignPlan, results: dict[tuple[str, str, int], dict[str, Any]
         key = (job.agent.name, job.task_id, job.repeat)
         if key in results:
             result = dict(results[key], battle_id=job.battle_id, task_id=job.task_id)
-            rows.append(BattleRow(job.battle_id, job.agent.name, job.task_id, job.repeat, result,
+            rows.append(BattleRow(job.battle_id, job.agent.name, job.task_id, job.repeat, parse_result(result, {}),
                                   (attempts or {}).get(key, 1)))
     return rows
 
@@ -160,7 +160,7 @@ def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> No
         (jobs[3].agent.name, jobs[3].task_id, jobs[3].repeat),
     ]
     assert [r.attempts for r in rows] == [1, 2]
-    assert rows[1].result["cis_score"] == 0.5
+    assert rows[1].result is not None and rows[1].result.cis_score == 0.5
 
 
 # ---------------------------------------------------------------- policy and aggregation

@@ -16,6 +16,7 @@ import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
+from logomesh.battle.result import BattleResult
 from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.model import BattleRow, CampaignReport
 from logomesh.campaign.plan import Agent, CampaignPlan
@@ -44,7 +45,8 @@ def _report(plan: CampaignPlan, score: dict[str, Any]) -> CampaignReport:
     rows = []
     for job in plan.jobs():
         cis, passed = score[job.agent.name](plan.task_ids.index(job.task_id), job.repeat)
-        rows.append(BattleRow(job.battle_id, job.agent.name, job.task_id, job.repeat, _result(cis, passed)))
+        rows.append(BattleRow(job.battle_id, job.agent.name, job.task_id, job.repeat,
+                              BattleResult.from_json(_result(cis, passed))))
     return build_report(plan, rows)
 
 

@@ -134,7 +134,7 @@ def test_a_token_cancelled_before_the_battle_records_it_cancelled_at_once(tmp_pa
     request = BattleRequest(task_id="rate-limiter", battle_id="rate-limiter:good:early", seed=0, home=home,
                             mock_variant="good", cancel=token)
     outcome = run_battle(request)
-    assert outcome.result["status"] == "cancelled" and outcome.result["stage"] == "purple"
+    assert outcome.result.to_json()["status"] == "cancelled" and outcome.result.to_json()["stage"] == "purple"
     assert outcome.sequence is not None
 
 
@@ -145,5 +145,5 @@ def test_an_uncancelled_battle_is_untouched_by_its_token(tmp_path: Path) -> None
     request = BattleRequest(task_id="rate-limiter", battle_id="rate-limiter:good:kept", seed=0, home=home,
                             mock_variant="good", sandbox="bwrap", red=False, cancel=CancelToken())
     outcome = run_battle(request)
-    assert outcome.result["status"] == "scored", outcome.result.get("reason")
-    assert "stage" not in outcome.result
+    assert outcome.result.to_json()["status"] == "scored", outcome.result.to_json().get("reason")
+    assert "stage" not in outcome.result.to_json()

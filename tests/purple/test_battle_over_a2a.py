@@ -26,7 +26,7 @@ def test_served_mock_scores_like_the_in_process_mock(library_mock: RunningServer
     local = run_battle(BattleRequest("rate-limiter", "local", 5, tmp_path, mock_variant="good", red_budget_s=2.0))
     served = run_battle(BattleRequest("rate-limiter", "rate-limiter:good:served", 5, tmp_path,
                                       purple_url=library_mock.url, protocol=protocol, red_budget_s=2.0))
-    assert local.result["status"] == served.result["status"] == "scored"
+    assert local.result.to_json()["status"] == served.result.to_json()["status"] == "scored"
     for key in ("cis_score", "rationale_score", "architecture_score", "testing_score", "logic_score", "tests"):
-        assert served.result[key] == local.result[key], key
+        assert served.result.to_json()[key] == local.result.to_json()[key], key
     assert served.sequence == 1

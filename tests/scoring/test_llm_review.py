@@ -173,7 +173,7 @@ def test_a_battle_asks_the_review_it_is_given(endpoint: str, tmp_path: Any) -> N
     llm = LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0)
     outcome = run_battle(BattleRequest("fib-recursive", "fib-review", 0, tmp_path, mock_variant="good", red=False,
                                        review_llm=llm))
-    adjustments = outcome.result["llm_adjustments"]
+    adjustments = outcome.result.to_json()["llm_adjustments"]
     assert (adjustments["status"], adjustments["logic"], adjustments["model"]) == ("ok", -0.03, "stand-in")
     with Ledger.open(tmp_path) as led:
         stored = led.get("fib-review")

@@ -13,9 +13,9 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from logomesh.battle.request import BattleRequest
+from logomesh.battle.result import BattleResult, ResultEnding
 from logomesh.battle.spine import BattleOutcome
 from logomesh.events import (
     BattleFailed,
@@ -91,8 +91,8 @@ def full_battle(battle_id: str = BATTLE, nodes: int = 12) -> list[Event]:
     ]
 
 
-def scored_result(battle_id: str, cis: float) -> dict[str, Any]:
-    return {"battle_id": battle_id, "task_id": "demo-task", "cis_score": cis, "status": "scored"}
+def scored_result(battle_id: str, cis: float) -> BattleResult:
+    return BattleResult(battle_id, "demo-task", 0, "mock:demo", ResultEnding("scored"), {"cis_score": cis})
 
 
 class ScriptedEngine:
@@ -119,14 +119,16 @@ class ScriptedEngine:
                 self.emitted += 1
                 if self.pause_s:
                     time.sleep(self.pause_s)
-        except Exception as exc:  # run_battle's contract: a crash is a failed, recorded battle
+        except Exception as exc:  # run_battle's contract: a crash is a recorded battle, cancelled if cancelled
             reason = f"internal error: {type(exc).__name__}: {exc}"
             emit(BattleFailed(request.battle_id, "engine", reason))
             emit(StageStarted(request.battle_id, "ledger"))
             emit(BattleFinished(request.battle_id, 0.0, "failed"))
+            ending = (ResultEnding("cancelled", "engine", request.cancel.reason) if request.cancel.cancelled else
+                      ResultEnding("failed", "engine", reason))
             self.done.set()
-            return BattleOutcome({"battle_id": request.battle_id, "cis_score": 0.0, "status": "failed",
-                                  "reason": reason}, 2, request.home / "battles.db")
+            result = BattleResult(request.battle_id, "demo-task", 0, "mock:demo", ending, {"cis_score": 0.0})
+            return BattleOutcome(result, 2, request.home / "battles.db")
         self.done.set()
         return BattleOutcome(scored_result(request.battle_id, self.cis), 1, request.home / "battles.db")
 

@@ -374,16 +374,18 @@ def test_the_summary_follows_the_sort_esc_leaves_the_filter_and_the_time_fits_at
 
 
 def test_the_entry_summary_shows_the_band_step_of_the_arithmetic() -> None:
+    from logomesh.battle.result import BattleResult
     from tui.ledger_source import EntryDetail, LedgerRow
     from tui.widgets.ledger.entry_view import render_summary
 
-    result = {"cis_score": 0.82, "cis_raw": 0.8, "red_penalty_applied": 0.2, "intent_penalty": 1.0,
-              "behaviour_penalty": 1.0, "cis_within_band": 0.64, "band": {"all_hidden_passed": True, "boundary": 0.5}}
+    result = {"status": "scored", "cis_score": 0.82, "cis_raw": 0.8, "red_penalty_applied": 0.2,
+              "intent_penalty": 1.0, "behaviour_penalty": 1.0, "cis_within_band": 0.64,
+              "band": {"all_hidden_passed": True, "boundary": 0.5}}
     row = LedgerRow(1, "2026-11-26 06:00:00", "b", "adder", "mock:good", 0.82, "scored")
-    text = render_summary(EntryDetail(row, {}, "sig", "inc", result=result)).plain
+    text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(result))).plain
     assert "raw 0.800 × (1 − red 0.200) × intent 1.000 × behaviour 1.000 = x 0.640\n" in text
     assert "all hidden tests passed: CIS = 0.5 + 0.5×x = 0.820\n" in text
     result.update(cis_score=0.32, band={"all_hidden_passed": False, "boundary": 0.5})
     row = LedgerRow(1, "2026-11-26 06:00:00", "b", "adder", "mock:good", 0.32, "scored")
-    text = render_summary(EntryDetail(row, {}, "sig", "inc", result=result)).plain
+    text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(result))).plain
     assert "not all hidden tests passed: CIS = 0.5×x = 0.320\n" in text

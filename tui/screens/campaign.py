@@ -197,7 +197,8 @@ class CampaignScreen(RunScreen):
         for battle in report.battles:
             if battle.agent in battles:
                 battles[battle.agent] += 1
-        findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat, row.result) for row in rows])
+        findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat,
+                                 row.result.scores if row.result is not None else {}) for row in rows])
         self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows),
                                               cells=report.cells, findings=findings,
                                               comparisons=report.comparisons))

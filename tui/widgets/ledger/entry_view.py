@@ -36,17 +36,16 @@ def _suite(result: Mapping[str, Any], name: str) -> str:
 def render_summary(detail: EntryDetail) -> Text:
     """The verdict at a glance: CIS, its components and arithmetic, the findings (with what reproduces them and
     what the red agent measured), the failure reason."""
-    row, result = detail.row, detail.result
+    row, parsed = detail.row, detail.result
+    result = parsed.scores if parsed is not None else {}
     text = Text()
     text.append(f"entry #{row.sequence}  {row.battle_id}\n", style="bold")
     status_style = "bold green" if row.status == "scored" else "bold red"
     text.append(row.status, style=status_style)
     text.append(f"  CIS {row.cis:.3f}  task {row.task_id}  purple {row.purple}  {row.timestamp}\n\n")
-    reason = result.get("reason")
-    if row.status != "scored" and reason:
-        stage = result.get("failed_stage") or result.get("stage") or "?"
+    if row.status != "scored" and parsed is not None and parsed.ending.reason:
         text.append("failure  ", style="bold red")
-        text.append(f"at {stage}: {reason}\n\n")
+        text.append(f"at {parsed.ending.stage or '?'}: {parsed.ending.reason}\n\n")
     for letter, name, key in COMPONENT_KEYS:
         value = _number(result, key)
         text.append(f"{letter} {name:<13}", style="bold")
