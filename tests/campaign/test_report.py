@@ -354,3 +354,13 @@ def test_a_campaign_with_nothing_recorded_still_renders() -> None:
     assert "no agent has a counted battle" in render_table(report)
     assert report_json(report)["cells"][0]["mean_cis"] is None
     assert "<svg" in render_html(report)
+
+
+def test_a_row_that_holds_no_battle_result_is_an_infrastructure_failure() -> None:
+    plan = _plan()
+    no_status = {k: v for k, v in _scored(0.5).items() if k != "status"}
+    report = build_report(plan, _rows(plan, {("good", "t-alpha", 1): no_status, ("good", "t-alpha", 2): _scored(0.3)}))
+    cell = _cell(report, "good", "t-alpha")
+    assert (cell.counted, cell.infra_failed, cell.mean_cis) == (1, 1, 0.3)
+    assert (report.failures[0].stage, report.failures[0].reason) == (
+        "report", "the recorded result is no battle result (it has no status scored, failed or cancelled)")
