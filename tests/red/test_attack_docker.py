@@ -154,7 +154,8 @@ def serious(report: RedReport) -> list[str]:
 
 def test_sql_injection_found_and_safe_builder_clean(box: Sandbox) -> None:
     events: list[Event] = []
-    report = run(box, "sql-select", SQL_SPLICED, battle_id="red-t1", emit=events.append)
+    context = BattleContext(seed=11, battle_id="red-t1", emit=events.append)
+    report = attack(task("sql-select"), SQL_SPLICED, box, context, budget_s=8.0)
     sqli = [f for f in report.findings if f.family == "sql-injection"]
     assert len(sqli) == 1 and sqli[0].cwe == "CWE-89" and sqli[0].severity == "critical"
     assert sqli[0].confirmations == sqli[0].attempts == 3
