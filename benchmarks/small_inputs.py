@@ -20,6 +20,7 @@ import ast
 import itertools
 import random
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 INTS = tuple(range(-3, 11))
@@ -29,23 +30,26 @@ ITEM_FLOATS = (-1.0, 0.0, 0.5, 1.0, 2.0)
 MAX_CHARS = 400
 
 
-def alphabet(sites: list[tuple[Any, ...]]) -> str:
-    """The three commonest characters of the sites' strings (at any depth), filled up from ``ab `` ."""
-    counts: Counter[str] = Counter()
-
-    def walk(value: Any) -> None:
+def site_strings(sites: list[tuple[Any, ...]]) -> Iterator[str]:
+    """Every string in the sites' arguments, at any depth (container items, dict keys and values)."""
+    def walk(value: Any) -> Iterator[str]:
         if type(value) is str:
-            counts.update(value)
+            yield value
         elif isinstance(value, list | tuple | set | frozenset):
             for v in value:
-                walk(v)
+                yield from walk(v)
         elif isinstance(value, dict):
             for k, v in value.items():
-                walk(k)
-                walk(v)
+                yield from walk(k)
+                yield from walk(v)
 
     for site in sites:
-        walk(site)
+        yield from walk(site)
+
+
+def alphabet(sites: list[tuple[Any, ...]]) -> str:
+    """The three commonest characters of the sites' strings (at any depth), filled up from ``ab `` ."""
+    counts = Counter(c for text in site_strings(sites) for c in text)
     chars = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:3]
     for extra in "ab ":
         if len(chars) < 3 and extra not in chars:

@@ -20,6 +20,8 @@ import random
 import string
 from typing import Any
 
+from small_inputs import site_strings
+
 SCALES = (10, 100, 1000, 10_000)
 LONGEST = 50
 LONGEST_INNER = 8
@@ -28,21 +30,7 @@ _EXTRA = string.ascii_letters + string.digits + " "
 
 
 def _characters(sites: list[tuple[Any, ...]]) -> str:
-    chars: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if type(value) is str:
-            chars.update(value)
-        elif isinstance(value, list | tuple | set | frozenset):
-            for v in value:
-                walk(v)
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                walk(k)
-                walk(v)
-
-    for site in sites:
-        walk(site)
+    chars = {c for text in site_strings(sites) for c in text}
     return "".join(sorted(chars)) or "ab "
 
 
