@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from logomesh.battle.context import BattleContext
-from logomesh.scoring.cis import ScoreCard
+from logomesh.scoring.cis import ScoreCard, rounded
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.pipeline import Judging, measure_and_score
 from logomesh.scoring.testing import flawed_variants
@@ -45,11 +45,48 @@ EXIT_AT_IMPORT = "import os\nos._exit(0)\n"
 
 
 @dataclass(frozen=True)
+class Figures:
+    """What the checks and the table read of one score card, rounded as the battle result records them."""
+
+    rationale: float
+    architecture: float
+    testing: float
+    logic: float
+    red_penalty: float
+    intent_penalty: float
+    behaviour_penalty: float
+    cis_within_band: float
+    cis: float
+
+    @classmethod
+    def of(cls, card: ScoreCard) -> Figures:
+        def r(x: float) -> float:
+            return rounded(x, card.config.digits)
+
+        final = card.final
+        return cls(r(final["rationale"]), r(final["architecture"]), r(final["testing"]), r(final["logic"]),
+                   r(card.red_penalty_applied), r(card.intent_penalty), r(card.behaviour_penalty),
+                   r(card.cis_within_band), r(card.cis_score))
+
+    def columns(self) -> tuple[float, ...]:
+        """R, A, T, L, then the red, intent and behaviour penalties, then the CIS: the table's columns."""
+        return (self.rationale, self.architecture, self.testing, self.logic, self.red_penalty, self.intent_penalty,
+                self.behaviour_penalty, self.cis)
+
+    def to_json(self) -> dict[str, float]:
+        """The figures under the battle result's keys (``ScoreCard.result_fields``)."""
+        return {"rationale_score": self.rationale, "architecture_score": self.architecture,
+                "testing_score": self.testing, "logic_score": self.logic, "red_penalty_applied": self.red_penalty,
+                "intent_penalty": self.intent_penalty, "behaviour_penalty": self.behaviour_penalty,
+                "cis_within_band": self.cis_within_band, "cis_score": self.cis}
+
+
+@dataclass(frozen=True)
 class Row:
     task_id: str
     name: str  # submission name, "cross:<other task>" or "pasted-docstring"
     label: str
-    fields: dict[str, Any]
+    figures: Figures | None  # None when the task could not be scored (it has no good submission)
     checks: tuple[tuple[str, bool], ...]
 
     @property
@@ -57,11 +94,9 @@ class Row:
         return all(passed for _, passed in self.checks)
 
     def to_json(self) -> dict[str, Any]:
-        keys = ("rationale_score", "architecture_score", "testing_score", "logic_score", "red_penalty_applied",
-                "intent_penalty", "behaviour_penalty", "cis_within_band", "cis_score")
-        return {"task_id": self.task_id, "name": self.name, "label": self.label,
-                **{k: self.fields[k] for k in keys}, "checks": [{"check": c, "ok": ok} for c, ok in self.checks],
-                "ok": self.ok}
+        figures = self.figures.to_json() if self.figures is not None else {}
+        return {"task_id": self.task_id, "name": self.name, "label": self.label, **figures,
+                "checks": [{"check": c, "ok": ok} for c, ok in self.checks], "ok": self.ok}
 
 
 @dataclass
@@ -123,44 +158,46 @@ def never_ran_source(source: str) -> str:
 def calibrate_task(task: TaskSpec, others: Sequence[TaskSpec], scorer: Scorer) -> list[Row]:
     names = task.submission_names()
     if GOOD not in names:
-        return [Row(task.id, GOOD, GOOD, {}, (("task has a good submission", False),))]
+        return [Row(task.id, GOOD, GOOD, None, (("task has a good submission", False),))]
+
+    def figures(submission: Submission) -> Figures:
+        return Figures.of(scorer(task, submission))
+
     labelled = {name: task.labelled_submission(name) for name in names}
-    cards = {name: scorer(task, item.submission).result_fields() for name, item in labelled.items()}
-    good = cards[GOOD]["cis_score"]
+    cards = {name: figures(item.submission) for name, item in labelled.items()}
+    good = cards[GOOD].cis
     implementing = [name for name in names if labelled[name].label != OFF_INTENT]
-    floor_name = min(implementing, key=lambda name: cards[name]["cis_score"])
-    floor = cards[floor_name]["cis_score"]
+    floor_name = min(implementing, key=lambda name: cards[name].cis)
+    floor = cards[floor_name].cis
     below_every = f"below every implementation ({floor_name} {floor})"
-    rows = [Row(task.id, GOOD, GOOD, cards[GOOD], (("no intent penalty", cards[GOOD]["intent_penalty"] == 1.0),))]
-    reference = scorer(task, Submission(task.reference_bytes.decode("utf-8"), "", "")).result_fields()
+    rows = [Row(task.id, GOOD, GOOD, cards[GOOD], (("no intent penalty", cards[GOOD].intent_penalty == 1.0),))]
+    reference = figures(Submission(task.reference_bytes.decode("utf-8"), "", ""))
     rows.append(Row(task.id, REFERENCE, "the judge's reference solution", reference,
-                    (("no intent penalty", reference["intent_penalty"] == 1.0),)))
+                    (("no intent penalty", reference.intent_penalty == 1.0),)))
     for name in names:
         if name == GOOD:
             continue
-        checks = [(f"below good ({good})", cards[name]["cis_score"] < good)]
+        checks = [(f"below good ({good})", cards[name].cis < good)]
         if labelled[name].label == OFF_INTENT:
-            checks.append((below_every, cards[name]["cis_score"] < floor))
+            checks.append((below_every, cards[name].cis < floor))
         rows.append(Row(task.id, name, labelled[name].label, cards[name], tuple(checks)))
     for other_task in others:
         if GOOD not in other_task.submission_names():
             continue
-        fields = scorer(task, other_task.labelled_submission(GOOD).submission).result_fields()
-        rows.append(Row(task.id, f"cross:{other_task.id}", OFF_INTENT, fields,
-                        (("takes the intent penalty", fields["intent_penalty"] < 1.0),
-                         (below_every, fields["cis_score"] < floor))))
+        cross = figures(other_task.labelled_submission(GOOD).submission)
+        rows.append(Row(task.id, f"cross:{other_task.id}", OFF_INTENT, cross,
+                        (("takes the intent penalty", cross.intent_penalty < 1.0), (below_every, cross.cis < floor))))
     base = labelled[GOOD].submission
     for name, label, source in (("unparsable", "good, one colon removed", unparsable_source(base.source)),
                                 ("never-ran", "good, exits at import", never_ran_source(base.source))):
-        fields = scorer(task, Submission(source, base.tests, base.rationale)).result_fields()
-        rows.append(Row(task.id, name, label, fields, ((below_every, fields["cis_score"] < floor),)))
+        broken = figures(Submission(source, base.tests, base.rationale))
+        rows.append(Row(task.id, name, label, broken, ((below_every, broken.cis < floor),)))
     wrong = [n for n in names if labelled[n].behaviour_defect and labelled[n].label != OFF_INTENT]
     if wrong:
         flawed = labelled[wrong[0]].submission
-        pasted = Submission(pasted_source(task, flawed.source), flawed.tests, flawed.rationale)
-        fields = scorer(task, pasted).result_fields()
-        rows.append(Row(task.id, "pasted-docstring", f"description above {wrong[0]}", fields,
-                        ((f"does not beat good ({good})", fields["cis_score"] < good),)))
+        pasted = figures(Submission(pasted_source(task, flawed.source), flawed.tests, flawed.rationale))
+        rows.append(Row(task.id, "pasted-docstring", f"description above {wrong[0]}", pasted,
+                        ((f"does not beat good ({good})", pasted.cis < good),)))
     return rows
 
 
@@ -185,13 +222,10 @@ def table(report: Report) -> str:
     header = f"{'task':<22} {'submission':<26} {columns}  ok"
     lines = [header, "-" * len(header)]
     for row in report.rows:
-        f = row.fields
-        if not f:
+        if row.figures is None:
             lines.append(f"{row.task_id:<22} {row.name:<26} {'':>55}  {'FAIL'}")
             continue
-        values = " ".join(f"{f[k]:>6.3f}" for k in ("rationale_score", "architecture_score", "testing_score",
-                                                     "logic_score", "red_penalty_applied", "intent_penalty",
-                                                     "behaviour_penalty", "cis_score"))
+        values = " ".join(f"{value:>6.3f}" for value in row.figures.columns())
         mark = "-" if not row.checks else ("ok" if row.ok else "FAIL")
         lines.append(f"{row.task_id:<22} {row.name[:26]:<26} {values}  {mark}")
     failures = report.failures()

@@ -80,6 +80,11 @@ def band_words(all_passed: bool, config: ScoringConfig) -> str:
     return f"not every hidden test passed: CIS = {band:g}·x, in [0, {band:g}]"
 
 
+def rounded(x: float, digits: int) -> float:
+    """``x`` as a result records it: rounded to ``digits``, and -0.0 made 0.0."""
+    return round(x, digits) + 0.0
+
+
 def combine(values: dict[str, float], config: ScoringConfig) -> float:
     w_r, w_a, w_t, w_l = config.weights
     return w_r * values["rationale"] + w_a * values["architecture"] + w_t * values["testing"] + w_l * values["logic"]
@@ -128,7 +133,7 @@ class ScoreCard:
         d = self.config.digits
 
         def r(x: float) -> float:
-            return round(x, d) + 0.0  # + 0.0 turns -0.0 into 0.0
+            return rounded(x, d)
 
         purple = suite_counts(self.purple)
         if self.mutants is not None:
