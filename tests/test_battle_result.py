@@ -1,14 +1,30 @@
-"""``BattleResult``: its JSON keys for each ending, and parsing a stored result back once."""
+"""``BattleResult``: its JSON keys for each ending, and parsing a stored result back once into typed scores."""
 
 from __future__ import annotations
 
+import json
 import pickle
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from logomesh import sandbox
+from logomesh.battle.record import scored_result
+from logomesh.battle.request import BattleRequest
 from logomesh.battle.result import BattleResult, RedSettings, ResultEnding, ResultError
+from logomesh.battle.scores import Band, RecordedFinding, Scores, SuiteTally
+from logomesh.findings import Finding
+from logomesh.scoring import score_submission
+from logomesh.tasks import load_task
 
-SCORES = {"cis_score": 0.5, "red_analysis": {"vulnerabilities": [{"family": "sqli"}, "not an object"]}}
+SCORES = Scores.from_json({"cis_score": 0.5,
+                           "red_analysis": {"vulnerabilities": [{"family": "sqli"}, "not an object"]}})
+
+
+def _suite(passed: int, failed: int) -> sandbox.SuiteRun:
+    return sandbox.SuiteRun(tuple(sandbox.TestOutcome(f"test_x.T.test_{i}", "passed" if i < passed else "failed")
+                                  for i in range(passed + failed)))
 
 
 def test_each_ending_writes_its_stage_under_its_own_key_and_reads_back_under_one() -> None:
@@ -31,10 +47,71 @@ def test_the_key_order_is_the_one_results_always_had() -> None:
                                       "reason", "seed", "purple_agent"]
 
 
-def test_a_malformed_finding_reads_as_an_empty_one_and_a_missing_cis_as_zero() -> None:
-    result = BattleResult.from_json({"status": "scored", "red_analysis": SCORES["red_analysis"]})
-    assert result.vulnerabilities() == [{"family": "sqli"}, {}]
-    assert result.cis_score == 0.0
+def test_a_malformed_finding_reads_as_an_empty_one_and_a_missing_cis_as_none() -> None:
+    result = BattleResult.from_json({"status": "scored", "red_analysis": SCORES.to_json()["red_analysis"]})
+    assert result.scores.findings == (RecordedFinding("sqli", "", "", "", ""), RecordedFinding("", "", "", "", ""))
+    assert result.scores.cis is None and result.cis_score == 0.0
+
+
+def test_a_scored_cards_fields_parse_once_and_go_back_to_the_ledger_byte_for_byte(tmp_path: Path) -> None:
+    task = load_task("rate-limiter")
+    findings = [Finding("concurrency", "high", "CWE-362", "race", "run(threads=8)", confirmations=3)]
+    card = score_submission(task, task.labelled_submission("good").submission, _suite(12, 4), _suite(5, 1), findings)
+    request = BattleRequest(task_id=task.id, battle_id="b1", seed=5, home=tmp_path, mock_variant="good", red=True,
+                            red_budget_s=2.0)
+    result = scored_result(request, card)
+    signed = json.loads(json.dumps(result.to_json()))  # what a reader of the ledger gets back
+    parsed = BattleResult.from_json(signed)
+    assert json.dumps(parsed.to_json()) == json.dumps(signed) == json.dumps(result.to_json())
+    assert parsed == result and hash(parsed) == hash(result)
+    fields = card.result_fields()
+    scores = parsed.scores
+    assert (scores.cis, scores.cis_raw, scores.cis_within_band) == (
+        fields["cis_score"], fields["cis_raw"], fields["cis_within_band"])
+    assert scores.band == Band(False, 0.5)  # 4 hidden tests failed
+    assert [value for _, _, value in scores.components.named()] == [
+        fields["rationale_score"], fields["architecture_score"], fields["testing_score"], fields["logic_score"]]
+    assert scores.penalties.by_name() == {"red": fields["red_penalty_applied"], "intent": fields["intent_penalty"],
+                                          "behaviour": fields["behaviour_penalty"]}
+    assert (scores.hidden, scores.purple) == (SuiteTally(12, 4, 16), SuiteTally(5, 1, 6))
+    assert scores.findings == (RecordedFinding("concurrency", "high", "CWE-362", "race", "run(threads=8)"),)
+    assert scores.intent_reference == card.intent.reference_sha256 and len(scores.intent_reference) == 64
+    assert pickle.loads(pickle.dumps(parsed)) == parsed
+
+
+MALFORMED: dict[str, Any] = {
+    "cis_score": "0.9", "cis_raw": float("nan"), "rationale_score": True, "architecture_score": None,
+    "behaviour_penalty": float("inf"), "band": {"all_hidden_passed": True, "boundary": "half"},
+    "tests": {"hidden": [3, 4], "purple": {"passed": -1, "total": "6", "error": 7}},
+    "red_analysis": {"vulnerabilities": {"family": "sqli"}}, "components": {"intent": ["x"]},
+}
+
+
+def test_malformed_fields_read_as_none_or_empty_and_are_signed_as_they_were() -> None:
+    stored = {"status": "scored", "battle_id": "b", **MALFORMED}
+    result = BattleResult.from_json(stored)
+    scores = result.scores
+    assert (scores.cis, scores.cis_raw, scores.band, scores.hidden) == (None, None, None, None)
+    assert (scores.components.rationale, scores.components.architecture, scores.penalties.behaviour) == (
+        None, None, None)
+    assert scores.purple == SuiteTally(0, 0, 0)
+    assert (scores.findings, scores.intent_reference) == ((), "")
+    signed = {"battle_id": "b", "task_id": "", **MALFORMED, "status": "scored", "seed": 0, "purple_agent": ""}
+    assert json.dumps(result.to_json()) == json.dumps(signed)  # keys, order and values
+
+
+def test_an_old_result_without_band_or_behaviour_parses_with_those_absent() -> None:
+    old = {"battle_id": "b", "task_id": "t", "rationale_score": 0.5, "architecture_score": 0.75,
+           "testing_score": 1.0, "logic_score": 0.25, "cis_score": 0.6, "red_penalty_applied": 0.0,
+           "intent_penalty": 1.0, "tests": {"hidden": {"passed": 4, "failed": 0, "total": 4}}, "status": "scored"}
+    scores = BattleResult.from_json(old, seed=9).scores
+    assert (scores.band, scores.cis_within_band, scores.penalties.behaviour, scores.purple) == (
+        None, None, None, None)
+    assert (scores.cis, scores.penalties.red, scores.penalties.intent) == (0.6, 0.0, 1.0)
+    assert scores.components.named() == (("R", "rationale", 0.5), ("A", "architecture", 0.75),
+                                         ("T", "testing", 1.0), ("L", "logic", 0.25))
+    assert scores.hidden == SuiteTally(4, 0, 4)
+    assert BattleResult.from_json(old, seed=9).to_json() == {**old, "seed": 9, "purple_agent": ""}
 
 
 def test_an_old_result_takes_its_seed_from_the_caller() -> None:
@@ -50,4 +127,5 @@ def test_what_is_no_battle_result_is_refused_with_its_status(stored: dict[str, o
 
 def test_a_result_survives_the_trip_to_a_campaign_worker_and_back() -> None:
     result = BattleResult("b1", "t", 3, "mock:good", ResultEnding("scored"), SCORES, RedSettings(False, 0.0))
-    assert pickle.loads(pickle.dumps(result)) == result
+    back = pickle.loads(pickle.dumps(result))
+    assert back == result and back.to_json() == result.to_json() and back.scores.findings == SCORES.findings

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from logomesh.battle.scores import RecordedFinding
 from logomesh.findings import SEVERITY_ORDER
 
 SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
-
-
-def findings_of(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The recorded findings of one result; a malformed or missing list reads as none."""
-    analysis = result.get("red_analysis")
-    found = analysis.get("vulnerabilities") if isinstance(analysis, Mapping) else None
-    return [f for f in found if isinstance(f, Mapping)] if isinstance(found, list) else []
 
 
 def severity_rank(severity: str) -> int:
@@ -38,13 +31,12 @@ class FindingRow:
     reproducer: str = ""
 
 
-def finding_rows(battles: Sequence[tuple[str, str, str, int, Mapping[str, Any]]]) -> list[FindingRow]:
-    """Every finding of ``(battle_id, agent, task_id, repeat, result)``, worst first, then by task, agent, repeat."""
+def finding_rows(battles: Sequence[tuple[str, str, str, int, Sequence[RecordedFinding]]]) -> list[FindingRow]:
+    """Every finding of ``(battle_id, agent, task_id, repeat, findings)``, worst first, then by task, agent, repeat."""
     rows = [
-        FindingRow(str(f.get("severity", "?")), str(f.get("family", "?")), str(f.get("cwe", "")), task_id, agent,
-                   repeat, battle_id, " ".join(str(f.get("summary", "")).split()),
-                   " ".join(str(f.get("reproducer", "")).split()))
-        for battle_id, agent, task_id, repeat, result in battles
-        for f in findings_of(result)
+        FindingRow(f.severity or "?", f.family or "?", f.cwe, task_id, agent, repeat, battle_id,
+                   " ".join(f.summary.split()), " ".join(f.reproducer.split()))
+        for battle_id, agent, task_id, repeat, findings in battles
+        for f in findings
     ]
     return sorted(rows, key=lambda r: (-severity_rank(r.severity), r.task_id, r.agent, r.repeat, r.family))

@@ -275,6 +275,6 @@ def evidence_of(home: Path, battle_id: str) -> dict[tuple[str, str], str]:
     return parse_evidence(stored.inputs.get(EVIDENCE_INPUT) if stored is not None else None)
 
 
-def evidence_for(evidence: Mapping[tuple[str, str], str], finding: Mapping[str, Any]) -> str:
-    """The evidence recorded for one finding of the result, or ``""``."""
-    return evidence.get((str(finding.get("family", "")), str(finding.get("summary", ""))), "")
+def evidence_for(evidence: Mapping[tuple[str, str], str], family: str, summary: str) -> str:
+    """The evidence recorded for the result's finding of ``family`` with ``summary``, or ``""``."""
+    return evidence.get((family, summary), "")

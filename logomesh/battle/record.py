@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logomesh.battle.result import BattleResult, RedSettings, ResultEnding, Status
+from logomesh.battle.scores import Scores
 from logomesh.findings import EVIDENCE_INPUT
 
 if TYPE_CHECKING:
@@ -133,9 +134,9 @@ def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBatt
 
 
 def scored_result(request: BattleRequest, card: ScoreCard) -> BattleResult:
-    """A scored battle's result: the card's fields and the settings it was judged with."""
+    """A scored battle's result: the card's fields, parsed once, and the settings it was judged with."""
     return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
-                        ResultEnding("scored"), card.result_fields(),
+                        ResultEnding("scored"), Scores.from_json(card.result_fields()),
                         RedSettings(request.red, request.red_budget_s if request.red else 0.0))
 
 
@@ -162,7 +163,7 @@ def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> 
     }
     status: Status = "failed" if isinstance(ending, FailedAt) else "cancelled"
     return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
-                        ResultEnding(status, ending.stage, ending.reason), scores)
+                        ResultEnding(status, ending.stage, ending.reason), Scores.from_json(scores))
 
 
 def _task_inputs(task: TaskSpec) -> dict[str, bytes]:

@@ -13,7 +13,6 @@ import dataclasses
 import json
 import re
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,13 +123,6 @@ def _request_for(result: BattleResult, home: Path, sandbox: str) -> BattleReques
     )
 
 
-def _intent_reference(result: BattleResult) -> str:
-    """The reference set the intent check of ``result`` was judged against ("" if it records none)."""
-    components = result.scores.get("components")
-    intent = components.get("intent", {}) if isinstance(components, Mapping) else {}
-    return str(intent.get("reference_sha256", "")) if isinstance(intent, Mapping) else ""
-
-
 def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> ReplayReport:
     """Re-score ``battle_id`` from its stored inputs; raises ``ReplayError`` when that is impossible."""
     from ledger import Ledger
@@ -163,7 +155,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
     if "reference_observations" in stored.inputs and basis != stored.inputs["reference_observations"]:
         changed.add("reference_observations")  # the verdicts' basis moved, even where no verdict did
     differences = tuple(sorted(changed))
-    signed_ref, replayed_ref = _intent_reference(result), _intent_reference(replayed)
+    signed_ref, replayed_ref = result.scores.intent_reference, replayed.scores.intent_reference
     if "intent_library" not in stored.inputs and signed_ref != replayed_ref:
         raise ReplayError(
             f"battle {battle_id!r} was recorded before entries stored the task library its intent check judged "

@@ -1,19 +1,21 @@
 """``BattleResult``: one battle's result, typed, and its JSON form (the ledger's ``result``).
 
 A result names the battle, its task, seed and purple agent, how it ended (``ResultEnding``: scored,
-or failed or cancelled at a stage, with a reason) and the scorer's figures (``scores``: the score
-card's fields when scored, zeros when not). ``record.played_battle`` builds every result; the ledger
-boundary turns it into JSON with ``to_json`` and a reader of the ledger parses it back once with
-``from_json``. The JSON keys are the ones results have always had: a failed result names its stage
-``failed_stage``, a cancelled one ``stage``; ``ResultEnding.stage`` is either.
+or failed or cancelled at a stage, with a reason) and the scorer's figures (``scores``: a typed ``Scores``,
+parsed once from the score card's fields when scored, from zeros when not; ``battle/scores.py``).
+``record.played_battle`` builds every result; the ledger boundary turns it into JSON with ``to_json``
+and a reader of the ledger parses it back once with ``from_json``. The JSON keys are the ones results
+have always had: a failed result names its stage ``failed_stage``, a cancelled one ``stage``;
+``ResultEnding.stage`` is either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal
+
+from logomesh.battle.scores import Scores
 
 Status = Literal["scored", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("scored", "failed", "cancelled")
@@ -57,24 +59,15 @@ class RedSettings:
 
 @dataclass(frozen=True)
 class BattleResult:
-    """One battle's result. ``scores`` is the scorer's part, key for key as the JSON has it (read-only)."""
+    """One battle's result; ``scores`` is the scorer's part."""
 
     battle_id: str
     task_id: str
     seed: int
     purple_agent: str
     ending: ResultEnding
-    scores: Mapping[str, Any]
+    scores: Scores
     red: RedSettings | None = None  # scored results only
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.scores, MappingProxyType):
-            object.__setattr__(self, "scores", MappingProxyType(dict(self.scores)))
-
-    def __reduce__(self) -> tuple[type[BattleResult], tuple[object, ...]]:
-        """Pickled field by field, the scores as a dict: campaign workers hand results between processes."""
-        return (BattleResult, (self.battle_id, self.task_id, self.seed, self.purple_agent, self.ending,
-                               dict(self.scores), self.red))
 
     @property
     def status(self) -> Status:
@@ -90,23 +83,12 @@ class BattleResult:
 
     @property
     def cis_score(self) -> float:
-        """The CIS, 0.0 when absent or not a number (a result recorded by hand, or tampered with)."""
-        value = self.scores.get("cis_score")
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-    def red_analysis(self) -> Mapping[str, Any]:
-        """The ``red_analysis`` block; empty when the result has none."""
-        block = self.scores.get("red_analysis")
-        return block if isinstance(block, Mapping) else {}
-
-    def vulnerabilities(self) -> list[Mapping[str, Any]]:
-        """The recorded findings, in the order the result lists them; a malformed list reads as none."""
-        found = self.red_analysis().get("vulnerabilities")
-        return [v if isinstance(v, Mapping) else {} for v in found] if isinstance(found, list) else []
+        """The CIS, 0.0 when absent or not a finite number (a result recorded by hand, or tampered with)."""
+        return self.scores.cis if self.scores.cis is not None else 0.0
 
     def to_json(self) -> dict[str, Any]:
         """The result as the ledger signs it: exactly the keys and values results have always had."""
-        out: dict[str, Any] = {"battle_id": self.battle_id, "task_id": self.task_id, **self.scores,
+        out: dict[str, Any] = {"battle_id": self.battle_id, "task_id": self.task_id, **self.scores.to_json(),
                                "status": self.status}
         if not self.ending.scored:
             out[_STAGE_KEY[self.status]] = self.ending.stage
@@ -139,7 +121,7 @@ class BattleResult:
         return cls(battle_id=str(result.get("battle_id", "")), task_id=str(result.get("task_id", "")),
                    seed=parsed_seed, purple_agent=str(result.get("purple_agent") or purple_agent),
                    ending=ResultEnding(status, str(stage or ""), str(result.get("reason") or "")),
-                   scores={k: v for k, v in result.items() if k not in _OWN_KEYS}, red=red)
+                   scores=Scores.from_json({k: v for k, v in result.items() if k not in _OWN_KEYS}), red=red)
 
 
 def _number(value: object) -> float:

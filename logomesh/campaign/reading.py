@@ -17,16 +17,13 @@ Every recorded battle of the plan gets one of four outcomes:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from logomesh.battle.result import BattleResult, ResultError
+from logomesh.battle.scores import COMPONENT_NAMES, PENALTY_NAMES
 from logomesh.campaign.model import AGENT_STAGE, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome
 from logomesh.campaign.plan import CampaignPlan
-
-COMPONENTS = (("R", "rationale_score"), ("A", "architecture_score"), ("T", "testing_score"), ("L", "logic_score"))
-PENALTIES = (("red", "red_penalty_applied"), ("intent", "intent_penalty"), ("behaviour", "behaviour_penalty"))
 
 
 def _attempts(attributes: object) -> int:
@@ -79,17 +76,6 @@ def rows_from_ledger(plan: CampaignPlan, raw: Sequence[Mapping[str, Any]]) -> li
     return rows
 
 
-def finite(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def label(value: object) -> str:
     return value if isinstance(value, str) and value else UNKNOWN
 
@@ -106,11 +92,8 @@ def parse_result(result: object, attributes: object) -> BattleResult | None:
 
 
 def hidden_counts(result: BattleResult) -> tuple[int, int]:
-    tests = result.scores.get("tests")
-    hidden = tests.get("hidden") if isinstance(tests, Mapping) else None
-    if not isinstance(hidden, Mapping):
-        return 0, 0
-    return _count(hidden.get("passed")), _count(hidden.get("total"))
+    hidden = result.scores.hidden
+    return (hidden.passed, hidden.total) if hidden is not None else (0, 0)
 
 
 def _seed_of(raw: object) -> int | None:
@@ -126,7 +109,7 @@ def summarise(row: BattleRow) -> BattleSummary:
     if result is None:
         return _no_result(row)
     outcome: Outcome = "scored"
-    cis = finite(result.scores.get("cis_score"))
+    cis = result.scores.cis
     stage: str | None = None
     reason: str | None = None
     if result.cancelled:
@@ -140,10 +123,10 @@ def summarise(row: BattleRow) -> BattleSummary:
     passed, total = hidden_counts(result) if outcome == "scored" else (0, 0)
     return BattleSummary(
         battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, repeat=row.repeat, outcome=outcome, cis=cis,
-        attempts=row.attempts, findings=len(result.vulnerabilities()), stage=stage, reason=reason,
+        attempts=row.attempts, findings=len(result.scores.findings), stage=stage, reason=reason,
         sequence=row.sequence, seed=result.seed,
-        components={short: finite(result.scores.get(key)) for short, key in COMPONENTS},
-        penalties={short: finite(result.scores.get(key)) for short, key in PENALTIES},
+        components={letter: value for letter, _, value in result.scores.components.named()},
+        penalties=result.scores.penalties.by_name(),
         hidden_passed=passed, hidden_total=total,
     )
 
@@ -155,7 +138,7 @@ def _no_result(row: BattleRow) -> BattleSummary:
         cis=None, attempts=row.attempts, findings=0, stage="report",
         reason="the recorded result is no battle result (it has no status scored, failed or cancelled)",
         sequence=row.sequence, seed=_seed_of(row.attributes.get("seed")),
-        components={short: None for short, _ in COMPONENTS}, penalties={short: None for short, _ in PENALTIES},
+        components=dict.fromkeys(letter for letter, _ in COMPONENT_NAMES), penalties=dict.fromkeys(PENALTY_NAMES),
         hidden_passed=0, hidden_total=0,
     )
 
@@ -163,8 +146,7 @@ def _no_result(row: BattleRow) -> BattleSummary:
 def findings_of(row: BattleRow) -> list[Finding]:
     """The battle's red-agent findings, in the order the result lists them."""
     return [
-        Finding(battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, family=label(v.get("family")),
-                severity=label(v.get("severity")), cwe=str(v.get("cwe") or ""), summary=str(v.get("summary") or ""),
-                reproducer=str(v.get("reproducer") or ""))
-        for v in (row.result.vulnerabilities() if row.result is not None else [])
+        Finding(battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, family=label(f.family),
+                severity=label(f.severity), cwe=f.cwe, summary=f.summary, reproducer=f.reproducer)
+        for f in (row.result.scores.findings if row.result is not None else ())
     ]

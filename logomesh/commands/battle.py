@@ -128,11 +128,9 @@ def run(
     if as_json:
         print(result_json(result.to_json()))
     else:
-        scores = result.scores
-        print(
-            f"CIS {result.cis_score:.3f}  (R {scores['rationale_score']:.3f}  A {scores['architecture_score']:.3f}"
-            f"  T {scores['testing_score']:.3f}  L {scores['logic_score']:.3f})  status {result.status}"
-        )
+        figures = "  ".join(f"{letter} {value:.3f}" if value is not None else f"{letter} —"
+                            for letter, _, value in result.scores.components.named())
+        print(f"CIS {result.cis_score:.3f}  ({figures})  status {result.status}")
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
     if outcome.cancelled:
         print(f"logomesh: battle cancelled at stage {result.ending.stage or '?'}; recorded as cancelled",

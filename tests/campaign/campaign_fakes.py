@@ -14,6 +14,7 @@ from pathlib import Path
 
 from logomesh.battle.record import PlayedBattle, failed_played
 from logomesh.battle.result import ResultEnding
+from logomesh.battle.scores import Scores
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, request_for
 
@@ -29,7 +30,8 @@ def quick_play(job: BattleJob, settings: Settings, home: Path) -> JobDone:
     """A scored battle without a sandbox; records the worker pid so tests can see who ran what."""
     base = failed_played(request_for(job, settings, home), "none", "")
     result = dataclasses.replace(base.result, ending=ResultEnding("scored"),
-                                 scores={**base.result.scores, "cis_score": fake_cis(job)})
+                                 scores=Scores.from_json({**base.result.scores.to_json(),
+                                                          "cis_score": fake_cis(job)}))
     attributes = {**base.attributes, "worker_pid": str(os.getpid())}
     time.sleep(0.05)
     return JobDone(job, PlayedBattle(result, {"task_spec": job.task_id.encode()}, attributes, None), {"sandbox": 0.05})

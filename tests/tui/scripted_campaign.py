@@ -18,6 +18,7 @@ from pathlib import Path
 
 from logomesh.battle.record import PlayedBattle, failed_played
 from logomesh.battle.result import ResultEnding
+from logomesh.battle.scores import Scores
 from logomesh.campaign.executor import ExecutorEvent, JobFinished, JobLost, JobStarted
 from logomesh.campaign.plan import BattleJob, CampaignPlan, Settings
 from logomesh.campaign.work import JobDone, request_for
@@ -52,11 +53,11 @@ def played(job: BattleJob, settings: Settings, home: Path, outcome: float | Fail
     if isinstance(outcome, Failed):
         return failed_played(request, outcome.stage, f"scripted failure at {outcome.stage}")
     base = failed_played(request, "none", "")
-    scores = {**base.result.scores, "cis_score": outcome}
+    scores = {**base.result.scores.to_json(), "cis_score": outcome}
     if vulnerabilities:
         scores["red_analysis"] = {"attack_successful": True, "vulnerability_count": len(vulnerabilities),
                                   "max_severity": "high", "vulnerabilities": list(vulnerabilities)}
-    result = replace(base.result, ending=ResultEnding("scored"), scores=scores)
+    result = replace(base.result, ending=ResultEnding("scored"), scores=Scores.from_json(scores))
     return PlayedBattle(result, {}, base.attributes, None)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from logomesh.battle.request import BattleRequest
 from logomesh.battle.result import BattleResult, ResultEnding
+from logomesh.battle.scores import Scores
 from logomesh.battle.spine import BattleOutcome
 from logomesh.events import (
     BattleFailed,
@@ -92,7 +93,8 @@ def full_battle(battle_id: str = BATTLE, nodes: int = 12) -> list[Event]:
 
 
 def scored_result(battle_id: str, cis: float) -> BattleResult:
-    return BattleResult(battle_id, "demo-task", 0, "mock:demo", ResultEnding("scored"), {"cis_score": cis})
+    return BattleResult(battle_id, "demo-task", 0, "mock:demo", ResultEnding("scored"),
+                        Scores.from_json({"cis_score": cis}))
 
 
 class ScriptedEngine:
@@ -127,7 +129,8 @@ class ScriptedEngine:
             ending = (ResultEnding("cancelled", "engine", request.cancel.reason) if request.cancel.cancelled else
                       ResultEnding("failed", "engine", reason))
             self.done.set()
-            result = BattleResult(request.battle_id, "demo-task", 0, "mock:demo", ending, {"cis_score": 0.0})
+            result = BattleResult(request.battle_id, "demo-task", 0, "mock:demo", ending,
+                                  Scores.from_json({"cis_score": 0.0}))
             return BattleOutcome(result, 2, request.home / "battles.db")
         self.done.set()
         return BattleOutcome(scored_result(request.battle_id, self.cis), 1, request.home / "battles.db")

@@ -198,7 +198,7 @@ class CampaignScreen(RunScreen):
             if battle.agent in battles:
                 battles[battle.agent] += 1
         findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat,
-                                 row.result.scores if row.result is not None else {}) for row in rows])
+                                 row.result.scores.findings if row.result is not None else ()) for row in rows])
         self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows),
                                               cells=report.cells, findings=findings,
                                               comparisons=report.comparisons))
@@ -230,8 +230,7 @@ class CampaignScreen(RunScreen):
             detail.update("")
             return
         try:
-            measured = evidence_for(evidence_of(self.home, row.battle_id),
-                                    {"family": row.family, "summary": row.summary})
+            measured = evidence_for(evidence_of(self.home, row.battle_id), row.family, row.summary)
         except Exception:  # an unreadable ledger hides the evidence, not the finding
             measured = ""
         text = Text()

@@ -3,41 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
 
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.findings import SEVERITY_STYLE, findings_of
+from logomesh.battle.scores import Scores, SuiteTally
+from tui.findings import SEVERITY_STYLE
 from tui.ledger_source import EntryDetail, evidence_for
 
-COMPONENT_KEYS = (("R", "rationale", "rationale_score"), ("A", "architecture", "architecture_score"),
-                  ("T", "testing", "testing_score"), ("L", "logic", "logic_score"))
 CODE_THEME = "monokai"
 
 
 REPRODUCER_CHARS = 160  # of a finding's reproducer in the summary; the full one is in the DBOM tab
 
 
-def _number(result: Mapping[str, Any], key: str) -> float | None:
-    value = result.get(key)
-    return float(value) if isinstance(value, int | float) else None
-
-
-def _suite(result: Mapping[str, Any], name: str) -> str:
-    counts = result.get("tests", {}).get(name) if isinstance(result.get("tests"), dict) else None
-    if not isinstance(counts, dict) or not counts.get("total"):
+def _suite(counts: SuiteTally | None, name: str) -> str:
+    if counts is None or not counts.total:
         return f"{name} tests: none run"
-    return f"{name} tests {counts.get('passed', 0)}/{counts.get('total', 0)} passed"
+    return f"{name} tests {counts.passed}/{counts.total} passed"
 
 
 def render_summary(detail: EntryDetail) -> Text:
     """The verdict at a glance: CIS, its components and arithmetic, the findings (with what reproduces them and
     what the red agent measured), the failure reason."""
     row, parsed = detail.row, detail.result
-    result = parsed.scores if parsed is not None else {}
+    scores = parsed.scores if parsed is not None else Scores.from_json({})
     text = Text()
     text.append(f"entry #{row.sequence}  {row.battle_id}\n", style="bold")
     status_style = "bold green" if row.status == "scored" else "bold red"
@@ -46,45 +37,43 @@ def render_summary(detail: EntryDetail) -> Text:
     if row.status != "scored" and parsed is not None and parsed.ending.reason:
         text.append("failure  ", style="bold red")
         text.append(f"at {parsed.ending.stage or '?'}: {parsed.ending.reason}\n\n")
-    for letter, name, key in COMPONENT_KEYS:
-        value = _number(result, key)
+    for letter, name, value in scores.components.named():
         text.append(f"{letter} {name:<13}", style="bold")
         text.append(f"{value:.3f}\n" if value is not None else "—\n")
-    raw, red, intent = _number(result, "cis_raw"), _number(result, "red_penalty_applied"), _number(result,
-                                                                                                    "intent_penalty")
-    behaviour = _number(result, "behaviour_penalty")  # absent from entries scored before it existed
+    raw, red, intent = scores.cis_raw, scores.penalties.red, scores.penalties.intent
+    behaviour = scores.penalties.behaviour  # absent from entries scored before it existed
     if raw is not None:
         text.append(f"raw {raw:.3f}", style="bold")
         text.append(f" × (1 − red {red or 0.0:.3f}) × intent {intent if intent is not None else 1.0:.3f}")
         if behaviour is not None:
             text.append(f" × behaviour {behaviour:.3f}")
-        within, band = _number(result, "cis_within_band"), result.get("band")  # absent before the band existed
-        if within is not None and isinstance(band, dict) and isinstance(band.get("boundary"), int | float):
-            boundary = float(band["boundary"])
+        within, band = scores.cis_within_band, scores.band  # absent before the band existed
+        if within is not None and band is not None:
+            boundary = band.boundary
             text.append(f" = x {within:.3f}\n", style="bold")
-            if band.get("all_hidden_passed") is True:
+            if band.all_hidden_passed:
                 text.append(f"all hidden tests passed: CIS = {boundary:g} + {1.0 - boundary:g}×x")
             else:
                 text.append(f"not all hidden tests passed: CIS = {boundary:g}×x")
             text.append(f" = {row.cis:.3f}\n", style="bold")
         else:
             text.append(f" = CIS {row.cis:.3f}\n", style="bold")
-    text.append(f"{_suite(result, 'hidden')} · {_suite(result, 'purple')}\n\n")
-    findings = findings_of(result)
+    text.append(f"{_suite(scores.hidden, 'hidden')} · {_suite(scores.purple, 'purple')}\n\n")
+    findings = scores.findings
     text.append(f"findings ({len(findings)})\n", style="bold cyan")
     if not findings:
         text.append("  none confirmed\n", style="dim")
     for finding in findings:
-        severity = str(finding.get("severity", "?"))
+        severity = finding.severity or "?"
         text.append("  ⚑ ")
         text.append(f"{severity:<8}", style=SEVERITY_STYLE.get(severity, "red"))
-        text.append(f" {finding.get('family', '?')}  {finding.get('cwe', '')}\n")
-        text.append(f"      {finding.get('summary', '')}\n", style="dim")
-        reproducer = " ".join(str(finding.get("reproducer", "")).split())
+        text.append(f" {finding.family or '?'}  {finding.cwe}\n")
+        text.append(f"      {finding.summary}\n", style="dim")
+        reproducer = " ".join(finding.reproducer.split())
         if reproducer:  # what the red agent ran to show it, as the result records it
             text.append("      reproduce: ", style="bold")
             text.append(f"{reproducer[:REPRODUCER_CHARS]}{'…' if len(reproducer) > REPRODUCER_CHARS else ''}\n")
-        measured = " ".join(evidence_for(detail.evidence, finding).split())
+        measured = " ".join(evidence_for(detail.evidence, finding.family, finding.summary).split())
         if measured:  # what the probes measured, kept beside the result as the signed input red_evidence
             text.append("      evidence: ", style="bold")
             text.append(f"{measured[:REPRODUCER_CHARS]}{'…' if len(measured) > REPRODUCER_CHARS else ''}\n")

@@ -1,0 +1,159 @@
+"""``Scores``: the scorer's part of a battle result, typed, parsed once from its JSON.
+
+The JSON is the score card's fields (``ScoreCard.result_fields``), or the zeros an unscored result records,
+or whatever an old or hand-made ledger entry holds. Parsing never raises: a missing or malformed field reads
+as ``None`` (a figure), ``0`` (a count), ``""`` (a text) or empty, so every reader sees one tolerant view.
+The JSON itself is kept, unchanged, for ``to_json`` only: the ledger signs the fields exactly as they were
+recorded, including those no reader needs (anchors, LLM adjustments, component details).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+COMPONENT_NAMES = (("R", "rationale"), ("A", "architecture"), ("T", "testing"), ("L", "logic"))
+PENALTY_NAMES = ("red", "intent", "behaviour")
+
+
+def _figure(value: object) -> float | None:
+    """A finite number as a float; ``None`` for anything else (absent, a bool, a string, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _block(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Components:
+    """R, A, T and L as recorded (after the LLM adjustment)."""
+
+    rationale: float | None
+    architecture: float | None
+    testing: float | None
+    logic: float | None
+
+    def named(self) -> tuple[tuple[str, str, float | None], ...]:
+        """``(letter, name, value)`` for R, A, T, L in that order."""
+        return tuple((letter, name, getattr(self, name)) for letter, name in COMPONENT_NAMES)
+
+
+@dataclass(frozen=True)
+class Penalties:
+    """The factors applied to CIS_raw; ``behaviour`` is absent from entries scored before it existed."""
+
+    red: float | None
+    intent: float | None
+    behaviour: float | None
+
+    def by_name(self) -> dict[str, float | None]:
+        return {name: getattr(self, name) for name in PENALTY_NAMES}
+
+
+@dataclass(frozen=True)
+class Band:
+    """Which correctness band the CIS fell in: [boundary, 1] when every hidden test passed, else [0, boundary]."""
+
+    all_hidden_passed: bool
+    boundary: float
+
+
+@dataclass(frozen=True)
+class SuiteTally:
+    """One suite's counts; ``error`` and ``tampered`` say why it did not run cleanly ("" when it did)."""
+
+    passed: int
+    failed: int
+    total: int
+    error: str = ""
+    tampered: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedFinding:
+    """One confirmed finding as the result records it (``red_analysis.vulnerabilities``); "" where it has none."""
+
+    family: str
+    severity: str
+    cwe: str
+    summary: str
+    reproducer: str
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The scorer's figures of one result. Build it with ``from_json``; ``to_json`` gives the fields back as given."""
+
+    cis: float | None  # None when absent or not a finite number
+    cis_raw: float | None
+    cis_within_band: float | None
+    band: Band | None  # absent before the band existed
+    components: Components
+    penalties: Penalties
+    hidden: SuiteTally | None
+    purple: SuiteTally | None
+    findings: tuple[RecordedFinding, ...]  # a malformed entry reads as an empty finding; a malformed list as none
+    intent_reference: str  # the reference set the intent check judged against (components.intent.reference_sha256)
+    _json: Mapping[str, Any] = field(repr=False, hash=False)  # the fields as parsed; read by to_json only
+
+    @classmethod
+    def from_json(cls, fields: Mapping[str, Any]) -> Scores:
+        analysis = _block(fields.get("red_analysis"))
+        found = analysis.get("vulnerabilities")
+        tests = _block(fields.get("tests"))
+        return cls(
+            cis=_figure(fields.get("cis_score")),
+            cis_raw=_figure(fields.get("cis_raw")),
+            cis_within_band=_figure(fields.get("cis_within_band")),
+            band=_band(fields.get("band")),
+            components=Components(*(_figure(fields.get(f"{name}_score")) for _, name in COMPONENT_NAMES)),
+            penalties=Penalties(_figure(fields.get("red_penalty_applied")), _figure(fields.get("intent_penalty")),
+                                _figure(fields.get("behaviour_penalty"))),
+            hidden=_tally(tests.get("hidden")),
+            purple=_tally(tests.get("purple")),
+            findings=tuple(_finding(f) for f in found) if isinstance(found, list) else (),
+            intent_reference=_text(_block(_block(fields.get("components")).get("intent")).get("reference_sha256")),
+            _json=MappingProxyType(dict(fields)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields exactly as they were parsed (the ledger's JSON boundary)."""
+        return dict(self._json)
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickled as its JSON (campaign workers hand results between processes) and parsed again on arrival."""
+        return (Scores.from_json, (dict(self._json),))
+
+
+def _band(value: object) -> Band | None:
+    boundary = _figure(value.get("boundary")) if isinstance(value, Mapping) else None
+    if not isinstance(value, Mapping) or boundary is None:
+        return None
+    return Band(value.get("all_hidden_passed") is True, boundary)
+
+
+def _tally(value: object) -> SuiteTally | None:
+    if not isinstance(value, Mapping):
+        return None
+    return SuiteTally(_count(value.get("passed")), _count(value.get("failed")), _count(value.get("total")),
+                      _text(value.get("error")), _text(value.get("tampered")))
+
+
+def _finding(value: object) -> RecordedFinding:
+    item = _block(value)
+    return RecordedFinding(*(_text(item.get(key)) for key in ("family", "severity", "cwe", "summary", "reproducer")))
