@@ -60,28 +60,30 @@ def _tasks() -> list[Any]:
 def scoring(repeat: int) -> tuple[list[float], list[float], list[float], int]:
     from logomesh.sandbox import SuiteRun, TestOutcome
     from logomesh.scoring import score_submission
+    from logomesh.scoring.measure import Measured
     from logomesh.scoring.rationale import load_model
     load_model()
     cases = []
     for task in _tasks():
         hidden = SuiteRun(tuple(TestOutcome(f"t.T.test_{i}", "passed") for i in range(12)))
         purple = SuiteRun(tuple(TestOutcome(f"p.T.test_{i}", "passed") for i in range(5)))
-        cases += [(task, task.labelled_submission(n).submission, hidden, purple) for n in task.submission_names()]
+        measured = Measured(hidden, purple, None, ())
+        cases += [(task, task.labelled_submission(n).submission, measured) for n in task.submission_names()]
     cold: list[float] = []
     seen: set[str] = set()
-    for task, submission, hidden, purple in cases:
+    for task, submission, measured in cases:
         if task.id in seen:
             continue
         seen.add(task.id)
         start = time.perf_counter()
-        score_submission(task, submission, hidden, purple, []).result_fields()
+        score_submission(task, submission, measured).result_fields()
         cold.append(time.perf_counter() - start)
     warm: list[float] = []
     cpu: list[float] = []
     for _ in range(repeat):
-        for task, submission, hidden, purple in cases:
+        for task, submission, measured in cases:
             start, start_cpu = time.perf_counter(), time.process_time()
-            score_submission(task, submission, hidden, purple, []).result_fields()
+            score_submission(task, submission, measured).result_fields()
             warm.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
     return cold, warm, cpu, len(cases)

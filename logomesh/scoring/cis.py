@@ -27,12 +27,13 @@ from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.intent import IntentCheck, intent_check
-from logomesh.scoring.logic import Logic, RedCoverage, logic_anchor
+from logomesh.scoring.logic import Logic, logic_anchor
 from logomesh.scoring.rationale import Rationale, rationale_score
 from logomesh.scoring.testing import MutantReport, Testing, score_testing, suite_counts
 
 if TYPE_CHECKING:
     from logomesh.sandbox import SuiteRun
+    from logomesh.scoring.measure import Measured
     from logomesh.submission import Submission
     from logomesh.tasks import TaskSpec
 
@@ -182,22 +183,19 @@ class ScoreCard:
 def score_submission(
     task: TaskSpec,
     submission: Submission,
-    hidden: SuiteRun,
-    purple: SuiteRun | None,
-    findings: Sequence[Finding],
-    *,
+    measured: Measured,
     config: ScoringConfig = DEFAULT_CONFIG,
+    *,
     battle_id: str = "",
     emit: EventSink = discard,
-    mutants: MutantReport | None = None,
-    red: RedCoverage | None = None,
 ) -> ScoreCard:
-    """Score one submission from the facts the sandbox and the red agent measured.
+    """Score one submission from what the sandbox and the red agent ``measured`` of it.
 
-    ``red`` says whether the red agent ran and how many probes reached the code; when it did not run
-    or no probe reached the code, and no finding was confirmed, L's probe part is not measured and
-    scores 0 (``logic.py``). ``red=None`` (the old signature) keeps the old judgement from findings.
+    The one place a ``Measured`` is taken apart for scoring. ``measured.red`` says whether the red agent
+    ran and how many probes reached the code; when it did not run or no probe reached the code, and no
+    finding was confirmed, L's probe part is not measured and scores 0 (``logic.py``).
     """
+    hidden, purple, mutants = measured.hidden, measured.purple, measured.mutants
     source = submission.source
     rationale = rationale_score(task, source, config)
     emit(ScoreComponent(battle_id, "rationale", rationale.score, {"cosine": rationale.cosine,
@@ -207,8 +205,9 @@ def score_submission(
                         {"violations": [v.to_json() for v in architecture.violations]}))
     testing = score_testing(hidden, config)
     emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
-    real = confirmed(findings, config)
-    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, red, behaviour=testing.pass_rate)
+    real = confirmed(measured.findings, config)
+    logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, measured.red,
+                         behaviour=testing.pass_rate)
     emit(ScoreComponent(battle_id, "logic", logic.score, {"parts": dict(logic.parts)}))
 
     anchors = {"rationale": rationale.score, "architecture": architecture.score, "logic": logic.score}

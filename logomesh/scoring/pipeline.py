@@ -2,10 +2,9 @@
 
 ``measure_and_score`` opens the sandbox it is given, measures the submission
 there (``measure.py``: hidden suite, purple tests, flawed variants, red
-agent), closes it, and scores what was measured (``cis.score_submission``).
-Whoever calls it gets the same card for the same submission, settings and
-seed. ``score_measured`` is the one place a ``Measured`` is taken apart for
-scoring.
+agent), closes it, and scores what was measured (``cis.score_submission``,
+the one place a ``Measured`` is taken apart for scoring). Whoever calls it
+gets the same card for the same submission, settings and seed.
 
 The battle's context (``BattleContext``: id, event sink, cancel token, seed)
 is the one argument that says which battle this is. Scoring runs on a thread
@@ -21,9 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from logomesh.cancel import abandon_on_cancel
-from logomesh.events import Event, EventSink, StageStarted, discard
+from logomesh.events import Event, StageStarted
 from logomesh.scoring.cis import ScoreCard, score_submission
-from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.judging import Judging
 from logomesh.scoring.measure import Measured, measure
 
@@ -34,7 +32,7 @@ if TYPE_CHECKING:
     from logomesh.tasks import TaskSpec
 
 
-__all__ = ["Judging", "ScoredSubmission", "measure_and_score", "score_measured"]
+__all__ = ["Judging", "ScoredSubmission", "measure_and_score"]
 
 
 @dataclass(frozen=True)
@@ -43,15 +41,6 @@ class ScoredSubmission:
 
     measured: Measured
     card: ScoreCard
-
-
-def score_measured(
-    task: TaskSpec, submission: Submission, measured: Measured, config: ScoringConfig, *, battle_id: str = "",
-    emit: EventSink = discard,
-) -> ScoreCard:
-    """The score card of ``submission`` from what was ``measured`` of it."""
-    return score_submission(task, submission, measured.hidden, measured.purple, measured.findings, config=config,
-                            battle_id=battle_id, emit=emit, mutants=measured.mutants, red=measured.red)
 
 
 def measure_and_score(
@@ -81,7 +70,7 @@ def measure_and_score(
             emit(event)
 
     card = abandon_on_cancel(  # scoring only computes: a cancel need not wait for the model
-        lambda: score_measured(task, submission, measured, judging.config, battle_id=battle.battle_id,
-                               emit=quiet_once_cancelled),
+        lambda: score_submission(task, submission, measured, judging.config, battle_id=battle.battle_id,
+                                 emit=quiet_once_cancelled),
         cancel, name="logomesh-scoring")
     return ScoredSubmission(measured, card)

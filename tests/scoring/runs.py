@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from logomesh.findings import Finding
 from logomesh.sandbox import SuiteRun, TestOutcome
+from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
+from logomesh.scoring.measure import Measured
 
 
 def suite(passed: int, failed: int = 0, *, names: tuple[str, ...] = (), error: str | None = None,
@@ -14,3 +17,9 @@ def suite(passed: int, failed: int = 0, *, names: tuple[str, ...] = (), error: s
         outcomes.append(TestOutcome(name, "passed" if index < passed else "failed"))
     return SuiteRun(tuple(outcomes), tampered=tampered, tamper_reasons=("patched",) if tampered else (),
                     error=error)
+
+
+def measured(hidden: SuiteRun, purple: SuiteRun | None = None, findings: tuple[Finding, ...] = (),
+             red: RedCoverage = RED_NOT_RUN) -> Measured:
+    """What the sandbox measured of a submission: the hidden suite, the purple suite, the red agent's findings."""
+    return Measured(hidden, purple, None, findings, red)

@@ -23,7 +23,7 @@ from logomesh.scoring.minilm import MiniLM
 from logomesh.submission import Submission
 from logomesh.tasks import TaskSpec, load_task
 
-from .runs import suite
+from .runs import measured, suite
 
 TASKS = ("rate-limiter", "lru-cache")
 SEVERITIES = ("critical", "high", "medium", "low")
@@ -47,19 +47,19 @@ class Inputs:
     hidden: SuiteRun
     purple: SuiteRun | None
     findings: tuple[Finding, ...]
-    red: RedCoverage | None
+    red: RedCoverage
 
     def score(self) -> ScoreCard:
         submission = dict(labelled(self.task_id))[self.name]
-        return score_submission(task(self.task_id), submission, self.hidden, self.purple, self.findings,
-                                red=self.red)
+        return score_submission(task(self.task_id), submission, measured(self.hidden, self.purple, self.findings,
+                                                                         self.red))
 
 
 findings = st.lists(st.builds(lambda severity, confirmations: Finding("boundary", severity, "CWE-20", "s", "r",
                                                                        confirmations=confirmations),
                               st.sampled_from(SEVERITIES), st.integers(0, 3)), max_size=4).map(tuple)
 purples = st.none() | st.builds(lambda p, f: suite(p, f), st.integers(0, 8), st.integers(0, 8))
-reds = st.none() | st.builds(RedCoverage, st.booleans(), st.integers(0, 50))
+reds = st.builds(RedCoverage, st.booleans(), st.integers(0, 50))
 
 
 @st.composite

@@ -17,7 +17,7 @@ from logomesh.scoring.minilm import MiniLM
 from logomesh.submission import Submission
 from logomesh.tasks import TaskSpec
 
-from .runs import suite
+from .runs import measured, suite
 
 OWNED = {"rationale_score", "architecture_score", "testing_score", "logic_score", "cis_score", "red_penalty_applied",
          "intent_penalty", "behaviour_penalty", "red_analysis", "tests", "anchors", "llm_adjustments"}
@@ -36,10 +36,10 @@ def floats(value: object) -> list[float]:
 def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSpec) -> None:
     good = rate_limiter.labelled_submission("good").submission
     events: list[Event] = []
-    findings = [Finding("concurrency", "high", "CWE-362", "race", "r", confirmations=3),
+    findings = (Finding("concurrency", "high", "CWE-362", "race", "r", confirmations=3),
                 Finding("boundary", "critical", "CWE-20", "crash", "r", confirmations=2),
-                Finding("boundary", "critical", "CWE-20", "unconfirmed", "r", confirmations=0)]
-    card = score_submission(rate_limiter, good, suite(12, 4), suite(5, 1), findings, battle_id="b1",
+                Finding("boundary", "critical", "CWE-20", "unconfirmed", "r", confirmations=0))
+    card = score_submission(rate_limiter, good, measured(suite(12, 4), suite(5, 1), findings), battle_id="b1",
                             emit=events.append)
     fields = card.result_fields()
     assert set(fields) >= OWNED
@@ -76,7 +76,7 @@ def test_off_intent_code_takes_the_intent_penalty_from_the_measured_r(model: Min
     unrelated = Submission("import csv\n\ndef rows(path):\n    with open(path) as f:\n"
                            "        return [r for r in csv.reader(f) if r]\n", "", "")
     events: list[Event] = []
-    card = score_submission(rate_limiter, unrelated, suite(0, 16), None, [], emit=events.append)
+    card = score_submission(rate_limiter, unrelated, measured(suite(0, 16)), emit=events.append)
     r = card.rationale.score
     assert r < DEFAULT_CONFIG.intent_threshold
     assert card.intent.own == pytest.approx(card.rationale.cosine)
@@ -95,8 +95,8 @@ def test_correct_code_whose_text_reads_like_another_task_takes_no_intent_penalty
     fib = load_task("fib-recursive")
     code = Submission(fib.reference_bytes.decode("utf-8"), "", "")
     total = 12
-    passing = score_submission(fib, code, suite(total), None, [])
-    failing = score_submission(fib, code, suite(0, total), None, [])
+    passing = score_submission(fib, code, measured(suite(total)))
+    failing = score_submission(fib, code, measured(suite(0, total)))
     assert passing.intent.margin < 0 and passing.intent.text_penalty < 1.0  # the text alone is penalised
     assert passing.intent_penalty == 1.0 and passing.intent.reasons == ()
     assert failing.intent_penalty == pytest.approx(passing.intent.text_penalty)
@@ -109,7 +109,7 @@ def test_code_that_reproduces_nothing_keeps_at_most_the_floor_however_it_looks(
 ) -> None:
     """The good source, unchanged as text, scored against a suite it passed in full, in part and not at all."""
     good = rate_limiter.labelled_submission("good").submission
-    cards = {passed: score_submission(rate_limiter, good, suite(passed, 16 - passed), None, [])
+    cards = {passed: score_submission(rate_limiter, good, measured(suite(passed, 16 - passed)))
              for passed in (16, 8, 0)}
     assert [cards[p].behaviour_penalty for p in (16, 8, 0)] == pytest.approx([1.0, 0.65, 0.30])
     assert cards[16].intent_penalty == cards[0].intent_penalty == 1.0  # as text it is on intent either way
@@ -134,6 +134,7 @@ _SCRIPT = """
 import json, sys
 from logomesh.sandbox import SuiteRun, TestOutcome
 from logomesh.scoring import score_submission
+from logomesh.scoring.measure import Measured
 from logomesh.tasks import all_tasks
 from ledger.canonical import canonical_sha256
 out = {}
@@ -142,7 +143,7 @@ for task in all_tasks():
         sub = task.labelled_submission(name).submission
         names = enumerate(task.hidden_tests)
         hidden = SuiteRun(tuple(TestOutcome(n, "passed" if i % 3 else "failed") for i, n in names))
-        card = score_submission(task, sub, hidden, None, [])
+        card = score_submission(task, sub, Measured(hidden, None, None, ()))
         fields = card.result_fields()
         out[f"{task.id}/{name}"] = [json.dumps(fields, sort_keys=True), canonical_sha256(fields), card.intent_vector]
 sys.stdout.write(json.dumps(out, sort_keys=True))

@@ -18,7 +18,7 @@ from logomesh.scoring.config import DEFAULT_CONFIG, LlmConfig
 from logomesh.scoring.minilm import MiniLM
 from logomesh.tasks import TaskSpec
 
-from .runs import suite
+from .runs import measured, suite
 
 ANCHORS = {"rationale": 0.6, "architecture": 0.8, "logic": 0.95}
 
@@ -147,8 +147,8 @@ def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r
     config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=0.99).with_llm(
         LlmConfig(base_url=endpoint, model="stand-in", timeout_s=5.0))
     good = rate_limiter.labelled_submission("good").submission
-    card = score_submission(rate_limiter, good, suite(8, 8), None, [], config=config)
-    plain = score_submission(rate_limiter, good, suite(8, 8), None, [])
+    card = score_submission(rate_limiter, good, measured(suite(8, 8)), config)
+    plain = score_submission(rate_limiter, good, measured(suite(8, 8)))
     assert card.anchors == plain.anchors
     assert card.final["rationale"] == pytest.approx(min(1.0, card.anchors["rationale"] + 0.10))
     assert card.final["architecture"] == pytest.approx(card.anchors["architecture"] + 0.05)
