@@ -99,13 +99,13 @@ def _validate(request: BattleRequest, check_environment: bool = False) -> TaskSp
 def _ask_purple(task: TaskSpec, request: BattleRequest) -> PurpleExchange:
     if request.mock_variant is not None:
         return canned_exchange(task, request.mock_variant, request.battle_id)
-    from logomesh.purple.client import request_submission
+    from logomesh.purple.client import ExchangeSettings, request_submission
 
     assert request.purple_url is not None
+    settings = ExchangeSettings(protocol=request.protocol, total_timeout_s=request.purple_timeout_s,
+                                stream=request.purple_stream)
     try:
-        return request_submission(request.purple_url, task, request.battle_id, protocol=request.protocol,
-                                  total_timeout_s=request.purple_timeout_s, stream=request.purple_stream,
-                                  cancel=request.cancel)
+        return request_submission(request.purple_url, task, request.battle_id, settings, request.cancel)
     except PurpleError as exc:
         raise StageFailed("purple", f"purple agent {request.purple_url}: {exc}") from None
 

@@ -43,6 +43,7 @@ from logomesh.submission import MAX_SUBMISSION_BYTES
 from logomesh.tasks import TaskSpec
 
 __all__ = [
+    "ExchangeSettings",
     "PurpleError",
     "PurpleHTTPError",
     "PurpleMalformed",
@@ -240,27 +241,39 @@ async def _poll(http: httpx.AsyncClient, endpoint: Endpoint, reply: Reply, battl
         wait = min(wait * 2, _POLL_MAX_S)
 
 
-def request_submission(url: str, task: TaskSpec, battle_id: str, *, protocol: str | None = None,
-                       connect_timeout_s: float = 5.0, total_timeout_s: float = 120.0,
-                       max_bytes: int = MAX_SUBMISSION_BYTES, stream: bool = False,
-                       cancel: CancelToken | None = None) -> PurpleExchange:
-    """Send ``task`` to the purple agent at ``url`` and return its validated submission.
+@dataclass(frozen=True)
+class ExchangeSettings:
+    """How ``request_submission`` talks to the agent: the protocol, the limits, send or stream."""
 
-    ``protocol`` (``"0.3"`` or ``"1.0"``) overrides the card; ``stream`` asks
-    with ``message/stream`` instead of ``message/send`` (SSE answers to either
-    are read the same way). Raises ``PurpleError`` subclasses only, or
-    ``Cancelled`` once ``cancel`` is cancelled. Call it where no event loop runs.
+    protocol: str | None = None
+    """``"0.3"`` or ``"1.0"`` overrides the agent card; ``None``: as the card says."""
+    connect_timeout_s: float = 5.0
+    total_timeout_s: float = 120.0
+    """The whole exchange: card, call and every ``tasks/get`` poll."""
+    max_bytes: int = MAX_SUBMISSION_BYTES
+    """The cap on each response."""
+    stream: bool = False
+    """Ask with ``message/stream`` instead of ``message/send`` (SSE answers to either are read the same way)."""
+
+
+def request_submission(url: str, task: TaskSpec, battle_id: str, settings: ExchangeSettings = ExchangeSettings(),
+                       cancel: CancelToken = CancelToken.never()) -> PurpleExchange:
+    """Send ``task`` to the purple agent at ``url`` as ``settings`` say and return its validated submission.
+
+    Raises ``PurpleError`` subclasses only, or ``Cancelled`` once ``cancel`` is cancelled. Call it where no
+    event loop runs.
     """
-    deadline = Deadline(total_timeout_s, connect_timeout_s)
-    exchange = _exchange(url, task, battle_id, protocol, deadline, max_bytes, stream)
-    return asyncio.run(exchange if cancel is None else stopped_by_cancel(exchange, cancel))
+    deadline = Deadline(settings.total_timeout_s, settings.connect_timeout_s)
+    exchange = _exchange(url, task, battle_id, settings, deadline)
+    return asyncio.run(stopped_by_cancel(exchange, cancel))
 
 
-async def _exchange(url: str, task: TaskSpec, battle_id: str, protocol: str | None, deadline: Deadline,
-                    max_bytes: int, stream: bool) -> PurpleExchange:
+async def _exchange(url: str, task: TaskSpec, battle_id: str, settings: ExchangeSettings,
+                    deadline: Deadline) -> PurpleExchange:
+    max_bytes = settings.max_bytes
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
-        endpoint = await discover(http, url, deadline, max_bytes, protocol)
-        call = task_call(endpoint.protocol, task, battle_id, stream=stream)
+        endpoint = await discover(http, url, deadline, max_bytes, settings.protocol)
+        call = task_call(endpoint.protocol, task, battle_id, stream=settings.stream)
         fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
         reply = parse_reply(fetched.body, sse=_is_sse(fetched))
         body = fetched.body

@@ -12,6 +12,7 @@ from hostile import cut_stream, flood, hang, hostile_server, respond
 
 from logomesh.purple.a2a_request import context_id
 from logomesh.purple.client import (
+    ExchangeSettings,
     PurpleError,
     PurpleHTTPError,
     PurpleMalformed,
@@ -38,7 +39,8 @@ SUBMISSION = {"sourceCode": "def add(a, b):\n    return a + b\n", "testCode": ""
 def test_mock_serves_the_canned_submission_under_both_protocols(
     mock_server: RunningServer, adder: TaskSpec, protocol: str, stream: bool
 ) -> None:
-    exchange = request_submission(mock_server.url, adder, "adder:bad:run-1", protocol=protocol, stream=stream)
+    settings = ExchangeSettings(protocol=protocol, stream=stream)
+    exchange = request_submission(mock_server.url, adder, "adder:bad:run-1", settings)
     canned = adder.labelled_submission("bad").submission
     got = exchange.submission
     assert (got.source, got.tests, got.rationale) == (canned.source, canned.tests, canned.rationale)
@@ -71,12 +73,12 @@ def test_unknown_battle_id_is_a_jsonrpc_error(mock_server: RunningServer, adder:
     with pytest.raises(PurpleRPCError, match=r"-32602.*unknown battle_id 'adder:nope'"):
         request_submission(mock_server.url, adder, "adder:nope")
     with pytest.raises(PurpleRPCError, match="unknown battle_id"):
-        request_submission(mock_server.url, adder, "no-such-task:good", protocol="0.3")
+        request_submission(mock_server.url, adder, "no-such-task:good", ExchangeSettings(protocol="0.3"))
 
 
 def test_unknown_protocol_is_a_usage_error(mock_server: RunningServer, adder: TaskSpec) -> None:
     with pytest.raises(PurpleUsageError, match=r"unknown A2A protocol '2\.0'"):
-        request_submission(mock_server.url, adder, "adder:good", protocol="2.0")
+        request_submission(mock_server.url, adder, "adder:good", ExchangeSettings(protocol="2.0"))
 
 
 def test_refused_connection(adder: TaskSpec) -> None:
@@ -89,7 +91,7 @@ def test_refused_connection(adder: TaskSpec) -> None:
 
 def test_hanging_server_hits_the_total_timeout(adder: TaskSpec) -> None:
     with hostile_server(hang) as url, pytest.raises(PurpleTimeout, match=r"within 1\.5 s"):
-        request_submission(url, adder, "b", total_timeout_s=1.5)  # the message is the deadline's own
+        request_submission(url, adder, "b", ExchangeSettings(total_timeout_s=1.5))  # the deadline's own message
 
 
 def test_ten_megabytes_hit_the_size_cap(adder: TaskSpec) -> None:
@@ -100,12 +102,12 @@ def test_ten_megabytes_hit_the_size_cap(adder: TaskSpec) -> None:
 def test_declared_oversize_is_refused_before_reading(adder: TaskSpec) -> None:
     body = _jsonrpc({"kind": "message", "parts": [{"kind": "text", "text": json.dumps(SUBMISSION)}]})
     with hostile_server(respond(200, body)) as url, pytest.raises(PurpleTooLarge):
-        request_submission(url, adder, "b", max_bytes=len(body) - 1)
+        request_submission(url, adder, "b", ExchangeSettings(max_bytes=len(body) - 1))
 
 
 def test_stream_closed_mid_way(adder: TaskSpec) -> None:
     with hostile_server(cut_stream) as url, pytest.raises(PurpleUnreachable, match="closed the connection"):
-        request_submission(url, adder, "b", stream=True)
+        request_submission(url, adder, "b", ExchangeSettings(stream=True))
 
 
 @pytest.mark.parametrize(
@@ -218,7 +220,7 @@ def test_stream_left_open_after_the_final_event_returns_at_once(adder: TaskSpec)
             hung_up.append(True)
 
     with hostile_server(behave) as url:
-        exchange = request_submission(url, adder, "b", stream=True, total_timeout_s=120)
+        exchange = request_submission(url, adder, "b", ExchangeSettings(stream=True, total_timeout_s=120))
         deadline = time.monotonic() + 120  # a hang guard: the server notes the hang-up as it happens
         while not hung_up and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from logomesh.purple.client import PurpleTaskFailed, request_submission
+from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.llm import SUBMISSION_SCHEMA, LlmSettings, TemplateError, check_template, llm_app_factory
 from logomesh.purple.server import start_in_thread
 from logomesh.tasks import TaskSpec
@@ -59,7 +59,7 @@ def test_llm_purple_answers_with_the_models_submission(stand_in: tuple[StandIn, 
     endpoint, base_url = stand_in
     settings = LlmSettings(base_url, "tiny-coder", KEY, seed=7)
     with start_in_thread(llm_app_factory(settings)) as purple:
-        exchange = request_submission(purple.url, adder, "adder-llm-1", protocol=protocol)
+        exchange = request_submission(purple.url, adder, "adder-llm-1", ExchangeSettings(protocol=protocol))
     assert exchange.submission.rationale == "from the model"
     assert exchange.agent == "LogoMesh LLM purple agent (tiny-coder)"
     body, auth = endpoint.seen[-1]

@@ -12,7 +12,7 @@ from a2a.types import AgentSkill, InvalidParamsError, Part, TaskState
 from sdk import sdk_send
 from starlette.applications import Starlette
 
-from logomesh.purple.client import PurpleTaskFailed, request_submission
+from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.server import RunningServer, agent_card, build_app, open_task, start_in_thread
 from logomesh.submission import Submission
 from logomesh.tasks import TaskSpec
@@ -78,12 +78,13 @@ def _sdk_server_app(url: str) -> Starlette:
 def test_our_client_against_an_sdk_server(adder: TaskSpec, protocol: str, stream: bool) -> None:
     # The prompt text decides the executor's mode; patch the task title to steer it.
     data_task = type(adder)(**{**adder.__dict__, "title": "DATA please"})
+    settings = ExchangeSettings(protocol=protocol, stream=stream)
     with start_in_thread(_sdk_server_app) as server:
-        chunked = request_submission(server.url, adder, "b1", protocol=protocol, stream=stream)
-        as_data = request_submission(server.url, data_task, "b2", protocol=protocol, stream=stream)
+        chunked = request_submission(server.url, adder, "b1", settings)
+        as_data = request_submission(server.url, data_task, "b2", settings)
         failing = type(adder)(**{**adder.__dict__, "title": "FAIL"})
         with pytest.raises(PurpleTaskFailed, match=r"ended \(failed\): no GPU today"):
-            request_submission(server.url, failing, "b3", protocol=protocol, stream=stream)
+            request_submission(server.url, failing, "b3", settings)
     assert chunked.submission.rationale == "chunked answer"
     assert as_data.submission.source == SUBMISSION["sourceCode"]
     assert chunked.agent == "chunker"

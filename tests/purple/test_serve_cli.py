@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from logomesh.cli import app
-from logomesh.purple.client import request_submission
+from logomesh.purple.client import ExchangeSettings, request_submission
 from logomesh.tasks import TaskSpec
 
 
@@ -49,13 +49,15 @@ def test_mock_server_process_serves_a_battle(task_lib: Path, adder: TaskSpec) ->
         line = proc.stderr.readline()
         found = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
         assert found, line
-        exchange = request_submission(found.group(1), adder, "adder:good:cli", total_timeout_s=30)
+        within_30_s = ExchangeSettings(total_timeout_s=30)
+        exchange = request_submission(found.group(1), adder, "adder:good:cli", within_30_s)
         assert exchange.submission.source == adder.labelled_submission("good").submission.source
         assert b"names no variant" not in exchange.response_bytes
-        flawed = request_submission(found.group(1), adder, "adder:bad:cli", total_timeout_s=30)
+        flawed = request_submission(found.group(1), adder, "adder:bad:cli", within_30_s)
         assert flawed.submission.source == adder.labelled_submission("bad").submission.source
         # a battle_id that names no variant (the green agent's default ids) gets the task's good submission
-        default = request_submission(found.group(1), adder, "adder-5f0c", total_timeout_s=30, stream=True)
+        streamed = ExchangeSettings(total_timeout_s=30, stream=True)
+        default = request_submission(found.group(1), adder, "adder-5f0c", streamed)
         assert default.submission.source == adder.labelled_submission("good").submission.source
         note = "battle_id 'adder-5f0c' names no variant (TASK:VARIANT): served the 'good' submission of task 'adder'"
         assert note.encode() in default.response_bytes  # said in the answer itself
