@@ -121,7 +121,7 @@ def intent_times(repeat: int) -> list[float]:
     for _ in range(repeat):
         for task, r in scored:
             start = time.perf_counter()
-            intent_check(task, r.code, r.intent, r.score, DEFAULT_CONFIG)
+            intent_check(task, r, DEFAULT_CONFIG)
             out.append(time.perf_counter() - start)
     return out
 

@@ -220,8 +220,7 @@ def score_submission(
     for level, factor in levels:
         count = sum(1 for f in real if f.severity == level)
         emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
-    intent = intent_check(task, rationale.code, rationale.intent, rationale.score, config, rationale.defined,
-                          behaviour=testing.pass_rate)
+    intent = intent_check(task, rationale, config, behaviour=testing.pass_rate)
     if intent.penalty < 1.0:
         emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
     behaviour = behaviour_penalty(testing, config)

@@ -59,6 +59,7 @@ from logomesh.scoring.config import ScoringConfig
 from logomesh.scoring.reference import Reference, reference_for
 
 if TYPE_CHECKING:
+    from logomesh.scoring.rationale import Rationale
     from logomesh.tasks import TaskSpec
 
 Vector = NDArray[np.float64]
@@ -157,10 +158,11 @@ def judge(code: Vector, own_text: str, own_name: str, own_vector: Vector, refere
                        reference_sha256=reference.sha256, penalty=factor, reasons=reasons, text_penalty=text_factor)
 
 
-def intent_check(task: TaskSpec, code: Vector, own_vector: Vector, r_measured: float,
-                 config: ScoringConfig, defined: frozenset[str] = frozenset(),
+def intent_check(task: TaskSpec, rationale: Rationale, config: ScoringConfig,
                  behaviour: float | None = None) -> IntentCheck:
+    """The check of the code R measured (``rationale``: its vector, the intent's, R and the names it defines)
+    against ``task``'s intent; ``behaviour``: the hidden pass rate, when the code was run."""
     from logomesh.scoring.rationale import intent_text
 
-    return judge(code, intent_text(task), task.entry_point, own_vector, reference_for(task, config), r_measured,
-                 config, defined, behaviour)
+    return judge(rationale.code, intent_text(task), task.entry_point, rationale.intent, reference_for(task, config),
+                 rationale.score, config, rationale.defined, behaviour)

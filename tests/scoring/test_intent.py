@@ -35,7 +35,7 @@ def test_library_good_code_passes_its_own_task_and_is_penalised_on_every_other(m
         own = intent_embedding(task, DEFAULT_CONFIG)
         for author, scored in codes.items():
             r = min(1.0, max(0.0, float(np.dot(scored.code, own))))
-            check = intent_check(task, scored.code, own, r, DEFAULT_CONFIG)
+            check = intent_check(task, dataclasses.replace(scored, intent=own, score=r), DEFAULT_CONFIG)
             if author == task.id:
                 assert check.penalty == 1.0 and not check.reasons, (task.id, check)
             else:
@@ -46,7 +46,7 @@ def test_library_good_code_passes_its_own_task_and_is_penalised_on_every_other(m
 def test_a_reference_intent_with_the_same_entry_point_is_a_restatement_not_a_distractor(model: MiniLM) -> None:
     fib = load_task("fib-recursive")
     scored = rationale_score(fib, fib.labelled_submission("good").submission.source, DEFAULT_CONFIG)
-    check = intent_check(fib, scored.code, scored.intent, scored.score, DEFAULT_CONFIG)
+    check = intent_check(fib, scored, DEFAULT_CONFIG)
     assert "HumanEval/55" in check.restated  # HumanEval/55 also asks for `fib`
     assert check.nearest != "HumanEval/55"
     assert check.distractors == len(reference_for(fib, DEFAULT_CONFIG).keys) - 1 - len(check.restated)
@@ -55,7 +55,7 @@ def test_a_reference_intent_with_the_same_entry_point_is_a_restatement_not_a_dis
 def test_code_nearer_another_intent_keeps_at_most_the_floor(model: MiniLM, rate_limiter: TaskSpec) -> None:
     lru = load_task("lru-cache").labelled_submission("good").submission.source
     scored = rationale_score(rate_limiter, lru, DEFAULT_CONFIG)
-    check = intent_check(rate_limiter, scored.code, scored.intent, scored.score, DEFAULT_CONFIG)
+    check = intent_check(rate_limiter, scored, DEFAULT_CONFIG)
     assert check.nearest == "task:lru-cache"
     assert check.margin <= -DEFAULT_CONFIG.intent_span
     assert check.penalty == pytest.approx(DEFAULT_CONFIG.intent_floor)
