@@ -16,6 +16,7 @@ from logomesh.battle.result import BattleResult, RedSettings, ResultEnding, Resu
 from logomesh.battle.scores import Band, RecordedFinding, Scores, SuiteTally
 from logomesh.findings import Finding
 from logomesh.scoring import score_submission
+from logomesh.scoring.measure import Measured
 from logomesh.tasks import load_task
 
 SCORES = Scores.from_json({"cis_score": 0.5,
@@ -55,8 +56,9 @@ def test_a_malformed_finding_reads_as_an_empty_one_and_a_missing_cis_as_none() -
 
 def test_a_scored_cards_fields_parse_once_and_go_back_to_the_ledger_byte_for_byte(tmp_path: Path) -> None:
     task = load_task("rate-limiter")
-    findings = [Finding("concurrency", "high", "CWE-362", "race", "run(threads=8)", confirmations=3)]
-    card = score_submission(task, task.labelled_submission("good").submission, _suite(12, 4), _suite(5, 1), findings)
+    findings = (Finding("concurrency", "high", "CWE-362", "race", "run(threads=8)", confirmations=3),)
+    measured = Measured(_suite(12, 4), _suite(5, 1), None, findings)
+    card = score_submission(task, task.labelled_submission("good").submission, measured)
     request = BattleRequest(task_id=task.id, battle_id="b1", seed=5, home=tmp_path, mock_variant="good", red=True,
                             red_budget_s=2.0)
     result = scored_result(request, card)

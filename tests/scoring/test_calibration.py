@@ -9,7 +9,7 @@ from logomesh.scoring.minilm import MiniLM
 from logomesh.submission import Submission
 from logomesh.tasks import TaskSpec
 
-from .runs import suite
+from .runs import measured, suite
 
 FIGURE_KEYS = ("rationale_score", "architecture_score", "testing_score", "logic_score", "red_penalty_applied",
                "intent_penalty", "behaviour_penalty", "cis_within_band", "cis_score")
@@ -20,7 +20,7 @@ def scorer_passing(passing: str) -> Scorer:
 
     def score(task: TaskSpec, submission: Submission) -> ScoreCard:
         passes = submission.source == task.labelled_submission(passing).submission.source
-        return score_submission(task, submission, suite(12) if passes else suite(3, 9), None, [])
+        return score_submission(task, submission, measured(suite(12) if passes else suite(3, 9)))
 
     return score
 
@@ -30,8 +30,8 @@ def by_name(rows: list[Row]) -> dict[str, Row]:
 
 
 def test_figures_are_the_result_fields_the_ledger_records(model: MiniLM, rate_limiter: TaskSpec) -> None:
-    card = score_submission(rate_limiter, rate_limiter.labelled_submission("no-lock").submission, suite(12, 4),
-                            suite(5, 1), [])
+    card = score_submission(rate_limiter, rate_limiter.labelled_submission("no-lock").submission,
+                            measured(suite(12, 4), suite(5, 1)))
     fields = card.result_fields()
     figures = Figures.of(card)
     assert figures.to_json() == {key: fields[key] for key in FIGURE_KEYS}
