@@ -77,12 +77,31 @@ class RedStats:
 
 
 @dataclass(frozen=True)
+class TreeNode:
+    """One node of the searched tree as the search left it (``RedReport.tree``)."""
+
+    id: int
+    parent: int | None  # None for the root
+    action: str  # the action's id; "root" for the root
+    visits: int
+    mean_value: float  # rounded to 6 digits, as the node-updated events show it
+    exhausted: bool
+    pruned: bool
+
+    @classmethod
+    def of(cls, node: Node) -> TreeNode:
+        return cls(node.id, node.parent.id if node.parent is not None else None,
+                   node.action.id if node.action is not None else "root", node.visits, round(node.mean_value, 6),
+                   node.exhausted, node.pruned)
+
+
+@dataclass(frozen=True)
 class RedReport:
     findings: tuple[Finding, ...]  # only reproduced findings
     nodes: int
     best_value_history: tuple[float, ...]
     stats: RedStats
-    tree: tuple[dict[str, Any], ...] = ()
+    tree: tuple[TreeNode, ...] = ()  # the MCTS tree, parents before children; empty for the baselines
 
     def red_analysis(self) -> dict[str, Any]:
         """The result's ``red_analysis`` block, as in the paper."""
@@ -152,7 +171,7 @@ def run_attack(
     problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
     plays = play_budget(budget_s)
     leaves = len(problem.all_leaves())
-    tree: tuple[dict[str, Any], ...] = ()
+    tree: tuple[TreeNode, ...] = ()
     iterations: int | None
     if not problem.ctx.features.parses:
         stopped_because, iterations = "source does not parse", None
@@ -165,7 +184,7 @@ def run_attack(
         result = search.run()
         history, nodes = result.best_value_history, result.nodes
         iterations, stopped_because = result.iterations, result.stopped_because
-        tree = tuple(_node_json(n) for n in walk(search.root))
+        tree = tuple(TreeNode.of(n) for n in walk(search.root))
     else:
         history, nodes = _baseline(problem, strategy, seed, plays, started + budget_s * BACKSTOP_FACTOR)
         iterations, stopped_because = len(history), "budget or exhausted"
@@ -230,14 +249,3 @@ def _baseline(problem: RedProblem, strategy: Strategy, seed: int, plays: int,
         history.append(best)
     return tuple(history), len(history)
 
-
-def _node_json(node: Node) -> dict[str, Any]:
-    return {
-        "id": node.id,
-        "parent": node.parent.id if node.parent is not None else None,
-        "action": node.action.id if node.action is not None else "root",
-        "visits": node.visits,
-        "mean_value": round(node.mean_value, 6),
-        "exhausted": node.exhausted,
-        "pruned": node.pruned,
-    }

@@ -212,6 +212,13 @@ def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
     added = [e for e in events if isinstance(e, MctsNodeAdded)]
     assert added[0].parent_id is None and len(added) == report.nodes
     assert any(isinstance(e, MctsNodeUpdated) for e in events)
+    root = report.tree[0]
+    assert (root.parent, root.action) == (None, "root") and root.visits == report.stats.iterations
+    assert sorted((n.id, n.parent, n.action) for n in report.tree) == sorted(
+        (e.node_id, e.parent_id, e.action) for e in added)  # the tree the events drew, node for node
+    last = {e.node_id: (e.visits, e.mean_value) for e in events if isinstance(e, MctsNodeUpdated)}
+    assert all((n.visits, n.mean_value) == last[n.id] for n in report.tree if n.id in last)
+    assert root.exhausted  # the search stopped because the root was exhausted
     confirmed = [e for e in events if isinstance(e, FindingConfirmed)]
     assert len(confirmed) == 1 and confirmed[0].node_id in {e.node_id for e in added}
     assert ("sqli", 3) in runner.calls  # the replay
