@@ -7,13 +7,16 @@ callable taking an ``Event``; stages never block on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 Stream = Literal["stdout", "stderr"]
 TestSuite = Literal["hidden", "purple"]
 TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
+ComponentFact = float | Sequence[Mapping[str, str | int]] | Mapping[str, float]
+"""One fact behind a CIS component (``ScoreComponent.details``): a figure (an int or a float), records
+(architecture's violations, as their JSON) or a figure per part (logic's parts)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class ScoreComponent:
     battle_id: str
     name: str
     value: float
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, ComponentFact] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,12 @@ def test_result_fields_arithmetic_and_events(model: MiniLM, rate_limiter: TaskSp
     assert set(fields) >= OWNED
     assert [(e.name, e.battle_id) for e in events if isinstance(e, ScoreComponent)] == [
         ("rationale", "b1"), ("architecture", "b1"), ("testing", "b1"), ("logic", "b1")]
+    details = {e.name: e.details for e in events if isinstance(e, ScoreComponent)}
+    assert details["rationale"] == {"cosine": card.rationale.cosine, "windows": card.rationale.windows}
+    assert details["architecture"] == {"violations": [v.to_json() for v in card.architecture.violations]}
+    assert details["testing"] == {"hidden_pass_rate": 0.75}
+    assert details["logic"] == {"parts": card.logic.parts} and set(card.logic.parts) == {
+        "probes", "complexity", "invalid_input", "purple_tests"}
     assert [(e.name, e.factor) for e in events if isinstance(e, PenaltyApplied)] == [
         ("red:critical", 0.60), ("red:high", 0.75), ("behaviour", pytest.approx(0.30 + 0.70 * 0.75))]
     assert fields["behaviour_penalty"] == pytest.approx(0.825)

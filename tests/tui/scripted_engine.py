@@ -37,6 +37,8 @@ from logomesh.events import (
 from logomesh.tasks import TaskSpec
 
 BATTLE = "b-1"
+# one architecture violation, as the scorer records it (Violation.to_json)
+NO_LOCK = {"kind": "missing_required", "constraint": "threading.Lock", "line": 0, "detail": "no lock"}
 
 
 def make_task(root: Path, task_id: str = "demo-task", variants: Sequence[str] = ("good", "no-lock")) -> TaskSpec:
@@ -82,7 +84,7 @@ def full_battle(battle_id: str = BATTLE, nodes: int = 12) -> list[Event]:
         FindingConfirmed(battle_id, "concurrency", "high", "CWE-362", "lost update under threads", node_id=3),
         StageStarted(battle_id, "scoring"),
         ScoreComponent(battle_id, "rationale", 0.8125, {"similarity": 0.8125}),
-        ScoreComponent(battle_id, "architecture", 0.5, {"violations": ["no lock"], "checked": 4}),
+        ScoreComponent(battle_id, "architecture", 0.5, {"violations": [NO_LOCK], "checked": 4}),
         ScoreComponent(battle_id, "testing", 0.75, {"hidden_passed": 1, "hidden_total": 2}),
         ScoreComponent(battle_id, "logic", 0.6, {"edge_cases": 3}),
         PenaltyApplied(battle_id, "red", 0.8, "high severity finding"),

@@ -27,6 +27,15 @@ def test_a_component_keeps_its_facts_whole_in_the_80_column_panel() -> None:
     assert longer == "T  0.750 hidden_passed=1 hidden_total=2"  # the bar gave way, the value stayed
 
 
+def test_each_kind_of_component_fact_is_shown_by_its_size_or_figure() -> None:
+    records = {"violations": [{"kind": "banned_import", "constraint": "os", "line": 3, "detail": "import os"}] * 2}
+    assert component_line("A", "architecture", 0.5, records, 68).plain.endswith(" 0.500 violations=2")
+    parts = {"parts": {"probes": 0.5, "complexity": 1.0, "invalid_input": 0.25}}
+    assert component_line("L", "logic", 0.6, parts, 68).plain.endswith(" 0.600 parts=3")
+    assert component_line("T", "testing", 0.75, {"hidden_pass_rate": 0.75}, 68).plain.endswith(
+        " 0.750 hidden_pass_rate=0.75")
+
+
 def test_a_cancelled_row_leaves_the_time_column_whole_at_80_columns() -> None:
     natural = {"mark": 1, "sequence": 3, "battle_id": 26, "cis": 5, "status": len("cancelled"), "check": 5,
                "task_id": 11, "purple": 12, "timestamp": len("11-26 03:08")}

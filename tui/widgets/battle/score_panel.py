@@ -11,7 +11,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Digits, Static
 
+from logomesh.events import ComponentFact
 from tui.widgets.console_footer import NARROW_BELOW
 
 COMPONENTS = (("rationale", "R"), ("architecture", "A"), ("testing", "T"), ("logic", "L"))
@@ -96,7 +96,7 @@ def sparkline(values: Sequence[float], width: int) -> str:
     return "".join(SPARKS[round(max(0.0, min(1.0, v)) * top)] for v in shown)
 
 
-def facts(details: Mapping[str, Any], limit: int = 3) -> str:
+def facts(details: Mapping[str, ComponentFact], limit: int = 3) -> str:
     """The first few facts behind a component, as ``key=value``."""
     parts: list[str] = []
     for key, value in list(details.items())[:limit]:
@@ -110,7 +110,7 @@ def facts(details: Mapping[str, Any], limit: int = 3) -> str:
     return " ".join(parts)
 
 
-def component_line(letter: str, name: str, value: float, details: Mapping[str, Any], width: int) -> Text:
+def component_line(letter: str, name: str, value: float, details: Mapping[str, ComponentFact], width: int) -> Text:
     """``R rationale    ████████░░ 0.826 cosine=0.83 windows=1`` in ``width`` cells with the facts whole.
 
     Below ``NAMED_FROM`` cells every row drops the name (the letter stays); a line still too long narrows its bar
@@ -136,9 +136,9 @@ class ComponentRow(Static):
     def __init__(self, letter: str, name: str, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="score-row pending")
         self.letter, self.component = letter, name
-        self.figures: tuple[float, dict[str, Any]] | None = None
+        self.figures: tuple[float, dict[str, ComponentFact]] | None = None
 
-    def show(self, value: float, details: Mapping[str, Any]) -> None:
+    def show(self, value: float, details: Mapping[str, ComponentFact]) -> None:
         self.figures = (value, dict(details))
         self.remove_class("pending")
         self.refresh()
@@ -271,7 +271,7 @@ class ScorePanel(VerticalScroll):
         cis.remove_class("failed")
         self.query_one("#cis-label", Static).update("CIS")
 
-    def show_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
+    def show_component(self, name: str, value: float, details: Mapping[str, ComponentFact]) -> None:
         self.values[name] = value
         self._pace(lambda: self._reveal_component(name, value, dict(details)))
 
@@ -280,7 +280,7 @@ class ScorePanel(VerticalScroll):
         """The components on screen so far, in the order they were revealed."""
         return list(self._shown)
 
-    def _reveal_component(self, name: str, value: float, details: Mapping[str, Any]) -> None:
+    def _reveal_component(self, name: str, value: float, details: Mapping[str, ComponentFact]) -> None:
         self._shown[name] = value
         self.reveals.append((name, time.monotonic()))
         letter = dict(COMPONENTS).get(name, name[:1].upper())
