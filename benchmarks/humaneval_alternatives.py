@@ -74,8 +74,8 @@ def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str]
             return evaluate(box, task.reference, task.entry_point, task.contract.holds, cases)
 
         result = compare(got, want, chunk, task.contract, None, holds if task.contract.holds else None)
-        compared += int(result["checked"])
-        differing += [d["input"] for d in result["diverged"]]
+        compared += result.checked
+        differing += [d.input for d in result.diverged]
     return compared, differing
 
 

@@ -168,9 +168,9 @@ def differs(box: Sandbox, mutant: str, canonical: str, entry: str, inputs: list[
         tests = driver(entry, batch)
         want = box.observe_suite(canonical, tests, timeout_s=20)
         got = box.observe_suite(mutant, tests, timeout_s=20)
-        diverged = compare(got, want, batch)["diverged"]
+        diverged = compare(got, want, batch).diverged
         if diverged:
-            return str(diverged[0]["input"])
+            return diverged[0].input
     return None
 
 

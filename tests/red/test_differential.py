@@ -14,7 +14,9 @@ import pytest
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
-from logomesh.red.attacks.differential import call_sites, compare, driver, mutated_inputs
+from logomesh.red.attacks.base import Variant
+from logomesh.red.attacks.differential import PROBE, DifferentialFamily, call_sites, compare, driver, mutated_inputs
+from logomesh.red.executor import ProbeSpec, Trial
 from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.sandbox.base import Observed, ObservedSuite
 from logomesh.tasks import TaskSpec, load_task_dir
@@ -67,8 +69,28 @@ def test_only_inputs_the_reference_answers_count() -> None:
         _observed("test_lm_differential.test_4", status="timeout"),
     ))
     result = compare(got, want, inputs)
-    assert [d["input"] for d in result["diverged"]] == ["(3,)"]
-    assert result["checked"] == 2
+    assert [d.input for d in result.diverged] == ["(3,)"]
+    assert result.checked == 2
+    assert result.to_json() == {"diverged": [{"input": "(3,)", "got": '[["returned",["bool",true]]]',
+                                              "want": '[["returned",["int","3"]]]'}], "checked": 2}
+
+
+def test_the_trial_made_of_a_comparison_is_judged_and_shrunk_to_its_shortest_divergence() -> None:
+    inputs = ["(10,)", "(3,)", "(4,)"]
+    want = ObservedSuite(tests=tuple(_observed(f"test_lm_differential.test_{i}", ["returned", ["int", "1"]])
+                                     for i in range(3)))
+    got = ObservedSuite(tests=(
+        _observed("test_lm_differential.test_0", ["returned", ["int", "2"]]),
+        _observed("test_lm_differential.test_1", ["returned", ["int", "1"]]),
+        _observed("test_lm_differential.test_2", ["returned", ["int", "0"]]),
+    ))
+    trial = Trial("ok", compare(got, want, inputs).to_json())
+    variant = Variant("mutated-1", ProbeSpec(PROBE, {"entry": "f", "inputs": inputs}), "3 inputs to f")
+    family = DifferentialFamily()
+    verdict = family.judge(variant, trial)
+    assert verdict.hit
+    assert verdict.observation == 'f(10): [["returned",["int","2"]]], the reference [["returned",["int","1"]]]'
+    assert family.shrink(variant, trial).spec.args["inputs"] == ["(4,)"]  # the shorter of the two diverging
 
 
 def test_the_driver_holds_no_expected_value() -> None:

@@ -21,6 +21,7 @@ import hashlib
 import random
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from logomesh.red.attacks.base import Family, Variant, Verdict
@@ -278,7 +279,7 @@ class DifferentialRunner:
         trials = []
         for _ in range(max(1, spec.trials)):
             got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
-            trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds)))
+            trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds).to_json()))
         return ProbeRun(tuple(trials))
 
     def _admitted(self, entry: str, contract: Contract, inputs: list[str]) -> list[bool]:
@@ -309,17 +310,41 @@ class DifferentialRunner:
         return cached
 
 
+@dataclass(frozen=True)
+class Divergence:
+    """One input on which the submission did not answer as the reference did, each answer described."""
+
+    input: str  # the argument tuple's source
+    got: str
+    want: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"input": self.input, "got": self.got, "want": self.want}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What one batch's comparison found: the diverging inputs, in input order, of the ``checked`` counted."""
+
+    diverged: tuple[Divergence, ...]
+    checked: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The probe trial's result, as ``judge`` and ``shrink`` read it."""
+        return {"diverged": [d.to_json() for d in self.diverged], "checked": self.checked}
+
+
 def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str], contract: Contract | None = None,
             inside: list[bool] | None = None, holds: Callable[[list[tuple[str, str]]], list[bool]] | None = None,
-            ) -> dict[str, Any]:
+            ) -> Comparison:
     """The inputs where the reference answered and the submission did not answer the same.
 
     With a task's contract: an input outside its precondition (``inside`` false) is not counted, answers
     are compared under its equivalence, and a differing answer for which ``holds`` is true is the same answer.
     """
     reference = {t.name: t for t in want.tests}
-    diverged: list[dict[str, str]] = []
-    pending: list[tuple[dict[str, str], str]] = []
+    diverged: list[Divergence] = []
+    pending: list[tuple[Divergence, str]] = []
     checked = 0
     for test in got.tests:
         expected = reference.get(test.name)
@@ -336,17 +361,17 @@ def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str], contract
         if same(mine, theirs) or (contract is not None and len(mine) == len(theirs)
                                   and all(equivalent(contract, g, w) for g, w in zip(mine, theirs, strict=True))):
             continue
-        found = {"input": inputs[index], "got": describe(mine), "want": describe(theirs)}
+        found = Divergence(inputs[index], describe(mine), describe(theirs))
         result = literal(mine[0][1]) if holds is not None and _returned(tuple(mine)) else None
         if result is not None:
             pending.append((found, result))
         else:
             diverged.append(found)
     if pending and holds is not None:
-        verdicts = holds([(found["input"], result) for found, result in pending])
+        verdicts = holds([(found.input, result) for found, result in pending])
         diverged += [found for (found, _), ok in zip(pending, verdicts, strict=True) if not ok]
-        diverged.sort(key=lambda d: inputs.index(d["input"]))
-    return {"diverged": diverged, "checked": checked}
+        diverged.sort(key=lambda d: inputs.index(d.input))
+    return Comparison(tuple(diverged), checked)
 
 
 def _arguments(text: str) -> str:
