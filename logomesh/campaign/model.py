@@ -6,8 +6,9 @@ Pure data; ``aggregate`` builds it, ``report_json``, ``report_text`` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from logomesh.campaign.stats import Interval
 from logomesh.findings import SEVERITY_ORDER
@@ -28,6 +29,21 @@ POLICY = (
     "(infrastructure) stage are excluded from means and rates and listed separately; so are cancelled battles, "
     "counted apart."
 )
+
+
+@dataclass(frozen=True)
+class RecordedBattle:
+    """One battle of a campaign as the ledger signed it.
+
+    ``result`` and ``inputs`` are the signed entry's JSON blocks, kept as signed (``reading`` interprets them);
+    ``result`` is None when the entry holds no JSON object there.
+    """
+
+    sequence: int
+    battle_id: str
+    result: Mapping[str, Any] | None
+    attributes: Mapping[str, str]  # the signed attributes (campaign id, attempts, seed, ...)
+    inputs: Mapping[str, Any]  # input name -> {"sha256": ..., ...}
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ def latest_checkpoint(home: Path) -> Checkpoint | None:
 def report_at(home: Path, plan: CampaignPlan, checkpoint: Checkpoint | None) -> CampaignReport:
     """The campaign's report over the entries under ``checkpoint`` (none: an empty ledger)."""
     size = 0 if checkpoint is None else checkpoint.size
-    raw = [row for row in campaign_battles(home, plan.campaign_id) if int(str(row["sequence"])) < size]
-    rows = rows_from_ledger(plan, raw)
+    recorded = [row for row in campaign_battles(home, plan.campaign_id) if row.sequence < size]
+    rows = rows_from_ledger(plan, recorded)
     return build_report(plan, rows, provenance(plan, rows, checkpoint))
 
 

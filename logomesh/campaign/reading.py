@@ -18,11 +18,10 @@ Every recorded battle of the plan gets one of four outcomes:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from logomesh.battle.result import BattleResult, ResultError
 from logomesh.battle.scores import COMPONENT_NAMES, PENALTY_NAMES
-from logomesh.campaign.model import AGENT_STAGE, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome
+from logomesh.campaign.model import AGENT_STAGE, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome, RecordedBattle
 from logomesh.campaign.plan import CampaignPlan
 
 
@@ -44,33 +43,32 @@ def _digests(inputs: object) -> dict[str, str]:
     return out
 
 
-def rows_from_ledger(plan: CampaignPlan, raw: Sequence[Mapping[str, Any]]) -> list[BattleRow]:
+def rows_from_ledger(plan: CampaignPlan, recorded: Sequence[RecordedBattle]) -> list[BattleRow]:
     """The plan's recorded battles, in plan order; ledger rows the plan does not hold are ignored.
 
-    ``raw`` are ``runner.campaign_battles`` rows. Should a battle id appear twice,
+    ``recorded`` are ``runner.campaign_battles`` rows. Should a battle id appear twice,
     the first row wins (the ledger never replaces an entry).
     """
-    by_id: dict[str, Mapping[str, Any]] = {}
-    for row in raw:
-        by_id.setdefault(str(row.get("battle_id")), row)
+    by_id: dict[str, RecordedBattle] = {}
+    for row in recorded:
+        by_id.setdefault(row.battle_id, row)
     rows: list[BattleRow] = []
     for job in plan.jobs():
         found = by_id.get(job.battle_id)
         if found is None:
             continue
-        attributes = found.get("attributes")
-        sequence = found.get("sequence")
+        attributes = found.attributes
         rows.append(
             BattleRow(
                 battle_id=job.battle_id,
                 agent=job.agent.name,
                 task_id=job.task_id,
                 repeat=job.repeat,
-                result=parse_result(found.get("result"), attributes),
+                result=parse_result(found.result, attributes),
                 attempts=_attempts(attributes),
-                sequence=sequence if isinstance(sequence, int) else None,
-                attributes={str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, Mapping) else {},
-                input_digests=_digests(found.get("inputs")),
+                sequence=found.sequence,
+                attributes=dict(attributes),
+                input_digests=_digests(found.inputs),
             )
         )
     return rows

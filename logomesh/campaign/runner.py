@@ -10,13 +10,14 @@ and ``--resume`` runs exactly the battles the ledger does not hold.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger import Ledger
 from logomesh.battle.spine import record_battle
 from logomesh.campaign.executor import Executor, JobFinished, JobLost, JobStarted
+from logomesh.campaign.model import RecordedBattle
 from logomesh.campaign.plan import BattleJob, CampaignPlan
 from logomesh.campaign.work import JobDone
 
@@ -121,12 +122,14 @@ def _record(home: Path, led: Ledger, event: JobFinished, progress: CampaignProgr
     progress.last = f"{done.job.battle_id}: {played.result.status} CIS {played.result.cis_score:.3f}"
 
 
-def campaign_battles(home: Path, campaign_id: str) -> Sequence[dict[str, object]]:
+def campaign_battles(home: Path, campaign_id: str) -> list[RecordedBattle]:
     """Every recorded battle of ``campaign_id``: its result, signed attributes and input digests, in ledger order."""
-    rows: list[dict[str, object]] = []
+    rows: list[RecordedBattle] = []
     with Ledger.open(home) as led:
         for summary, document in led.documents_with("campaign_id", campaign_id):
-            rows.append({"sequence": summary.sequence, "battle_id": summary.battle_id,
-                         "result": document["result"], "attributes": document.get("attributes") or {},
-                         "inputs": document.get("inputs") or {}})
+            result, attributes, inputs = document["result"], document.get("attributes"), document.get("inputs")
+            rows.append(RecordedBattle(
+                summary.sequence, summary.battle_id, result if isinstance(result, dict) else None,
+                {str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, dict) else {},
+                inputs if isinstance(inputs, dict) else {}))
     return rows

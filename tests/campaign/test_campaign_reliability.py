@@ -92,7 +92,7 @@ def test_every_battle_of_a_hostile_campaign_is_accounted_for(
     summary = json.loads(proc.stdout)
     assert (summary["planned"], summary["recorded"]) == (len(planned), len(planned))
 
-    rows = {str(row["battle_id"]): row["result"] for row in campaign_battles(home, "chaos")}
+    rows = {row.battle_id: row.result for row in campaign_battles(home, "chaos")}
     assert sorted(rows) == sorted(kinds)
     for bid, kind in kinds.items():
         result = rows[bid]

@@ -27,7 +27,7 @@ def _plan(repeat: int = 3) -> CampaignPlan:
 
 
 def _attributes(home: Path, plan: CampaignPlan) -> dict[str, dict[str, str]]:
-    return {str(row["battle_id"]): dict(row["attributes"]) for row in campaign_battles(home, plan.campaign_id)}  # type: ignore[call-overload]
+    return {row.battle_id: dict(row.attributes) for row in campaign_battles(home, plan.campaign_id)}
 
 
 def _alive(pid: int) -> bool:
@@ -62,6 +62,10 @@ def test_every_job_is_recorded_once_tagged_and_spread_over_the_workers(tmp_path:
     with Ledger.open(tmp_path) as led:
         scores = {e.battle_id: e.cis_score for e in led.entries()}
     assert scores == {j.battle_id: campaign_fakes.fake_cis(j) for j in plan.jobs()}
+    recorded = campaign_battles(tmp_path, plan.campaign_id)
+    assert [r.sequence for r in recorded] == list(range(6))  # in ledger order
+    assert all(r.result is not None and r.result["battle_id"] == r.battle_id for r in recorded)
+    assert all(isinstance(v, str) for r in recorded for v in r.attributes.values())
     assert verify_ledger(tmp_path).ok
 
 
@@ -82,7 +86,7 @@ def test_a_battle_whose_worker_always_dies_is_recorded_failed_after_three_attemp
     progress = _run(plan, tmp_path, campaign_fakes.always_crash, workers=1)
     assert (progress.done, progress.failed, progress.retried) == (1, 1, 2)
     [row] = campaign_battles(tmp_path, "doomed")
-    result = row["result"]
+    result = row.result
     assert isinstance(result, dict)
     assert result["status"] == "failed" and result["failed_stage"] == "engine"
     assert "died (exit code 17)" in result["reason"] and "(3 attempts)" in result["reason"]
@@ -92,7 +96,7 @@ def test_a_play_function_that_raises_is_a_recorded_failure_not_a_crash(tmp_path:
     plan = _plan(repeat=1)
     progress = _run(plan, tmp_path, campaign_fakes.raise_error)
     assert (progress.done, progress.failed) == (2, 2)
-    reasons = {row["result"]["reason"] for row in campaign_battles(tmp_path, plan.campaign_id)}  # type: ignore[index]
+    reasons = {row.result["reason"] for row in campaign_battles(tmp_path, plan.campaign_id) if row.result is not None}
     assert reasons == {f"worker error: RuntimeError: play broke on {j.battle_id}" for j in plan.jobs()}
 
 

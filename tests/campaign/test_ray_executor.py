@@ -52,9 +52,9 @@ def test_a_ray_worker_lost_mid_battle_is_retried_and_the_retry_recorded(local_ra
     even = {j.battle_id for j in plan.jobs() if j.index % 2 == 0}
     assert (progress.done, progress.failed, progress.retried) == (4, 0, len(even))
     rows = campaign_battles(tmp_path, "ray-crash")
-    retried = {str(r["battle_id"]) for r in rows if r["attributes"].get("attempts") == "2"}  # type: ignore[union-attr]
+    retried = {r.battle_id for r in rows if r.attributes.get("attempts") == "2"}
     assert retried == even
-    pids = {r["attributes"]["worker_pid"] for r in rows}  # type: ignore[index]
+    pids = {r.attributes["worker_pid"] for r in rows}
     assert str(os.getpid()) not in pids  # the battles ran in Ray's worker processes
     assert verify_ledger(tmp_path).ok
 
@@ -81,11 +81,11 @@ def test_real_battles_run_as_ray_tasks_and_land_in_the_one_ledger(local_ray: Non
     progress = run_campaign(plan, tmp_path, RayExecutor(2, plan.settings, tmp_path))
     assert (progress.done, progress.failed) == (2, 0)
     rows = campaign_battles(tmp_path, "ray-real")
-    assert sorted(str(r["battle_id"]) for r in rows) == sorted(j.battle_id for j in plan.jobs())
+    assert sorted(r.battle_id for r in rows) == sorted(j.battle_id for j in plan.jobs())
     for row in rows:
-        result = row["result"]
+        result = row.result
         assert isinstance(result, dict)
         hidden = result["tests"]["hidden"]
         assert result["status"] == "scored" and hidden["passed"] == hidden["total"] > 0
-        assert row["attributes"]["sandbox_backend"] == "docker"  # type: ignore[index]
+        assert row.attributes["sandbox_backend"] == "docker"
     assert verify_ledger(tmp_path).ok

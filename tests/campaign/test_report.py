@@ -11,7 +11,7 @@ import pytest
 
 from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.html_report import render_html
-from logomesh.campaign.model import BattleRow, CampaignReport
+from logomesh.campaign.model import BattleRow, CampaignReport, RecordedBattle
 from logomesh.campaign.plan import Agent, CampaignPlan
 from logomesh.campaign.reading import parse_result, rows_from_ledger
 from logomesh.campaign.report_json import report_json
@@ -148,19 +148,24 @@ def test_cancelled_battles_are_counted_apart_from_agent_and_infrastructure_failu
 def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> None:
     plan = _plan()
     jobs = plan.jobs()
+    digest = {"solution.py": {"sha256": "ab" * 32, "bytes": 10}, "broken": "not an input record"}
     raw = [
-        {"sequence": 9, "battle_id": jobs[3].battle_id, "result": _scored(0.5), "attributes": {"attempts": "2"}},
-        {"sequence": 3, "battle_id": "other:agent:c-else:r1", "result": _scored(0.9), "attributes": {}},
-        {"sequence": 4, "battle_id": jobs[0].battle_id, "result": _scored(0.1), "attributes": {"attempts": "junk"}},
+        RecordedBattle(9, jobs[3].battle_id, _scored(0.5), {"attempts": "2", "seed": "7"}, digest),
+        RecordedBattle(3, "other:agent:c-else:r1", _scored(0.9), {}, {}),
+        RecordedBattle(4, jobs[0].battle_id, _scored(0.1), {"attempts": "junk"}, {}),
+        RecordedBattle(5, jobs[0].battle_id, _scored(0.7), {}, {}),  # the same id again: the first row wins
+        RecordedBattle(6, jobs[1].battle_id, None, {}, {}),  # the signed result is no JSON object
     ]
     rows = rows_from_ledger(plan, raw)
-    assert [r.battle_id for r in rows] == [jobs[0].battle_id, jobs[3].battle_id]
+    assert [r.battle_id for r in rows] == [jobs[0].battle_id, jobs[1].battle_id, jobs[3].battle_id]
     assert [(r.agent, r.task_id, r.repeat) for r in rows] == [
-        (jobs[0].agent.name, jobs[0].task_id, jobs[0].repeat),
-        (jobs[3].agent.name, jobs[3].task_id, jobs[3].repeat),
-    ]
-    assert [r.attempts for r in rows] == [1, 2]
-    assert rows[1].result is not None and rows[1].result.cis_score == 0.5
+        (jobs[i].agent.name, jobs[i].task_id, jobs[i].repeat) for i in (0, 1, 3)]
+    assert [r.attempts for r in rows] == [1, 1, 2]
+    assert rows[0].result is not None and rows[0].result.cis_score == 0.1
+    assert rows[1].result is None
+    assert rows[2].result is not None and rows[2].result.cis_score == 0.5
+    assert [r.sequence for r in rows] == [4, 6, 9]
+    assert rows[2].attributes == {"attempts": "2", "seed": "7"} and rows[2].input_digests == {"solution.py": "ab" * 32}
 
 
 # ---------------------------------------------------------------- policy and aggregation

@@ -130,10 +130,8 @@ def test_a_campaign_runs_to_the_end_and_ranks_the_agents_by_mean_cis(tmp_path: P
             assert "n/a for no-lock: all 2 tasks have the same mean 0.6000" in subtitle
             assert screen.plan is not None
             recorded = campaign_battles(app.home, screen.plan.campaign_id)
-            assert sorted(str(r["battle_id"]) for r in recorded) == sorted(j.battle_id for j in screen.plan.jobs())
-            attempts = {r["battle_id"]: r["attributes"] for r in recorded}
-            retried = [battle for battle, attributes in attempts.items()
-                       if isinstance(attributes, dict) and attributes.get("attempts") == "2"]
+            assert sorted(r.battle_id for r in recorded) == sorted(j.battle_id for j in screen.plan.jobs())
+            retried = [r.battle_id for r in recorded if r.attributes.get("attempts") == "2"]
             assert retried == [f"task-a:good:{screen.plan.campaign_id}:r1"]
     run(scenario)
 
@@ -163,7 +161,7 @@ def test_cancel_stops_the_campaign_keeps_what_was_reported_and_a_restart_resumes
             assert 3 <= reported < 8
             plan = screen.plan
             assert plan is not None
-            in_ledger = {str(r["battle_id"]) for r in campaign_battles(app.home, plan.campaign_id)}
+            in_ledger = {r.battle_id for r in campaign_battles(app.home, plan.campaign_id)}
             assert in_ledger == set(screen.rows) == set(executor.finished)
             assert len(in_ledger) == reported
             assert sum(int(row[6]) for row in shown_rows(screen)) == reported
