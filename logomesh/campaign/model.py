@@ -35,15 +35,15 @@ POLICY = (
 class RecordedBattle:
     """One battle of a campaign as the ledger signed it.
 
-    ``result`` and ``inputs`` are the signed entry's JSON blocks, kept as signed (``reading`` interprets them);
-    ``result`` is None when the entry holds no JSON object there.
+    ``result`` is the signed entry's result block, kept as signed (``reading.parse_result`` reads it); None
+    when the entry holds no JSON object there.
     """
 
     sequence: int
     battle_id: str
     result: Mapping[str, Any] | None
     attributes: Mapping[str, str]  # the signed attributes (campaign id, attempts, seed, ...)
-    inputs: Mapping[str, Any]  # input name -> {"sha256": ..., ...}
+    input_digests: Mapping[str, str]  # input name -> its signed SHA-256 (``reading.input_digests``)
 
 
 @dataclass(frozen=True)

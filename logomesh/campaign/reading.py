@@ -33,7 +33,8 @@ def _attempts(attributes: object) -> int:
         return 1
 
 
-def _digests(inputs: object) -> dict[str, str]:
+def input_digests(inputs: object) -> dict[str, str]:
+    """Input name -> SHA-256, from a signed entry's ``inputs`` block; entries without a text digest are left out."""
     if not isinstance(inputs, Mapping):
         return {}
     out: dict[str, str] = {}
@@ -68,7 +69,7 @@ def rows_from_ledger(plan: CampaignPlan, recorded: Sequence[RecordedBattle]) -> 
                 attempts=_attempts(attributes),
                 sequence=found.sequence,
                 attributes=dict(attributes),
-                input_digests=_digests(found.inputs),
+                input_digests=dict(found.input_digests),
             )
         )
     return rows

@@ -19,6 +19,7 @@ from logomesh.battle.spine import record_battle
 from logomesh.campaign.executor import Executor, JobFinished, JobLost, JobStarted
 from logomesh.campaign.model import RecordedBattle
 from logomesh.campaign.plan import BattleJob, CampaignPlan
+from logomesh.campaign.reading import input_digests
 from logomesh.campaign.work import JobDone
 
 
@@ -131,5 +132,5 @@ def campaign_battles(home: Path, campaign_id: str) -> list[RecordedBattle]:
             rows.append(RecordedBattle(
                 summary.sequence, summary.battle_id, result if isinstance(result, dict) else None,
                 {str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, dict) else {},
-                inputs if isinstance(inputs, dict) else {}))
+                input_digests(inputs)))
     return rows

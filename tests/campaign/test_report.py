@@ -13,7 +13,7 @@ from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.html_report import render_html
 from logomesh.campaign.model import BattleRow, CampaignReport, RecordedBattle
 from logomesh.campaign.plan import Agent, CampaignPlan
-from logomesh.campaign.reading import parse_result, rows_from_ledger
+from logomesh.campaign.reading import input_digests, parse_result, rows_from_ledger
 from logomesh.campaign.report_json import report_json
 from logomesh.campaign.report_text import render_table
 
@@ -148,7 +148,7 @@ def test_cancelled_battles_are_counted_apart_from_agent_and_infrastructure_failu
 def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> None:
     plan = _plan()
     jobs = plan.jobs()
-    digest = {"solution.py": {"sha256": "ab" * 32, "bytes": 10}, "broken": "not an input record"}
+    digest = {"solution.py": "ab" * 32}
     raw = [
         RecordedBattle(9, jobs[3].battle_id, _scored(0.5), {"attempts": "2", "seed": "7"}, digest),
         RecordedBattle(3, "other:agent:c-else:r1", _scored(0.9), {}, {}),
@@ -166,6 +166,13 @@ def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> No
     assert rows[2].result is not None and rows[2].result.cis_score == 0.5
     assert [r.sequence for r in rows] == [4, 6, 9]
     assert rows[2].attributes == {"attempts": "2", "seed": "7"} and rows[2].input_digests == {"solution.py": "ab" * 32}
+
+
+def test_input_digests_are_read_from_the_signed_inputs_block_and_malformed_entries_left_out() -> None:
+    block = {"solution.py": {"sha256": "ab" * 32, "bytes": 10}, "broken": "not an input record",
+             "undigested": {"bytes": 3}, "numeric": {"sha256": 7}}
+    assert input_digests(block) == {"solution.py": "ab" * 32}
+    assert input_digests(["not", "a", "block"]) == {} and input_digests(None) == {}
 
 
 # ---------------------------------------------------------------- policy and aggregation
