@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from logomesh.campaign.stats import Interval
 from logomesh.findings import SEVERITY_ORDER
@@ -33,15 +33,11 @@ POLICY = (
 
 @dataclass(frozen=True)
 class RecordedBattle:
-    """One battle of a campaign as the ledger signed it.
-
-    ``result`` is the signed entry's result block, kept as signed (``reading.parse_result`` reads it); None
-    when the entry holds no JSON object there.
-    """
+    """One battle of a campaign as the ledger signed it, read once (``runner.campaign_battles``)."""
 
     sequence: int
     battle_id: str
-    result: Mapping[str, Any] | None
+    result: BattleResult | None  # None when the signed result is no battle result (``reading.parse_result``)
     attributes: Mapping[str, str]  # the signed attributes (campaign id, attempts, seed, ...)
     input_digests: Mapping[str, str]  # input name -> its signed SHA-256 (``reading.input_digests``)
 

@@ -65,7 +65,7 @@ def rows_from_ledger(plan: CampaignPlan, recorded: Sequence[RecordedBattle]) -> 
                 agent=job.agent.name,
                 task_id=job.task_id,
                 repeat=job.repeat,
-                result=parse_result(found.result, attributes),
+                result=found.result,
                 attempts=_attempts(attributes),
                 sequence=found.sequence,
                 attributes=dict(attributes),

@@ -19,7 +19,7 @@ from logomesh.battle.spine import record_battle
 from logomesh.campaign.executor import Executor, JobFinished, JobLost, JobStarted
 from logomesh.campaign.model import RecordedBattle
 from logomesh.campaign.plan import BattleJob, CampaignPlan
-from logomesh.campaign.reading import input_digests
+from logomesh.campaign.reading import input_digests, parse_result
 from logomesh.campaign.work import JobDone
 
 
@@ -128,9 +128,9 @@ def campaign_battles(home: Path, campaign_id: str) -> list[RecordedBattle]:
     rows: list[RecordedBattle] = []
     with Ledger.open(home) as led:
         for summary, document in led.documents_with("campaign_id", campaign_id):
-            result, attributes, inputs = document["result"], document.get("attributes"), document.get("inputs")
+            attributes = document.get("attributes")
             rows.append(RecordedBattle(
-                summary.sequence, summary.battle_id, result if isinstance(result, dict) else None,
+                summary.sequence, summary.battle_id, parse_result(document["result"], attributes),
                 {str(k): str(v) for k, v in attributes.items()} if isinstance(attributes, dict) else {},
-                input_digests(inputs)))
+                input_digests(document.get("inputs"))))
     return rows

@@ -96,19 +96,19 @@ def test_every_battle_of_a_hostile_campaign_is_accounted_for(
     assert sorted(rows) == sorted(kinds)
     for bid, kind in kinds.items():
         result = rows[bid]
-        assert isinstance(result, dict)
-        hidden = result["tests"]["hidden"]
+        assert result is not None
+        hidden = result.scores.hidden
         if kind in ("malformed", "hang"):
-            assert (result["status"], result["failed_stage"]) == ("failed", "purple"), (bid, result)
-            assert result["reason"]
+            assert (result.status, result.ending.stage) == ("failed", "purple"), (bid, result)
+            assert result.ending.reason
             if kind == "hang":
-                assert "within 3 s" in result["reason"], result["reason"]
+                assert "within 3 s" in result.ending.reason, result.ending.reason
         elif kind == "hostile":
-            assert result["status"] == "scored", (bid, result.get("reason"))
-            assert hidden["passed"] == 0 < hidden["total"], (bid, hidden)
+            assert result.status == "scored", (bid, result.ending.reason)
+            assert hidden is not None and hidden.passed == 0 < hidden.total, (bid, hidden)
         else:
-            assert result["status"] == "scored", (bid, result.get("reason"))
-            assert hidden["passed"] == hidden["total"] > 0, (bid, hidden)
+            assert result.status == "scored", (bid, result.ending.reason)
+            assert hidden is not None and hidden.passed == hidden.total > 0, (bid, hidden)
     assert Counter(kinds.values())["hang"] == len(planned) // 20
 
     report = verify_ledger(home)

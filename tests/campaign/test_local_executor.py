@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import threading
@@ -64,9 +65,26 @@ def test_every_job_is_recorded_once_tagged_and_spread_over_the_workers(tmp_path:
     assert scores == {j.battle_id: campaign_fakes.fake_cis(j) for j in plan.jobs()}
     recorded = campaign_battles(tmp_path, plan.campaign_id)
     assert [r.sequence for r in recorded] == list(range(6))  # in ledger order
-    assert all(r.result is not None and r.result["battle_id"] == r.battle_id for r in recorded)
+    assert all(r.result is not None and r.result.battle_id == r.battle_id for r in recorded)
     assert all(isinstance(v, str) for r in recorded for v in r.attributes.values())
     assert verify_ledger(tmp_path).ok
+
+
+def test_campaign_battles_parse_each_signed_result_once_and_keep_a_stranger_as_none(tmp_path: Path) -> None:
+    failed = {"battle_id": "a", "task_id": "t", "status": "failed", "failed_stage": "purple", "reason": "refused",
+              "cis_score": 0.0}
+    with Ledger.open(tmp_path) as led:
+        led.append("a", failed, {"solution.py": b"x = 1\n"}, {"campaign_id": "c", "seed": "5"})
+        led.append("z", {**failed, "battle_id": "z"}, {}, {"campaign_id": "elsewhere"})
+        led.append("b", {"battle_id": "b", "note": "no status"}, {}, {"campaign_id": "c"})
+    rows = campaign_battles(tmp_path, "c")
+    assert [(r.sequence, r.battle_id) for r in rows] == [(0, "a"), (2, "b")]
+    first = rows[0].result
+    assert first is not None and (first.status, first.ending.stage, first.ending.reason) == ("failed", "purple",
+                                                                                             "refused")
+    assert first.seed == 5  # a result without its seed takes the signed attribute's
+    assert rows[0].input_digests == {"solution.py": hashlib.sha256(b"x = 1\n").hexdigest()}
+    assert rows[1].result is None and rows[1].attributes == {"campaign_id": "c"}
 
 
 def test_a_worker_lost_mid_battle_is_replaced_and_the_battle_runs_again_with_the_retry_recorded(
@@ -87,16 +105,16 @@ def test_a_battle_whose_worker_always_dies_is_recorded_failed_after_three_attemp
     assert (progress.done, progress.failed, progress.retried) == (1, 1, 2)
     [row] = campaign_battles(tmp_path, "doomed")
     result = row.result
-    assert isinstance(result, dict)
-    assert result["status"] == "failed" and result["failed_stage"] == "engine"
-    assert "died (exit code 17)" in result["reason"] and "(3 attempts)" in result["reason"]
+    assert result is not None
+    assert result.status == "failed" and result.ending.stage == "engine"
+    assert "died (exit code 17)" in result.ending.reason and "(3 attempts)" in result.ending.reason
 
 
 def test_a_play_function_that_raises_is_a_recorded_failure_not_a_crash(tmp_path: Path) -> None:
     plan = _plan(repeat=1)
     progress = _run(plan, tmp_path, campaign_fakes.raise_error)
     assert (progress.done, progress.failed) == (2, 2)
-    reasons = {row.result["reason"] for row in campaign_battles(tmp_path, plan.campaign_id) if row.result is not None}
+    reasons = {row.result.ending.reason if row.result else "" for row in campaign_battles(tmp_path, plan.campaign_id)}
     assert reasons == {f"worker error: RuntimeError: play broke on {j.battle_id}" for j in plan.jobs()}
 
 

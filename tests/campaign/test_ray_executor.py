@@ -84,8 +84,8 @@ def test_real_battles_run_as_ray_tasks_and_land_in_the_one_ledger(local_ray: Non
     assert sorted(r.battle_id for r in rows) == sorted(j.battle_id for j in plan.jobs())
     for row in rows:
         result = row.result
-        assert isinstance(result, dict)
-        hidden = result["tests"]["hidden"]
-        assert result["status"] == "scored" and hidden["passed"] == hidden["total"] > 0
+        assert result is not None
+        hidden = result.scores.hidden
+        assert result.status == "scored" and hidden is not None and hidden.passed == hidden.total > 0
         assert row.attributes["sandbox_backend"] == "docker"
     assert verify_ledger(tmp_path).ok

@@ -150,11 +150,11 @@ def test_rows_from_ledger_maps_jobs_ignores_strangers_and_reads_attempts() -> No
     jobs = plan.jobs()
     digest = {"solution.py": "ab" * 32}
     raw = [
-        RecordedBattle(9, jobs[3].battle_id, _scored(0.5), {"attempts": "2", "seed": "7"}, digest),
-        RecordedBattle(3, "other:agent:c-else:r1", _scored(0.9), {}, {}),
-        RecordedBattle(4, jobs[0].battle_id, _scored(0.1), {"attempts": "junk"}, {}),
-        RecordedBattle(5, jobs[0].battle_id, _scored(0.7), {}, {}),  # the same id again: the first row wins
-        RecordedBattle(6, jobs[1].battle_id, None, {}, {}),  # the signed result is no JSON object
+        RecordedBattle(9, jobs[3].battle_id, parse_result(_scored(0.5), None), {"attempts": "2", "seed": "7"}, digest),
+        RecordedBattle(3, "other:agent:c-else:r1", parse_result(_scored(0.9), None), {}, {}),
+        RecordedBattle(4, jobs[0].battle_id, parse_result(_scored(0.1), None), {"attempts": "junk"}, {}),
+        RecordedBattle(5, jobs[0].battle_id, parse_result(_scored(0.7), None), {}, {}),  # again: the first wins
+        RecordedBattle(6, jobs[1].battle_id, None, {}, {}),  # the signed result is no battle result
     ]
     rows = rows_from_ledger(plan, raw)
     assert [r.battle_id for r in rows] == [jobs[0].battle_id, jobs[1].battle_id, jobs[3].battle_id]
