@@ -149,10 +149,10 @@ class Mcts:
         seed: int = 0,
         observer: SearchObserver | None = None,
         clock: Callable[[], float] = time.monotonic,
-        cancel: CancelToken | None = None,
+        cancel: CancelToken = CancelToken.never(),
     ) -> None:
         self.problem = problem
-        self.cancel = cancel if cancel is not None else CancelToken.never()
+        self.cancel = cancel
         self.config = config
         self.seed = seed
         self.observer: SearchObserver = observer or _NullObserver()
