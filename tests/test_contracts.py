@@ -152,10 +152,10 @@ def test_the_differential_family_skips_inputs_outside_the_precondition_and_reads
     want = _diff_suite(_r(_f(0.0)), _r(_f(0.5)), _r(_f(0.5)))
     got = _diff_suite(["raised", "ValueError"], _r(_f(0.5000001)), _r(_f(0.6)))
     before = compare(got, want, inputs)
-    assert [d["input"] for d in before["diverged"]] == inputs and before["checked"] == 3
+    assert [d.input for d in before.diverged] == inputs and before.checked == 3
     contract = Contract("number > 0", ("tolerance",), 0.0, 1e-6)
     after = compare(got, want, inputs, contract, [False, True, True])
-    assert [d["input"] for d in after["diverged"]] == ["(3.5,)"] and after["checked"] == 2
+    assert [d.input for d in after.diverged] == ["(3.5,)"] and after.checked == 2
 
 
 def test_the_differential_family_asks_the_property_about_differing_answers_only() -> None:
@@ -171,7 +171,7 @@ def test_the_differential_family_asks_the_property_about_differing_answers_only(
     contract = Contract(answer=("property",), holds="abs(poly(xs, result)) < 1e-4")
     found = compare(got, want, inputs, contract, None, holds)
     assert asked == [[("([3, 4],)", "float('2.0')")]]
-    assert [d["input"] for d in found["diverged"]] == ["([3, 4],)"]
+    assert [d.input for d in found.diverged] == ["([3, 4],)"]
 
 
 # --- the expressions' script (it runs in the sandbox) -----------------------------------------------------------
