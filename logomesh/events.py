@@ -175,3 +175,13 @@ EventSink = Callable[[Event], None]
 
 def discard(event: Event) -> None:
     """An ``EventSink`` that drops every event."""
+
+
+def fan_out(*sinks: EventSink) -> EventSink:
+    """One ``EventSink`` that hands each event to every one of ``sinks``, in order."""
+
+    def each(event: Event) -> None:
+        for sink in sinks:
+            sink(event)
+
+    return each

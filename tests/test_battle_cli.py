@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import socket
 import sqlite3
 import subprocess
@@ -220,6 +221,9 @@ def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: 
     assert result["testing_score"] == pytest.approx(0.85)
     assert 0.0 < result["cis_score"] <= 1.0
     assert "stage: sandbox" in good.stderr and "recorded as entry #" in good.stderr
+    stages = result.pop("stage_seconds")  # beside the result, never in the signed bytes (checked below)
+    assert set(stages) == {"start-up", "purple", "sandbox", "red", "scoring", "ledger"}
+    assert all(seconds >= 0 for seconds in stages.values()) and stages["sandbox"] > 0
 
     flawed = logomesh(
         "battle",
@@ -242,4 +246,17 @@ def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: 
 
     rows = _rows(tmp_path)
     assert [r["battle_id"] for r in rows] == [result["battle_id"], worse["battle_id"]]
-    assert rows[0]["cis_score"] == result["cis_score"]
+    assert rows[0] == result  # what --json printed, less its stage timings, is what the ledger holds
+
+
+@pytest.mark.docker
+def test_a_battle_ends_by_saying_where_its_time_went(tmp_path: Path) -> None:
+    done = logomesh("battle", "run", "--task", "rate-limiter", "--mock", "good", "--no-red", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("CIS ") and lines[1].startswith("recorded: entry #0")
+    named = re.fullmatch(r"stages: start-up ([\d.]+) s · purple ([\d.]+) s · sandbox ([\d.]+) s · "
+                         r"scoring ([\d.]+) s · ledger ([\d.]+) s · total ([\d.]+) s", lines[2])
+    assert named is not None, lines[2]
+    *parts, total = (float(value) for value in named.groups())
+    assert total == pytest.approx(sum(parts), abs=0.03)  # each part rounded to 0.01 s

@@ -8,7 +8,6 @@ wrong: that is a failed result with its reason, as in ``run_battle``.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from logomesh.battle.record import PlayedBattle, failed_played
 from logomesh.battle.request import BattleRequest
 from logomesh.battle.spine import play_battle
 from logomesh.campaign.plan import BattleJob, Settings
-from logomesh.events import Event, StageStarted
+from logomesh.stage_clock import StageClock
 from logomesh.tasks import TaskSpec, load_task
 
 
@@ -52,28 +51,6 @@ def request_for(job: BattleJob, settings: Settings, home: Path) -> BattleRequest
 @functools.lru_cache(maxsize=64)
 def _task(task_id: str) -> TaskSpec:
     return load_task(task_id)
-
-
-class StageClock:
-    """An event sink that adds up the wall time between ``StageStarted`` events, per stage."""
-
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._clock = clock
-        self._stage: str | None = None
-        self._since = clock()
-        self.seconds: dict[str, float] = {}
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, StageStarted):
-            self.stop()
-            self._stage = event.stage
-
-    def stop(self) -> dict[str, float]:
-        now = self._clock()
-        if self._stage is not None:
-            self.seconds[self._stage] = self.seconds.get(self._stage, 0.0) + now - self._since
-        self._stage, self._since = None, now
-        return self.seconds
 
 
 def play_job(job: BattleJob, settings: Settings, home: Path) -> JobDone:

@@ -83,8 +83,10 @@ def run(
     from logomesh.battle.request import BattleRequest, BattleSetupError, default_battle_id, free_battle_id
     from logomesh.battle.spine import result_json, run_battle
     from logomesh.cancel import CancelToken, cancel_on_sigint
+    from logomesh.events import fan_out
     from logomesh.home import writable_home
     from logomesh.progress import ProgressPrinter
+    from logomesh.stage_clock import StageClock, describe_stages, process_age_s
 
     check_seconds("--red-budget", red_budget)
     if protocol not in (None, "0.3", "1.0"):
@@ -117,21 +119,23 @@ def run(
     )
     try:
         with cancel_on_sigint(request.cancel):  # Ctrl-C stops the battle, which is recorded as cancelled
-            outcome = run_battle(request, ProgressPrinter())
+            clock = StageClock(start_up=process_age_s())
+            outcome = run_battle(request, fan_out(clock, ProgressPrinter()))
     except EnvironmentProblem as exc:  # no sandbox works, the agent does not answer: nothing recorded
         fail(f"the battle cannot start: {exc}")
     except BattleSetupError as exc:  # what check_agent cannot see, e.g. a battle id already recorded
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:
         fail(str(exc))
-    result = outcome.result
-    if as_json:
-        print(result_json(result.to_json()))
+    result, stages = outcome.result, clock.stop()
+    if as_json:  # the stage timings ride beside the result, outside the signed bytes
+        print(result_json({**result.to_json(), "stage_seconds": {k: round(v, 3) for k, v in stages.items()}}))
     else:
         figures = "  ".join(f"{letter} {value:.3f}" if value is not None else f"{letter} —"
                             for letter, _, value in result.scores.components.named())
         print(f"CIS {result.cis_score:.3f}  ({figures})  status {result.status}")
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
+        print(describe_stages(stages))
     if outcome.cancelled:
         print(f"logomesh: battle cancelled at stage {result.ending.stage or '?'}; recorded as cancelled",
               file=sys.stderr)
