@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install LogoMesh and everything its tests need into ./.venv, then make the sandbox work (idempotent).
 # torch is pinned to the CPU build first, so sentence-transformers does not pull CUDA.
-# The sandbox: bubblewrap and debootstrap from apt (as root; otherwise the exact command is printed), the
-# Debian root bubblewrap binds (`logomesh sandbox build --offline --root-only`), and the Docker image too
-# when an engine answers. Ends by naming the backend battles will use; exit 1 if none works yet.
+# The sandbox: bubblewrap and debootstrap from apt (as root; otherwise the exact command is printed; chromium
+# too, for the HTML report's screenshot test), the Debian root bubblewrap binds (`logomesh sandbox build
+# --offline --root-only`), and the Docker image too when an engine answers. Ends by naming the backend
+# battles will use; exit 1 if none works yet.
 # LOGOMESH_SETUP_SKIP_SANDBOX=1 installs the Python side only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ echo "setup: LogoMesh installed in $(pwd)/.venv ($(du -sh .venv | cut -f1)); act
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)  # the HTML report's screenshot test (tests/campaign)
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "setup: installing ${need[*]} (apt-get)" >&2
@@ -29,7 +31,7 @@ if [ "${#need[@]}" -gt 0 ]; then
         { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; } \
             || echo "setup: apt-get install ${need[*]} failed; the sandbox may not work" >&2
     else
-        echo "setup: the sandbox needs ${need[*]}; run: sudo apt-get install -y ${need[*]}" \
+        echo "setup: the sandbox and tests need ${need[*]}; run: sudo apt-get install -y ${need[*]}" \
              "&& bash scripts/setup.sh" >&2
     fi
 fi

@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Lint, type-check and run the whole test suite in ./.venv (made by scripts/setup.sh).
+# Lint, type-check and run the tests in ./.venv (made by scripts/setup.sh).
+#   bash scripts/test.sh           the fast tier: no test marked slow, two-backend suites on one backend
+#   bash scripts/test.sh --full    everything, on both backends (what .ci/run runs)
+# Other arguments go to pytest. Test files run in parallel, one worker per core (pytest-xdist, whole files per
+# worker so a module's sandbox is opened once); every run ends with its slowest durations.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+tier=fast
+args=()
+for arg in "$@"; do
+    if [ "$arg" = "--full" ]; then tier=full; else args+=("$arg"); fi
+done
+workers="${LOGOMESH_TEST_WORKERS:-auto}"
 .venv/bin/ruff check logomesh ledger tui tests benchmarks || exit 1
 .venv/bin/mypy || exit 1
-.venv/bin/pytest "$@"
+started=$(date +%s)
+.venv/bin/pytest --tier "$tier" -n "$workers" --dist loadfile --durations=25 --durations-min=1 "${args[@]}"
 status=$?
+echo "test: the $tier tier took $(( $(date +%s) - started )) s (exit $status)" >&2
 if [ "$status" -eq 5 ]; then
     echo "test: pytest collected no tests; that is a failure here" >&2
     exit 1

@@ -3,6 +3,11 @@
 A test marked ``docker`` skips when no Docker engine answers or the sandbox
 image is missing, unless ``LOGOMESH_REQUIRE_DOCKER=1`` (CI), which turns that
 skip into a failure. ``bwrap`` likewise with ``LOGOMESH_REQUIRE_BWRAP=1``.
+
+Two tiers (``--tier``, see ``scripts/test.sh``): ``full`` runs everything (CI);
+``fast`` leaves out tests marked ``slow`` and runs each suite that is
+parametrized over both backends on one of them: Docker when it answers, else
+bubblewrap.
 """
 
 from __future__ import annotations
@@ -62,6 +67,39 @@ def _gate(item: pytest.Item, marker: str, problem: str | None, require_env: str)
     if os.environ.get(require_env) == "1":
         pytest.fail(f"{require_env}=1 but {marker} is unavailable: {problem}", pytrace=False)
     pytest.skip(f"{marker} unavailable: {problem}")
+
+
+BACKENDS = ("docker", "bwrap")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier", choices=("fast", "full"), default="full",
+                     help="fast: leave out tests marked slow and run two-backend suites on one backend; "
+                          "full (default): everything")
+
+
+def _second_backend_twin(item: pytest.Item, primary: str) -> bool:
+    """Whether ``item`` is the other backend's copy of a test parametrized over both backends."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    values = {value for value in callspec.params.values() if isinstance(value, str)}
+    return any(backend != primary and backend in values and item.get_closest_marker(backend) is not None
+               for backend in BACKENDS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("tier") != "fast":
+        return
+    primary = "docker" if _docker_problem() is None else "bwrap"
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        slow = item.get_closest_marker("slow") is not None
+        (left_out if slow or _second_backend_twin(item, primary) else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -77,6 +77,7 @@ def test_docker_down_during_the_battle_is_a_recorded_failure_naming_the_fix(
     assert isinstance(events[-1], BattleFinished) and events[-1].status == "failed"
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_same_inputs_and_seed_give_byte_identical_results(tmp_path: Path) -> None:
     events: list[Event] = []

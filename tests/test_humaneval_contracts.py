@@ -109,6 +109,7 @@ def _differential(box: Sandbox, task: TaskSpec, source: str) -> list[dict[str, A
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_differential_family_blames_no_correct_alternative_within_the_contract(library: Path,
                                                                                     box: Sandbox) -> None:

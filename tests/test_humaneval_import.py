@@ -187,6 +187,7 @@ def _mutant(source: str) -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_sampled_tasks_check_and_their_own_check_agrees_with_the_drivers(library: Path) -> None:
     """The reference passes its drivers deterministically; a wrong variant the problem's check rejects fails."""

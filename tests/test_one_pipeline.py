@@ -31,6 +31,7 @@ def logomesh(*args: str) -> dict[str, object]:
 @pytest.mark.docker
 @pytest.mark.parametrize(("task_id", "variant", "red"), [("rate-limiter", "good", False),
                                                           ("fib-recursive", "binet-float", True)])
+@pytest.mark.slow
 def test_battle_and_score_agree_on_every_score(tmp_path: Path, task_id: str, variant: str, red: bool) -> None:
     submission = default_tasks_dir() / task_id / "submissions" / f"{variant}.json"
     switches = ["--red-budget", "5"] if red else ["--no-red"]

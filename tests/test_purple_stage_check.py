@@ -67,6 +67,7 @@ def test_module_problem_reads_text_only() -> None:
         "p", "c", "x", "y", "z"}
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_module_failing_on_import_says_where(tmp_path: Path) -> None:
     from logomesh.events import PenaltyApplied, SandboxOutput

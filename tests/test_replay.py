@@ -82,6 +82,7 @@ def test_replay_uses_stored_inputs_and_detects_an_altered_response(tmp_path: Pat
     assert "testing_score" in report["differences"]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_replay_with_the_red_agent_restores_the_tasks_own_scenarios(tmp_path: Path) -> None:
     """The stateful model that finds lru-cache's FIFO eviction lives in the task's red.py, stored with the entry."""
@@ -98,6 +99,7 @@ def test_replay_with_the_red_agent_restores_the_tasks_own_scenarios(tmp_path: Pa
     assert json.loads(same.stdout)["matches"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_exit_3_is_for_a_real_difference_and_another_scorer_is_not_one(tmp_path: Path) -> None:
     """An entry whose signed result differs from what its inputs give: exit 3 naming the field. The same entry

@@ -149,6 +149,7 @@ def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(
     assert entry.status == "failed"
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_resume_keeps_the_workers_the_campaign_started_with(tmp_path: Path) -> None:
     code, output = _invoke("run", "--mock", "good", "--tasks", "rate-limiter", "--no-red", "--workers", "1",

@@ -45,6 +45,7 @@ def _plan(campaign_id: str, repeat: int = 2, **settings: object) -> CampaignPlan
                     Settings(**settings), campaign_id)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_ray_worker_lost_mid_battle_is_retried_and_the_retry_recorded(local_ray: None, tmp_path: Path) -> None:
     plan = _plan("ray-crash", red=False)
     progress = run_campaign(plan, tmp_path, RayExecutor(2, plan.settings, tmp_path,
@@ -75,6 +76,7 @@ def test_an_interrupt_stops_ray_battles_in_flight_at_once(local_ray: None, tmp_p
     assert campaign_battles(tmp_path, "ray-cancel") == []
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_real_battles_run_as_ray_tasks_and_land_in_the_one_ledger(local_ray: None, tmp_path: Path) -> None:
     plan = _plan("ray-real", repeat=1, red=True, red_budget_s=2.0, sandbox="docker")

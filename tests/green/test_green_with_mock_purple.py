@@ -39,6 +39,7 @@ def serving(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
         proc.wait(timeout=15)
 
 
+@pytest.mark.slow
 def test_a_default_assessment_of_the_mock_purple_agent_is_scored(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with serving("purple", "serve", "--mock") as (purple_url, purple), \

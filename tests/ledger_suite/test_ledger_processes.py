@@ -13,6 +13,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger import Ledger
 from ledger.verify import verify_ledger
 
@@ -44,6 +46,7 @@ def _spawn(home: Path, prefix: str, count: int, batch: int = 1) -> subprocess.Po
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_four_processes_appending_500_each_make_one_tree(tmp_path: Path) -> None:
     home = tmp_path / "home"  # no key yet: the writers race to create it too
     procs = [_spawn(home, f"p{n}", 500) for n in range(4)]

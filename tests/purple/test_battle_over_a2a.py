@@ -19,6 +19,7 @@ def library_mock() -> Iterator[RunningServer]:
         yield server
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.parametrize("protocol", ["0.3", "1.0"])
 def test_served_mock_scores_like_the_in_process_mock(library_mock: RunningServer, tmp_path: Path,

@@ -250,6 +250,7 @@ def test_cli_attack_json(box: Sandbox, tmp_path: Path) -> None:
     assert "critical" in data["severity_rationale"]["sql-injection"]
 
 
+@pytest.mark.slow
 def test_growth_when_each_new_key_pushes_the_sweep_away_and_the_reference_is_clean(box: Sandbox) -> None:
     """The bench found this in our own reference: a sweep due every len(keys) calls never comes for new keys."""
     reference = (TASKS / "rate-limiter" / "reference" / "solution.py").read_text(encoding="utf-8")

@@ -78,6 +78,7 @@ def scored(box: Sandbox, task_id: str, submission_name: str, edit: object) -> tu
     return float(fields["cis_score"]), {v["family"] for v in fields["red_analysis"]["vulnerabilities"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_trick_against_the_judge_scores_no_higher_than_its_control(box: Sandbox, case: str) -> None:
     task_id, control_name, edit = CASES[case]

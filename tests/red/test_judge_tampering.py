@@ -42,6 +42,7 @@ AT_IMPORT = {
 }
 REWRITES = {"builtins rewritten": "builtins.sum", "records rewritten": "json.dumps",
             "threads run one at a time": "threading.Thread.start"}
+SLOW_TRICKS = {"threads run one at a time"}  # ~50 s of serialised race trials: the full tier only
 IN_METHOD = {
     "dies when traced": "import sys, os\n        if sys.gettrace() is not None: os._exit(0)",
     "trace off, then on": "import sys\n        _saved = sys.gettrace(); sys.settrace(None)",
@@ -72,7 +73,8 @@ def at_import(source: str, code: str) -> str:
     return source.replace(future, future + code, 1) if future in source else code + source
 
 
-@pytest.mark.parametrize("trick", sorted(AT_IMPORT))
+@pytest.mark.parametrize("trick", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW_TRICKS else t
+                                   for t in sorted(AT_IMPORT)])
 def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source

@@ -59,6 +59,7 @@ def race_probe(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], Pr
     "import sys; sys.settrace(None); sys.setswitchinterval(5.0)",
     "import sys; sys.setswitchinterval(5.0)",
 ])
+@pytest.mark.slow
 def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
@@ -80,6 +81,7 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
     assert "race" in {f.family for f in report.findings}
 
 
+@pytest.mark.slow
 def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
     task = load_task("lru-cache")
     plain = task.labelled_submission("lazy-queue").submission.source

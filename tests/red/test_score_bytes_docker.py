@@ -32,6 +32,7 @@ def _score(task: str, submission: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "submission", "family"), CASES)
 def test_two_processes_give_the_same_bytes(task: str, submission: str, family: str) -> None:
     first, second = _score(task, submission), _score(task, submission)

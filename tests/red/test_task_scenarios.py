@@ -172,6 +172,7 @@ def test_a_new_task_race_scenario_finds_the_unlocked_counter(box: Sandbox) -> No
     assert "take() on one TicketCounter()" in races[0][2]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_new_task_model_finds_a_miscount_and_the_reference_is_clean(box: Sandbox) -> None:
     found = serious(MISCOUNTS, box)

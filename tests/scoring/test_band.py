@@ -84,6 +84,7 @@ def within_as_before(card: ScoreCard) -> float:
     return card.cis_raw * (1.0 - card.red_penalty_applied) * card.intent_penalty * card.behaviour_penalty
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(passing=inputs(all_pass=True), failing=inputs(all_pass=False), other=inputs(all_pass=False))
 def test_every_all_pass_card_scores_above_every_other(

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOT_IMPLEMENTING = ("unparsable", "never-ran")  # rows calibrate builds from the good source
 Rows = dict[str, dict[str, dict[str, Any]]]  # task -> row name -> row
 
-pytestmark = [pytest.mark.docker, pytest.mark.timeout(1800)]  # the whole library, red agent on: ~10 min on 2 busy cores
+# The whole library, red agent on: ~10 min on 2 busy cores, so the full tier only.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")

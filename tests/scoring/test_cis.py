@@ -156,6 +156,7 @@ sys.stdout.write(json.dumps(out, sort_keys=True))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_give_byte_identical_results_for_every_task() -> None:
     root = Path(__file__).resolve().parents[2]
     runs = [subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, cwd=root, timeout=120, check=True)

@@ -115,6 +115,7 @@ def test_score_separates_a_flawed_submission_and_reports_its_purple_tests(
     assert 0 <= purple["flawed_caught"] <= purple["flawed_total"]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_calibrate_prints_a_table_a_person_can_read() -> None:
     """The text table (the whole library's ordering, red agent on, is asserted in test_calibration_library)."""

@@ -162,6 +162,7 @@ def test_score_submission_with_the_llm_moves_r_a_l_only_and_keeps_the_measured_r
     assert config.sha256() != DEFAULT_CONFIG.sha256()
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_battle_asks_the_review_it_is_given(endpoint: str, tmp_path: Any) -> None:
     """Issue 22: the senior review was only reachable from `score`; battles (and green, campaigns) take it too."""

@@ -40,12 +40,14 @@ async def shows(pilot: Pilot[None], app: App[Any], words: Iterable[str], where: 
 
     Widgets such as DataTable size their columns on the next idle after rows arrive, so a screenshot taken at
     a fixed delay can catch a column still at its header's width under load; polling waits for the settled frame.
+    Runs of spaces and line ends count as one space, so where the terminal wraps a sentence does not matter.
     """
-    wanted = list(words)
+    wanted = [" ".join(word.split()) for word in words]
     deadline = time.monotonic() + timeout_s
     while True:
         text = visible_text(app)
-        missing = [word for word in wanted if word not in text]
+        flowed = " ".join(text.split())  # a sentence wrapped across lines still reads as one
+        missing = [word for word in wanted if word not in flowed]
         if not missing:
             return text
         assert time.monotonic() < deadline, f"{missing} not visible {where}; the screen shows: {text}"

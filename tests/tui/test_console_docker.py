@@ -74,6 +74,7 @@ def test_a_real_battle_runs_from_the_console_and_lands_in_the_ledger(tmp_path: P
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_cancelling_a_real_battle_mid_search_stops_it_and_records_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
