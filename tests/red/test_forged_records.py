@@ -20,7 +20,7 @@ from logomesh import untrusted
 from logomesh.battle.context import BattleContext
 from logomesh.red import run_attack
 from logomesh.red.attacks.base import Variant
-from logomesh.red.attacks.complexity import ComplexityFamily
+from logomesh.red.attacks.complexity import STRING_SIZES, ComplexityFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
@@ -167,13 +167,15 @@ HONEST_AND_FORGED = [
     ("safe-path", "def safe_join(base, path):\n    return base\n", "safe_join", TraversalFamily.name,
      {"returned": "/b", "inside": True, "secret": False}, [{}, {"inside": "yes", "secret": False, "returned": ""}]),
     ("email-validator", "import re\nR = re.compile(r'^a+$')\ndef is_valid_email(s):\n    return bool(R.match(s))\n",
-     "is_valid_email", ComplexityFamily.name, {"points": [{"n": 8, "t": 0.0, "exc": None}], "capped": False},
+     "is_valid_email", ComplexityFamily.name,
+     {"points": [{"n": n, "t": 0.0, "exc": None} for n in STRING_SIZES], "capped": False},
      [{}, {"points": [{"n": 8}], "capped": False}, {"points": [{"n": 8, "t": "0"}], "capped": False},
-      {"points": "none", "capped": False}, {"points": [], "capped": "no"}]),
+      {"points": "none", "capped": False}, {"points": [], "capped": "no"},
+      {"points": [{"n": 8, "t": 0.0, "exc": None}], "capped": False}]),  # fewer sizes than asked, not capped
     ("rate-limiter", "class RateLimiter:\n    pass\n", "RateLimiter", GrowthFamily.name,
      {"points": [{"n": 2000, "bytes": 1000}, {"n": 8000, "bytes": 1100}]},
      [{}, {"points": [{"n": 2000, "bytes": "1"}, {"n": 8000, "bytes": 1}]}, {"points": [[1], [2]]},
-      {"points": [], "tampered": 1}]),
+      {"points": [], "tampered": 1}, {"points": [{"n": 2000, "bytes": 1000}]}]),
 ]
 
 

@@ -135,9 +135,11 @@ def test_complexity_oracle_and_shrink() -> None:
     starved = Trial("timeout", partial=({"n": 8, "t": 0.01},), cpu_s=0.05)
     assert not family.judge(first, starved).hit  # killed by the wall clock while the load kept it off the CPU
     assert family.judge(first, Trial("cpu", cpu_s=2.0)).hit
-    fast = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.01}]})
+    sizes = first.spec.args["sizes"]
+    fast = Trial("ok", result={"capped": False, "points": [{"n": n, "t": 0.01} for n in sizes]}, cpu_s=0.1)
     assert not family.judge(first, fast).hit
-    near = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.2}]})
+    near = Trial("ok", result={"capped": False, "points": [{"n": n, "t": 0.2 if n == sizes[-1] else 0.0}
+                                                           for n in sizes]}, cpu_s=0.2)
     assert family.judge(first, near).score == family.judge(first, fast).score == 0.0  # timings never steer
     shrunk = family.shrink(first, capped)
     assert shrunk.spec.args["sizes"] == [8, 14, 18, 22, 26]  # up to one past the size that hit: a margin

@@ -121,8 +121,11 @@ class ComplexityFamily(Family):
                                       f"after {trial.cpu_s:.2f} s of CPU")
         if trial.status == "memory":
             return Verdict(True, 1.0, "one call exhausted the memory limit")
-        if trial.status == "ok" and untrusted.flag(trial.result, "capped") and last is not None:
+        capped = trial.status == "ok" and untrusted.flag(trial.result, "capped")
+        if capped and last is not None:
             return Verdict(True, 1.0, f"one call on an input of size n={last.n} took {last.t:.2f} s of CPU")
+        if trial.status == "ok" and not capped and [p.n for p in points] != list(variant.spec.args.get("sizes", [])):
+            raise untrusted.Malformed("the timing probe timed other sizes than it was given")
         if trial.status == "ok" and _unfinished_cpu(trial, points) >= cap:
             # The per-call times come from inside the process the code shares; its CPU time (wait4, read by
             # the fork server) does not. More than a cap of CPU that no call accounts for is a clock the code

@@ -46,6 +46,8 @@ class GrowthFamily(Family):
             return Verdict(True, 1.0, tampered)  # what cannot be measured is not bounded
         points = [(untrusted.integer(p, "n"), untrusted.integer(p, "bytes"))
                   for p in untrusted.objects(trial.result, "points")]
+        if [n for n, _ in points] != list(variant.spec.args.get("sizes", [])):
+            raise untrusted.Malformed("the growth probe measured other sizes than it was given")
         if len(points) < 2:
             return MISS
         (small_n, small), (large_n, large) = points[0], points[-1]
