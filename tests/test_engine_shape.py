@@ -29,6 +29,7 @@ WIRE_MODULES: dict[str, str] = {
     "red/probes/": "probe code that runs inside the box and answers in JSON",
     "red/executor.py": "a probe's arguments and its record, as the box receives and returns them",
     "red/scenarios.py": "probe arguments a task folder declares in its JSON",
+    "untrusted.py": "the JSON the box printed, parsed with bounds and read field by field",
     "tasks/importers/": "HumanEval's JSONL problems",
     "campaign/report_json.py": "the campaign report file",
     "campaign/verify_report.py": "reads a campaign report file back",

@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.sandbox.base import Sandbox
 from logomesh.sandbox.client import harness_source
 
@@ -35,7 +36,7 @@ class ProbeSpec:
 
 @dataclass(frozen=True)
 class Trial:
-    status: str  # ok | exception | timeout | memory | crashed | cpu
+    status: str  # one of STATUSES, or MALFORMED
     result: dict[str, Any] = field(default_factory=dict)
     exc: str = ""
     message: str = ""
@@ -90,76 +91,86 @@ def probe_script(spec: ProbeSpec, seed: int) -> str:
     return f"__import__('_lm_runtime').serve(__import__('json').loads({json.dumps(json.dumps(payload))}))\n"
 
 
+STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "cpu")  # what the fork server writes
+MALFORMED = "malformed"  # a trial whose record the fork server cannot have written: the code forged it
+
+
 def parse_trial(raw: Any) -> Trial:
+    """One trial's record, every field with the type the fork server writes; anything else is ``Malformed``."""
     if not isinstance(raw, dict):
-        return Trial("crashed", message="unreadable trial record")
-    result = raw.get("result")
-    partial = raw.get("partial")
-    where = raw.get("where")
-    sig = raw.get("signal")
-    cpu = raw.get("cpu_s")
+        raise untrusted.Malformed("a trial record is not an object")
+    status = untrusted.text(raw, "status", limit=40)
+    if status not in STATUSES:
+        raise untrusted.Malformed(f"a trial's status is {status!r}")
     return Trial(
-        status=str(raw.get("status", "crashed")),
-        result=result if isinstance(result, dict) else {},
-        exc=str(raw.get("exc", "")),
-        message=str(raw.get("msg", "")),
-        where=tuple(str(w) for w in where) if isinstance(where, list) else (),
-        partial=tuple(p for p in partial if isinstance(p, dict)) if isinstance(partial, list) else (),
-        signal=sig if isinstance(sig, int) else None,
-        cpu_s=float(cpu) if isinstance(cpu, int | float) else 0.0,
-        introspection=_reasons(raw.get("introspection")),
+        status=status,
+        result=untrusted.mapping(raw, "result", None if status == "ok" else {}),
+        exc=untrusted.text(raw, "exc", "", limit=200),
+        message=untrusted.text(raw, "msg", "", limit=200),
+        where=untrusted.texts(raw, "where", [], limit=200),
+        partial=untrusted.objects(raw, "partial", []),
+        signal=untrusted.optional_integer(raw, "signal"),
+        cpu_s=untrusted.number(raw, "cpu_s"),
+        introspection=untrusted.texts(raw, "introspection", [], limit=200),
     )
 
 
-def _reasons(value: Any) -> tuple[str, ...]:
-    """The audit hook's reasons as a record lists them; anything else is none."""
-    return tuple(str(r)[:200] for r in value) if isinstance(value, list) else ()
-
-
 def audit_reports(stdout: str) -> tuple[str, ...]:
-    """The audit hook's reports, written the moment they happened (a later crash cannot take them back)."""
+    """The audit hook's reports, written the moment they happened (a later crash cannot take them back); a
+    report line the hook cannot have written is reported as a forgery."""
     reasons: list[str] = []
     for line in stdout.splitlines():
         if line.startswith(AUDIT_MARK):
             try:
-                why = json.loads(line[len(AUDIT_MARK):]).get("why")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(why, str) and why not in reasons:
-                reasons.append(why[:200])
+                why = untrusted.text(untrusted.parse_object(line[len(AUDIT_MARK):]), "why", limit=200)
+            except untrusted.Malformed as exc:
+                why = forged("an audit report", exc)
+            if why not in reasons:
+                reasons.append(why)
     return tuple(reasons)
 
 
-def parse_output(stdout: str, nonce: str) -> ProbeRun:
-    """The last ``LMPROBE <nonce>`` line of the fork server's stdout, with the audit hook's reports: those it
-    wrote at once, and those the fork server and each trial listed in their records."""
-    parsed = _parse_result(stdout, nonce)
+def forged(what: str, why: untrusted.Malformed) -> str:
+    """The reason a malformed record gives: only the code under test writes one (never the fork server)."""
+    return f"forged {what} on the probe's channel ({why})"[:200]
+
+
+def parse_output(stdout: str, nonce: str, trials: int) -> ProbeRun:
+    """The ``LMPROBE <nonce>`` line of the fork server's stdout (a record of ``trials`` trials), with the audit
+    hook's reports: those it wrote at once, and those the fork server and each trial listed in their records."""
+    parsed = _parse_result(stdout, nonce, trials)
     reasons = list(audit_reports(stdout))
     for trial in parsed.trials:
         reasons += [r for r in trial.introspection if r not in reasons]
     return replace(parsed, introspection=(*reasons, *(r for r in parsed.introspection if r not in reasons)))
 
 
-def _parse_result(stdout: str, nonce: str) -> ProbeRun:
+def _parse_result(stdout: str, nonce: str, trials: int) -> ProbeRun:
+    """The fork server's one result line. Several, or one it cannot have written (too big, too deep, not
+    UTF-8 or JSON, a field of the wrong type), were written by the code: a failed observation, reported as
+    a look into the judge (a hit of the probe's family and a critical finding), never a harness error."""
     head = f"{MARK}{nonce} "
-    lines = [line[len(head) - len(MARK):] for line in stdout.splitlines() if line.startswith(head)]
+    lines = [line[len(head):] for line in stdout.splitlines() if line.startswith(head)]
     if not lines:
         return ProbeRun((), harness_error=NO_RESULT)
     try:
-        data = json.loads(lines[-1][len(MARK):])
-    except ValueError:
-        return ProbeRun((), harness_error="the probe server's result is not JSON")
-    if not isinstance(data, dict):
-        return ProbeRun((), harness_error="the probe server's result is not an object")
-    introspection = _reasons(data.get("introspection"))
+        if len(lines) > 1:
+            raise untrusted.Malformed(f"{len(lines)} result lines where the probe server writes one")
+        return _result_record(untrusted.parse_object(lines[0]), trials)
+    except untrusted.Malformed as exc:
+        reason = forged("the probe server's result", exc)
+        return ProbeRun((Trial(MALFORMED, message=reason),), introspection=(reason,))
+
+
+def _result_record(data: dict[str, Any], count: int) -> ProbeRun:
+    introspection = untrusted.texts(data, "introspection", limit=200)
     if "import_error" in data:
-        return ProbeRun((), harness_error=f"the artifact does not import: {data['import_error']}",
+        return ProbeRun((), harness_error=f"the artifact does not import: {untrusted.text(data, 'import_error')}",
                         introspection=introspection)
-    trials = data.get("trials")
-    if not isinstance(trials, list):
-        return ProbeRun((), harness_error="the probe server's result has no trials")
-    return ProbeRun(tuple(parse_trial(t) for t in trials), duration_s=float(data.get("elapsed", 0.0)),
-                    introspection=introspection)
+    trials = tuple(parse_trial(t) for t in untrusted.items(data, "trials"))
+    if len(trials) != count:
+        raise untrusted.Malformed(f"{len(trials)} trials where the probe server ran {count}")
+    return ProbeRun(trials, duration_s=untrusted.number(data, "elapsed"), introspection=introspection)
 
 
 def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
@@ -171,7 +182,7 @@ def run_probe(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun
         return ProbeRun((), harness_error=f"the probe server overran its {wall:.0f} s wall clock",
                         duration_s=run.duration_s)
     nonce = run_nonce(spec, seed)
-    parsed = parse_output(run.stdout, nonce)
+    parsed = parse_output(run.stdout, nonce, spec.trials)
     if parsed.harness_error == NO_RESULT and f"{START}{nonce}" in run.stdout.splitlines():
         # The probe server imported the code and ended without a word: the code closed its output or ended
         # the process. A probe the code does not survive is not a miss (a crashed trial, which the families

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from logomesh import untrusted
 from logomesh.findings import Finding
 from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
@@ -140,7 +141,7 @@ class RedProblem:
         if not best.hit:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
-        variant = leaf.family.shrink(leaf.variant, best_trial) if best_trial is not None else leaf.variant
+        variant = _shrunk(leaf, best_trial) if best_trial is not None else leaf.variant
         outcome = self.confirm(Leaf(leaf.entry, leaf.family, variant), seed, best)
         if isinstance(outcome, str):
             return Evaluation(0.0, harness_error=True)
@@ -159,7 +160,10 @@ class RedProblem:
         measurement the code could reach cannot clear it (what cannot be measured is not bounded)."""
         if run.introspection:
             return Verdict(True, 1.0, f"the code {run.introspection[0]} while the probe measured it")
-        return leaf.family.judge(leaf.variant, trial)
+        try:
+            return leaf.family.judge(leaf.variant, trial)
+        except untrusted.Malformed as exc:  # a record the probe cannot have written: a failed observation
+            return Verdict(True, 1.0, f"the probe's record of the trial is malformed ({exc})"[:200])
 
     def note_introspection(self, leaf: Leaf, run: ProbeRun, path: Path) -> None:
         """Code that looked at or into the judge during a probe is a critical finding, once per battle.
@@ -208,7 +212,7 @@ class RedProblem:
                 return "harness"  # the control did not run to an answer: the harness may be at fault
             # The code answered the benign control wrongly: it is wrong beyond this attack. The finding
             # stands (the issue saw real findings discarded here), and says so.
-            wrong_anyway = not all(leaf.family.control_ok(variant, t) for t in control.trials)
+            wrong_anyway = not all(_control_ok(leaf.family, variant, t) for t in control.trials)
             self.counters.control_failures += wrong_anyway
         observation = hits[0].observation or first.observation
         note = ", benign control failed too" if wrong_anyway else ""
@@ -231,6 +235,22 @@ class RedProblem:
             return self.runner(spec, seed)
         finally:
             self.counters.sandbox_s += time.monotonic() - started
+
+
+def _control_ok(family: Family, variant: Variant, trial: Trial) -> bool:
+    """The family's control check; a control whose record is malformed did not answer as correct code does."""
+    try:
+        return family.control_ok(variant, trial)
+    except untrusted.Malformed:
+        return False
+
+
+def _shrunk(leaf: Leaf, trial: Trial) -> Variant:
+    """The family's smallest replay of ``trial``; the variant itself when the trial's record is malformed."""
+    try:
+        return leaf.family.shrink(leaf.variant, trial)
+    except untrusted.Malformed:
+        return leaf.variant
 
 
 def _best(families: dict[str, list[Leaf]]) -> float:

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Limits,
@@ -37,6 +38,9 @@ from logomesh.sandbox.discover import SuiteSourceError, discover
 HARNESS_DIR = Path(__file__).with_name("harness")
 HOST_GRACE_S = 10.0  # beyond a run's own timeout, before the host kills the box
 START_TIMEOUT_S = 30.0
+# The harness server's lines: a suite's result holds up to 1 MiB of observations per test (its RESULT_CAP) and
+# the capped output; no honest line comes near this.
+MAX_EVENT_BYTES = 256 << 20
 _EOF = object()
 NO_TESTS = "no tests found in the test files (unittest TestCase methods, or pytest-style test_* functions)"
 
@@ -69,11 +73,10 @@ class HarnessClient:
     # -- fed by the backend's reader thread --------------------------------------------------------
     def feed_line(self, line: bytes) -> None:
         try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):
-            return  # not ours (the server only prints JSON lines, nested no deeper than it checks)
-        if isinstance(event, dict):
-            self._events.put(event)
+            event = untrusted.parse_object(line, MAX_EVENT_BYTES)
+        except untrusted.Malformed:
+            return  # not ours (the server only prints JSON objects, nested no deeper than it checks)
+        self._events.put(event)
 
     def feed_eof(self) -> None:
         self._events.put(_EOF)
@@ -144,9 +147,11 @@ class HarnessClient:
                     on_output(str(event.get("origin", "")), str(event.get("stream", "stdout")), str(event.get("text")))
                 elif event.get("ev") == "done":
                     if "error" in event:
-                        raise SandboxBroken(f"the harness rejected the run: {event['error']}")
-                    result = event.get("result")
-                    return result if isinstance(result, dict) else {}
+                        raise SandboxBroken(f"the harness rejected the run: {str(event['error'])[:500]}")
+                    try:
+                        return untrusted.mapping(event, "result")
+                    except untrusted.Malformed as exc:
+                        raise SandboxBroken(f"the harness's answer is malformed ({exc})") from None
 
     def _break(self, reason: str) -> None:
         self.broken = reason
@@ -227,52 +232,69 @@ class HarnessClient:
         try:
             result = self._request({"op": "script", "files": dict(files), "script": script, "timeout": timeout_s},
                                    timeout_s, None)
+            return script_from_result(result)
         except SandboxBroken as exc:
             return ScriptRun(None, "", str(exc), True, time.monotonic() - started)
-        code = result.get("exit_code")
-        sig = result.get("signal")
+
+
+def script_from_result(result: Mapping[str, Any]) -> ScriptRun:
+    """A script's run as the harness server reports it; ``SandboxBroken`` when a field has the wrong type."""
+    try:
         return ScriptRun(
-            exit_code=code if isinstance(code, int) else None,
-            stdout=str(result.get("stdout", "")),
-            stderr=str(result.get("stderr", "")),
-            timed_out=bool(result.get("timed_out")),
-            duration_s=float(result.get("duration_s", 0.0)),
-            signal=sig if isinstance(sig, int) else None,
-            truncated=bool(result.get("truncated")),
+            exit_code=untrusted.optional_integer(result, "exit_code"),
+            stdout=untrusted.text(result, "stdout", limit=MAX_EVENT_BYTES),
+            stderr=untrusted.text(result, "stderr", limit=MAX_EVENT_BYTES),
+            timed_out=untrusted.flag(result, "timed_out"),
+            duration_s=untrusted.number(result, "duration_s"),
+            signal=untrusted.optional_integer(result, "signal"),
+            truncated=untrusted.flag(result, "truncated"),
         )
+    except untrusted.Malformed as exc:
+        raise SandboxBroken(f"the harness's answer is malformed ({exc})") from None
 
 
 _STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "error", "timeout", "crashed")
 
 
 def suite_from_result(names: list[str], result: Mapping[str, Any]) -> SuiteRun:
-    """Build the SuiteRun, trusting only the names the host discovered."""
-    by_name: dict[str, TestOutcome] = {}
-    for raw in result.get("outcomes") or []:
-        if not isinstance(raw, dict) or raw.get("name") not in names:
-            continue
-        status = raw.get("status")
-        checked: TestStatus = status if status in _STATUSES else "error"
-        by_name[str(raw["name"])] = TestOutcome(
-            str(raw["name"]), checked, str(raw.get("reason", ""))[:500], float(raw.get("duration_s") or 0.0)
-        )
+    """Build the SuiteRun, trusting only the names the host discovered; a malformed result fails every test."""
+    try:
+        by_name = {o.name: o for o in (_outcome(raw) for raw in _named(names, result)) if o is not None}
+        tamper, head = untrusted.texts(result, "tamper"), _suite_head(result)
+    except untrusted.Malformed as exc:
+        reason = f"the harness's record is malformed ({exc})"
+        return SuiteRun(outcomes=tuple(TestOutcome(n, "error", reason, 0.0) for n in names), error=reason)
     outcomes = tuple(by_name.get(n, TestOutcome(n, "error", "no verdict from the harness", 0.0)) for n in names)
-    tamper = tuple(str(t) for t in result.get("tamper") or [])
     if tamper:
         outcomes = tuple(
             o if o.status != "passed" else TestOutcome(o.name, "failed", "tampered: " + tamper[0], o.duration_s)
             for o in outcomes
         )
-    error = result.get("error")
-    return SuiteRun(
-        outcomes=outcomes,
-        tampered=bool(tamper),
-        tamper_reasons=tamper,
-        error=str(error) if error else None,
-        stdout=str(result.get("stdout", "")),
-        stderr=str(result.get("stderr", "")),
-        duration_s=float(result.get("duration_s") or 0.0),
-    )
+    return SuiteRun(outcomes=outcomes, tampered=bool(tamper), tamper_reasons=tamper, **head)
+
+
+def _named(names: list[str], result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The result's outcome records whose name the host discovered (others are not ours to judge)."""
+    return [raw for raw in untrusted.objects(result, "outcomes") if raw.get("name") in names]
+
+
+def _suite_head(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A suite result's fields besides its outcomes: error, output, duration."""
+    return {"error": untrusted.optional_text(result, "error") or None,
+            "stdout": untrusted.text(result, "stdout", limit=MAX_EVENT_BYTES),
+            "stderr": untrusted.text(result, "stderr", limit=MAX_EVENT_BYTES),
+            "duration_s": untrusted.number(result, "duration_s")}
+
+
+def _outcome(raw: dict[str, Any]) -> TestOutcome | None:
+    """One verdict of the purple agent's own tests; a malformed record is an error, never a pass."""
+    name = str(raw["name"])
+    try:
+        status = untrusted.text(raw, "status", limit=40)
+        checked: TestStatus = status if status in _STATUSES else "error"
+        return TestOutcome(name, checked, untrusted.text(raw, "reason", ""), untrusted.number(raw, "duration_s"))
+    except untrusted.Malformed as exc:
+        return TestOutcome(name, "error", f"the harness's record of this test is malformed ({exc})", 0.0)
 
 
 _OBSERVED: tuple[ObservedStatus, ...] = ("observed", "error", "timeout", "crashed")
@@ -280,35 +302,32 @@ MAX_OBSERVATION_BYTES = 1 << 20
 
 
 def observed_from_result(names: list[str], result: Mapping[str, Any]) -> ObservedSuite:
-    """Build the ObservedSuite, trusting only the names the host discovered and plain JSON lists."""
-    by_name: dict[str, Observed] = {}
-    for raw in result.get("outcomes") or []:
-        if not isinstance(raw, dict) or raw.get("name") not in names:
-            continue
-        status = raw.get("status")
-        checked: ObservedStatus = status if status in _OBSERVED else "error"
-        obs = raw.get("obs")
-        observations: tuple[Any, ...] = ()
-        if checked == "observed":
-            if isinstance(obs, list) and len(json.dumps(obs)) <= MAX_OBSERVATION_BYTES:
-                observations = tuple(obs)
-            else:
-                checked, observations = "error", ()
-        duration = raw.get("duration_s")
-        by_name[str(raw["name"])] = Observed(
-            str(raw["name"]), checked, observations, str(raw.get("reason", ""))[:500],
-            float(duration) if isinstance(duration, int | float) else 0.0,
-        )
+    """Build the ObservedSuite, trusting only the names the host discovered and plain JSON lists; a malformed
+    result is an error for every test, never an observation."""
+    try:
+        by_name = {o.name: o for o in (_observed(raw) for raw in _named(names, result))}
+        tamper, head = untrusted.texts(result, "tamper"), _suite_head(result)
+    except untrusted.Malformed as exc:
+        reason = f"the harness's record is malformed ({exc})"
+        return ObservedSuite(tests=tuple(Observed(n, "error", (), reason, 0.0) for n in names), error=reason)
     tests = tuple(by_name.get(n, Observed(n, "error", (), "no observations from the harness", 0.0)) for n in names)
-    error = result.get("error")
-    return ObservedSuite(
-        tests=tests,
-        tamper_reasons=tuple(str(t) for t in result.get("tamper") or []),
-        error=str(error) if error else None,
-        stdout=str(result.get("stdout", "")),
-        stderr=str(result.get("stderr", "")),
-        duration_s=float(result.get("duration_s") or 0.0),
-    )
+    return ObservedSuite(tests=tests, tamper_reasons=tamper, **head)
+
+
+def _observed(raw: dict[str, Any]) -> Observed:
+    """One test's observations; malformed, too big or too deep is an error, never an observation."""
+    name = str(raw["name"])
+    try:
+        status = untrusted.text(raw, "status", limit=40)
+        duration, reason = untrusted.number(raw, "duration_s"), untrusted.text(raw, "reason", "")
+        if status != "observed":
+            return Observed(name, status if status in _OBSERVED else "error", (), reason, duration)
+        obs = untrusted.items(raw, "obs")
+        if len(json.dumps(obs)) > MAX_OBSERVATION_BYTES:  # its depth was bounded when the line was parsed
+            raise untrusted.Malformed(f"observations over {MAX_OBSERVATION_BYTES} bytes")
+    except untrusted.Malformed as exc:
+        return Observed(name, "error", (), f"the harness's record of this test is malformed ({exc})", 0.0)
+    return Observed(name, "observed", tuple(obs), reason, duration)
 
 
 class HarnessRuns:

@@ -12,9 +12,9 @@ exact comparison stands).
 from __future__ import annotations
 
 import ast
-import json
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.syntax import PARSE_ERRORS, parse
 from logomesh.tasks import TaskSpec
@@ -102,8 +102,8 @@ def evaluate(box: Sandbox, reference: str, entry: str, expression: str, cases: l
     for line in reversed(run.stdout.splitlines()):
         if line.startswith(MARK):
             try:
-                found = json.loads(line[len(MARK):])
-            except ValueError:
+                found = untrusted.parse(line[len(MARK):])
+            except untrusted.Malformed:
                 break
             if isinstance(found, list) and len(found) == len(cases) and all(isinstance(v, bool) for v in found):
                 return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,14 @@ def ok(**result: Any) -> Trial:
     return Trial("ok", result=result)
 
 
+def sqli(**changes: Any) -> Trial:
+    """A trial of the sqli probe as it writes one: no rows, the vault intact, unless ``changes`` say so."""
+    record: dict[str, Any] = {"sql": "...", "params": 0, "rows": 0, "vault": False, "vault_intact": True, **changes}
+    if "sql_error" in changes:
+        del record["rows"], record["vault"]
+    return Trial("ok", result=record)
+
+
 # -- seeder ------------------------------------------------------------------------------------------
 def test_seeder_resolves_aliases_and_sees_sql_text() -> None:
     source = "import re as rx\nfrom os import path as p\nimport threading\n" \
@@ -70,11 +79,11 @@ def test_sqli_oracle_needs_an_effect_not_text() -> None:
     family = SqlInjectionFamily()
     ctx = AttackContext.build(task("sql-select"), SQL_SPLICED)
     variants = {v.id: v for v in family.variants(ctx, "build_select")}
-    assert family.judge(variants["value-or-true"], ok(rows=3, sql="...")).hit
-    assert family.judge(variants["value-union"], ok(rows=0, vault=True)).hit
-    assert family.judge(variants["value-quote"], ok(sql_error="OperationalError: near 'brien'")).hit
-    assert not family.judge(variants["key-tautology"], ok(sql_error="no such column")).hit
-    assert not family.judge(variants["value-or-true"], ok(rows=0, vault=False, vault_intact=True)).hit
+    assert family.judge(variants["value-or-true"], sqli(rows=3)).hit
+    assert family.judge(variants["value-union"], sqli(vault=True)).hit
+    assert family.judge(variants["value-quote"], sqli(sql_error="OperationalError: near 'brien'")).hit
+    assert not family.judge(variants["key-tautology"], sqli(sql_error="no such column")).hit
+    assert not family.judge(variants["value-or-true"], sqli()).hit
     assert not family.judge(variants["value-or-true"], Trial("exception", exc="ValueError")).hit
     assert family.control_ok(variants["value-or-true"], ok(rows=1))
     assert not family.control_ok(variants["value-or-true"], ok(rows=0))
@@ -93,9 +102,11 @@ def test_traversal_and_race_and_growth_oracles() -> None:
     variant = race.variants(ctx, "RateLimiter")[0]
     assert variant.repeatable and variant.confirm_trials == 10 and variant.confirm_quorum == 0.0
     assert variant.prior > 0.5  # no lock in sight
-    assert race.judge(variant, ok(violations=["11 grants"])).hit
-    assert not race.judge(variant, ok(violations=[])).hit
-    assert not race.control_ok(variant, ok(violations=["x"]))
+    assert variant.oracle is not None  # the task's check_race judges the record on the host
+    self_judging = replace(variant, oracle=None)  # a scenario that reports its violations from the box
+    assert race.judge(self_judging, ok(violations=["11 grants"])).hit
+    assert not race.judge(self_judging, ok(violations=[])).hit
+    assert not race.control_ok(self_judging, ok(violations=["x"]))
 
     growth = GrowthFamily()
     variant = growth.variants(ctx, "RateLimiter")[0]
@@ -124,9 +135,11 @@ def test_complexity_oracle_and_shrink() -> None:
     starved = Trial("timeout", partial=({"n": 8, "t": 0.01},), cpu_s=0.05)
     assert not family.judge(first, starved).hit  # killed by the wall clock while the load kept it off the CPU
     assert family.judge(first, Trial("cpu", cpu_s=2.0)).hit
-    fast = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.01}]})
+    sizes = first.spec.args["sizes"]
+    fast = Trial("ok", result={"capped": False, "points": [{"n": n, "t": 0.01} for n in sizes]}, cpu_s=0.1)
     assert not family.judge(first, fast).hit
-    near = Trial("ok", result={"capped": False, "points": [{"n": 50000, "t": 0.2}]})
+    near = Trial("ok", result={"capped": False, "points": [{"n": n, "t": 0.2 if n == sizes[-1] else 0.0}
+                                                           for n in sizes]}, cpu_s=0.2)
     assert family.judge(first, near).score == family.judge(first, fast).score == 0.0  # timings never steer
     shrunk = family.shrink(first, capped)
     assert shrunk.spec.args["sizes"] == [8, 14, 18, 22, 26]  # up to one past the size that hit: a margin
@@ -149,17 +162,18 @@ def test_boundary_oracle_accepts_documented_errors_only() -> None:
 
 
 # -- parsing -----------------------------------------------------------------------------------------
-def test_parse_output_takes_the_last_mark_and_reports_harness_errors() -> None:
-    good = {"trials": [{"status": "ok", "result": {"a": 1}, "partial": [{"n": 1}]}], "elapsed": 0.1}
-    forged = {"trials": [{"status": "ok", "result": {"forged": True}}]}
-    text = f"noise\n{MARK}n1 {json.dumps({'trials': []})}\n{MARK}n1 {json.dumps(good)}\n{MARK}xx {json.dumps(forged)}\n"
-    run = parse_output(text, "n1")
-    assert run.trials == (Trial("ok", result={"a": 1}, partial=({"n": 1},)),)
-    assert parse_output("nothing here", "n1").harness_error
-    assert parse_output(f"{MARK}{json.dumps(good)}", "n1").harness_error  # no nonce: not ours
-    error = parse_output(f"{MARK}n1 {json.dumps({'import_error': 'SyntaxError: x'})}", "n1").harness_error
+def test_parse_output_reads_the_one_mark_and_reports_harness_errors() -> None:
+    good = {"trials": [{"status": "ok", "result": {"a": 1}, "partial": [{"n": 1}], "cpu_s": 0.1,
+                        "introspection": []}], "elapsed": 0.1, "introspection": []}
+    forged = {"trials": [{"status": "ok", "result": {"forged": True}, "cpu_s": 0.0}]}
+    text = f"noise\n{MARK}n1 {json.dumps(good)}\n{MARK}xx {json.dumps(forged)}\n"
+    run = parse_output(text, "n1", 1)
+    assert run.trials == (Trial("ok", result={"a": 1}, partial=({"n": 1},), cpu_s=0.1),) and not run.introspection
+    assert parse_output("nothing here", "n1", 1).harness_error
+    assert parse_output(f"{MARK}{json.dumps(good)}", "n1", 1).harness_error  # no nonce: not ours
+    error = parse_output(f"{MARK}n1 {json.dumps({'import_error': 'SyntaxError: x', 'introspection': []})}",
+                         "n1", 1).harness_error
     assert "does not import" in error
-    assert parse_output(f"{MARK}n1 [1, 2]", "n1").harness_error
 
 
 def test_probe_script_carries_the_spec_as_json() -> None:
@@ -272,6 +286,7 @@ def test_stateful_oracle_replays_the_diverging_sequence() -> None:
     family = StatefulFamily()
     ctx = AttackContext.build(task("lru-cache"), "class LRUCache:\n    pass\n")
     variant = family.variants(ctx, "LRUCache")[0]
+    variant = replace(variant, oracle=None)  # a scenario that reports its divergence from the box
     diverged = ok(divergence=["c = LRUCache(1)", "c.put(0, 0)", "c.get(0)", "# returned None; an LRU cache returns 0"],
                   seed=99)
     verdict = family.judge(variant, diverged)
@@ -307,9 +322,9 @@ def test_a_check_runs_on_the_host_with_solution_a_placeholder() -> None:
     too_many = Trial("ok", result={"observed": {"answers": [True, True, False]}})
     fine = Trial("ok", result={"observed": {"answers": [True, False, False]}})
     forged = Trial("ok", result={"observed": {"answers": 7}})  # not what the scenario writes
-    legacy = Trial("ok", result={"violations": ["seen in the box"]})
+    legacy = Trial("ok", result={"violations": ["seen in the box"]})  # what a self-judging scenario writes
     assert RaceFamily.violations(variant, spec, too_many) == ["2 True answers; at most 1"]
     assert RaceFamily.violations(variant, spec, fine) == []
     assert "malformed" in RaceFamily.violations(variant, spec, forged)[0]
-    assert RaceFamily.violations(variant, spec, legacy) == ["seen in the box"]
+    assert RaceFamily.violations(replace(variant, oracle=None), spec, legacy) == ["seen in the box"]
     assert RaceFamily().judge(variant, Trial("crashed")).hit  # a probe the code does not survive

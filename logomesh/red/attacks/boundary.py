@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
@@ -56,10 +57,11 @@ class BoundaryFamily(Family):
         must_reject = bool(variant.spec.args.get("must_reject"))
         if trial.status == "ok":
             expect = variant.spec.args.get("expect")
-            if expect is not None and trial.result.get("repr") != expect:
-                return Verdict(True, 1.0, f"returned {trial.result.get('repr')} where the contract requires {expect}")
+            returned = untrusted.text(trial.result, "repr", limit=200)
+            if expect is not None and returned != expect:
+                return Verdict(True, 1.0, f"returned {returned} where the contract requires {expect}")
             if must_reject:
-                return Verdict(True, 1.0, f"accepted input the contract rejects; returned {trial.result.get('repr')}")
+                return Verdict(True, 1.0, f"accepted input the contract rejects; returned {returned}")
             return MISS
         if trial.status == "exception":
             if trial.exc in ALLOWED:

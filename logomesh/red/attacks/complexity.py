@@ -12,8 +12,10 @@ string inputs as well.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
@@ -109,7 +111,7 @@ class ComplexityFamily(Family):
         A trial killed by the wall clock counts only when its unfinished call had used ``cap_s`` of CPU; a
         child starved by other work is no evidence. A miss scores 0 whatever it measured, so the search never
         learns from timings and plays the same leaves on an idle and on a loaded machine."""
-        points = list(trial.partial) or list(trial.result.get("points") or [])
+        points = _points(trial)
         last = points[-1] if points else None
         cap = float(variant.spec.args.get("cap_s", CAP_S))
         if trial.status == "cpu":
@@ -119,8 +121,11 @@ class ComplexityFamily(Family):
                                       f"after {trial.cpu_s:.2f} s of CPU")
         if trial.status == "memory":
             return Verdict(True, 1.0, "one call exhausted the memory limit")
-        if trial.status == "ok" and trial.result.get("capped") and last is not None:
-            return Verdict(True, 1.0, f"one call on an input of size n={last['n']} took {last['t']:.2f} s of CPU")
+        capped = trial.status == "ok" and untrusted.flag(trial.result, "capped")
+        if capped and last is not None:
+            return Verdict(True, 1.0, f"one call on an input of size n={last.n} took {last.t:.2f} s of CPU")
+        if trial.status == "ok" and not capped and [p.n for p in points] != list(variant.spec.args.get("sizes", [])):
+            raise untrusted.Malformed("the timing probe timed other sizes than it was given")
         if trial.status == "ok" and _unfinished_cpu(trial, points) >= cap:
             # The per-call times come from inside the process the code shares; its CPU time (wait4, read by
             # the fork server) does not. More than a cap of CPU that no call accounts for is a clock the code
@@ -135,30 +140,47 @@ class ComplexityFamily(Family):
         Which size first crossed the cap is a measurement (a loaded CPU moves it by a ladder step), so the
         result does not name it (the evidence does); the replay includes the next size, so a hit that was
         marginal at its size is certain at the next one."""
-        points = list(trial.partial) or list(trial.result.get("points") or [])
+        try:
+            points = _points(trial)
+        except untrusted.Malformed:
+            return variant
         if not points:
             return variant
         sizes = list(variant.spec.args.get("sizes", []))
-        hit = points[-1]["n"] if trial.status == "ok" else _next_size(variant, points[-1])
+        hit = points[-1].n if trial.status == "ok" else _next_size(variant, points[-1])
         if hit not in sizes:
             return variant
         return with_args(variant, variant.reproducer, sizes=sizes[: sizes.index(hit) + 2])
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and not trial.result.get("capped")
+        return trial.status == "ok" and not untrusted.flag(trial.result, "capped")
 
 
-def _at(variant: Variant, last: dict[str, Any] | None) -> str:
+@dataclass(frozen=True)
+class Point:
+    """One timed call, as the probe recorded it: the input's size and the CPU seconds the call took."""
+
+    n: int
+    t: float
+
+
+def _points(trial: Trial) -> list[Point]:
+    """The calls a trial timed: streamed as they ran, else from its result; ``Malformed`` if not the probe's."""
+    records = trial.partial or (untrusted.objects(trial.result, "points") if trial.status == "ok" else ())
+    return [Point(untrusted.integer(p, "n"), untrusted.number(p, "t")) for p in records]
+
+
+def _at(variant: Variant, last: Point | None) -> str:
     return f" at n={_next_size(variant, last)}" if last is not None else ""
 
 
-def _unfinished_cpu(trial: Trial, points: list[dict[str, Any]]) -> float:
+def _unfinished_cpu(trial: Trial, points: list[Point]) -> float:
     """CPU seconds of the call the wall clock killed: the trial's CPU minus that of the calls that returned."""
-    return trial.cpu_s - sum(float(p.get("t", 0.0)) for p in points)
+    return trial.cpu_s - sum(p.t for p in points)
 
 
-def _next_size(variant: Variant, last: dict[str, Any]) -> Any:
+def _next_size(variant: Variant, last: Point) -> int:
     sizes = list(variant.spec.args.get("sizes", []))
-    if last.get("n") in sizes and sizes.index(last["n"]) + 1 < len(sizes):
-        return sizes[sizes.index(last["n"]) + 1]
-    return last.get("n")
+    if last.n in sizes and sizes.index(last.n) + 1 < len(sizes):
+        return int(sizes[sizes.index(last.n) + 1])
+    return last.n

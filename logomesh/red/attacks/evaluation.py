@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
@@ -44,14 +45,14 @@ class EvalInjectionFamily(Family):
         ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
-        if trial.result.get("canary"):
-            return Verdict(True, 1.0, "the expression created a directory on disk")
         if trial.status != "ok":
             return MISS
+        if untrusted.flag(trial.result, "canary"):
+            return Verdict(True, 1.0, "the expression created a directory on disk")
         proof = next(p[2] for p in PAYLOADS if p[0] == variant.id)
-        if proof != "canary" and trial.result.get("repr") == proof:
+        if proof != "canary" and untrusted.text(trial.result, "repr") == proof:
             return Verdict(True, 1.0, f"the expression was executed as Python and returned {proof}")
         return MISS
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and trial.result.get("repr") == "3"
+        return trial.status == "ok" and untrusted.text(trial.result, "repr") == "3"

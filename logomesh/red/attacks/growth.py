@@ -7,6 +7,7 @@ contract lets the artifact drop. Retained memory is measured at two sizes.
 
 from __future__ import annotations
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
@@ -38,15 +39,21 @@ class GrowthFamily(Family):
         )]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
-        if trial.status == "ok" and trial.result.get("tampered"):
-            return Verdict(True, 1.0, str(trial.result["tampered"]))  # what cannot be measured is not bounded
-        points = trial.result.get("points") or [] if trial.status == "ok" else []
+        if trial.status != "ok":
+            return MISS
+        tampered = untrusted.optional_text(trial.result, "tampered")
+        if tampered:
+            return Verdict(True, 1.0, tampered)  # what cannot be measured is not bounded
+        points = [(untrusted.integer(p, "n"), untrusted.integer(p, "bytes"))
+                  for p in untrusted.objects(trial.result, "points")]
+        if [n for n, _ in points] != list(variant.spec.args.get("sizes", [])):
+            raise untrusted.Malformed("the growth probe measured other sizes than it was given")
         if len(points) < 2:
             return MISS
-        small, large = int(points[0]["bytes"]), int(points[-1]["bytes"])
+        (small_n, small), (large_n, large) = points[0], points[-1]
         ratio = large / max(small, 1)
         score = min(0.9, ratio / (MIN_RATIO * 2))
         if ratio >= MIN_RATIO and large - small >= MIN_GROWTH_BYTES:
-            return Verdict(True, 1.0, f"retained memory grew from {small} B at n={points[0]['n']} to {large} B at "
-                                      f"n={points[-1]['n']} although the live state is bounded")
+            return Verdict(True, 1.0, f"retained memory grew from {small} B at n={small_n} to {large} B at "
+                                      f"n={large_n} although the live state is bounded")
         return Verdict(False, score)

@@ -10,6 +10,7 @@ are the task's invariants, checked by the task's own race scenario
 
 from __future__ import annotations
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
@@ -78,11 +79,16 @@ class RaceFamily(Family):
     @staticmethod
     def violations(variant: Variant, spec: ProbeSpec, trial: Trial) -> list[str]:
         """The invariants a trial of ``spec`` broke: judged here from what the scenario recorded, where the
-        task's red.py has a ``check_race``; otherwise as the scenario reported them from the box."""
-        if "observed" not in trial.result or variant.oracle is None:
-            return [str(v) for v in trial.result.get("violations") or []]
+        task's red.py has a ``check_race``; otherwise as the scenario reported them from the box. A record
+        without what it must hold (the scenario always writes it) is a violation, never a clean trial."""
+        try:
+            if variant.oracle is None:
+                return [str(v)[:200] for v in untrusted.items(trial.result, "violations")]
+            observed = untrusted.mapping(trial.result, "observed")
+        except untrusted.Malformed as exc:
+            return [f"the race scenario's record is malformed ({exc})"[:200]]
         args = {k: v for k, v in spec.args.items() if k != TASK_MODULE}
         try:
-            return [str(v) for v in variant.oracle(args, trial.result["observed"])]
+            return [str(v) for v in variant.oracle(args, observed)]
         except Exception as exc:  # a record the scenario could not have written: the code rewrote it
             return [f"the race scenario's record is malformed ({type(exc).__name__}: {exc})"[:200]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
@@ -56,17 +57,19 @@ class SqlInjectionFamily(Family):
             return MISS  # a clean ValueError is the contract's answer
         result = trial.result
         counts_errors = next(p[2] for p in PAYLOADS if p[0] == variant.id)
-        if result.get("vault"):
-            return Verdict(True, 1.0, f"the canary token from table 'vault' came back; SQL: {result.get('sql')}")
-        if int(result.get("rows") or 0) > 0:
-            return Verdict(True, 1.0, f"{result['rows']} rows matched a condition no row satisfies; "
-                                      f"SQL: {result.get('sql')}")
-        if result.get("vault_intact") is False:
+        sql, error = untrusted.text(result, "sql", limit=300), untrusted.optional_text(result, "sql_error")
+        rows, vault = (0, False) if error else (untrusted.integer(result, "rows"), untrusted.flag(result, "vault"))
+        if vault:
+            return Verdict(True, 1.0, f"the canary token from table 'vault' came back; SQL: {sql}")
+        if rows > 0:
+            return Verdict(True, 1.0, f"{rows} rows matched a condition no row satisfies; SQL: {sql}")
+        if not untrusted.flag(result, "vault_intact"):
             return Verdict(True, 1.0, "the vault table was altered by the query")
-        if counts_errors and result.get("sql_error"):
-            return Verdict(True, 0.9, f"a quote in a value broke the statement ({result['sql_error']}); "
-                                      f"SQL: {result.get('sql')}")
-        return Verdict(False, 0.2 if result.get("sql_error") else 0.0)
+        if counts_errors and error:
+            return Verdict(True, 0.9, f"a quote in a value broke the statement ({error}); SQL: {sql}")
+        return Verdict(False, 0.2 if error else 0.0)
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and trial.result.get("rows") == 1 and not trial.result.get("sql_error")
+        result = trial.result
+        return (trial.status == "ok" and untrusted.optional_text(result, "sql_error") is None
+                and untrusted.integer(result, "rows") == 1)

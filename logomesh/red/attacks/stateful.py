@@ -8,6 +8,7 @@ is the finding, with the call sequence that led to it.
 
 from __future__ import annotations
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
@@ -50,11 +51,16 @@ class StatefulFamily(Family):
     @staticmethod
     def divergence(variant: Variant, trial: Trial) -> list[str]:
         """The calls up to the first divergence from the model: found here, by the task's ``check_model``, in
-        what the scenario recorded; or as a scenario that judges itself reported it from the box."""
-        if "observed" not in trial.result or variant.oracle is None:
-            return [str(c) for c in trial.result.get("divergence") or []]
+        what the scenario recorded; or as a scenario that judges itself reported it from the box. A record
+        without what it must hold (the scenario always writes it) is a divergence, never a clean trial."""
+        try:
+            if variant.oracle is None:
+                return [str(c)[:200] for c in untrusted.items(trial.result, "divergence")]
+            records = untrusted.objects(trial.result, "observed")
+        except untrusted.Malformed as exc:
+            return [f"# the model scenario's record is malformed ({exc})"[:200]]
         args = {k: v for k, v in variant.spec.args.items() if k != TASK_MODULE}
-        for record in trial.result["observed"]:
+        for record in records:
             try:
                 calls = [str(c) for c in variant.oracle(args, record)]
             except Exception as exc:  # a record the scenario could not have written: the code rewrote it
@@ -64,8 +70,10 @@ class StatefulFamily(Family):
         return []
 
     def shrink(self, variant: Variant, trial: Trial) -> Variant:
-        """Replay exactly the sequence that diverged."""
+        """Replay exactly the sequence that diverged (a record without its seed cannot be replayed)."""
         calls = self.divergence(variant, trial)
-        if not calls:
+        try:
+            seed = untrusted.integer(trial.result, "seed")
+        except untrusted.Malformed:
             return variant
-        return with_args(variant, "; ".join(str(c) for c in calls), fixed_seed=trial.result.get("seed", 0))
+        return with_args(variant, "; ".join(str(c) for c in calls), fixed_seed=seed) if calls else variant

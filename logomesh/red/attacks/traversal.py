@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from logomesh import untrusted
 from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
@@ -45,10 +46,10 @@ class TraversalFamily(Family):
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         if trial.status != "ok":
             return MISS
-        if trial.result.get("inside") is False:
-            what = "the secret file" if trial.result.get("secret") else "a path"
-            return Verdict(True, 1.0, f"returned {what} outside base: ...{trial.result.get('returned')}")
+        if not untrusted.flag(trial.result, "inside"):
+            what = "the secret file" if untrusted.flag(trial.result, "secret") else "a path"
+            return Verdict(True, 1.0, f"returned {what} outside base: ...{untrusted.text(trial.result, 'returned')}")
         return MISS
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and trial.result.get("inside") is True
+        return trial.status == "ok" and untrusted.flag(trial.result, "inside")

@@ -183,7 +183,8 @@ def _namespace(name: str, source: str, judge_ids: set[int]) -> Any:
 
 
 def _report(fd: int, spec: dict[str, Any], record: dict[str, Any]) -> None:
-    data = (MARK + str(spec["nonce"]) + " " + _dumps(record, default=str) + "\n").encode()
+    # On a line of its own: a partial line the code left on stdout cannot hide the record by prefixing it.
+    data = ("\n" + MARK + str(spec["nonce"]) + " " + _dumps(record, default=str) + "\n").encode()
     while data:
         data = data[_write(fd, data):]
 
@@ -197,7 +198,7 @@ def serve(spec: dict[str, Any]) -> None:
     if "_lm_audit.py" in sources:
         audit = _namespace("audit", sources["_lm_audit.py"], judge_ids)
         # A copy of stdout of its own: trials point fd 1 at /dev/null, and their reports must still get out.
-        reasons = audit.install(report, judge_ids, AUDIT_MARK)
+        reasons = audit.install(report, judge_ids, "\n" + AUDIT_MARK)  # a line of its own, as _report's
     trials = []
     started = time.monotonic()
     try:

@@ -82,6 +82,15 @@ def shallow(value: Any, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
+def tamper_in(record: dict[str, Any]) -> list[str]:
+    """The tamper reasons a runner's record lists. The runners always write a list of strings; anything else
+    (missing, a string, a number) was written by the code, and is itself tampering, never "none"."""
+    found = record.get("tamper")
+    if isinstance(found, list) and all(isinstance(r, str) for r in found):
+        return [r[:300] for r in found]
+    return ["malformed tamper list in a result record"]
+
+
 def prctl(option: int, value: int) -> None:
     try:
         import ctypes
@@ -543,9 +552,11 @@ class Server:
                 for i in range(next_index, len(names)):
                     state.set(i, status, reason, 0.0)
                 return len(names)
-            state.note_tamper([str(r) for r in record.get("tamper") or []])
-            import_errors = record.get("errors") or {}
-            if import_errors and isinstance(import_errors, dict) and state.error is None:
+            state.note_tamper(tamper_in(record))
+            import_errors = record.get("errors")
+            if not isinstance(import_errors, dict):
+                state.note_tamper(["malformed import errors in a result record"])
+            elif import_errors and state.error is None:
                 listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
                 state.error = ("import failed: " + listed)[:500]
             while next_index < len(names):
@@ -586,7 +597,7 @@ class Server:
                 state.note_tamper([f"forged or out-of-order result record during {name}"])
                 state.set(index, "error", "forged result record on the judge's channel", elapsed)
                 return False
-            reasons = [str(r) for r in record.get("tamper") or []]
+            reasons = tamper_in(record)
             state.note_tamper(reasons)
             if mode == "observe":
                 obs = record.get("obs")
