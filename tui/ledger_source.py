@@ -19,6 +19,7 @@ from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
 from ledger.verify import verify_ledger
 from logomesh.battle.result import BattleResult, ResultError
 from logomesh.findings import EVIDENCE_INPUT
+from logomesh.plural import counted
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -190,7 +191,8 @@ class LedgerSource:
         report = verify_ledger(self.home, workers=None)  # worker processes for a large ledger
         on_progress(total, total)
         ledger_wide: list[str] = []
-        for problem in report.problems:
+        ordered = report.ordered()
+        for problem in ordered:
             if problem.sequence is None:
                 ledger_wide.append(f"{problem.kind}: {problem.detail}")
                 continue
@@ -206,8 +208,10 @@ class LedgerSource:
             summary = (f"verified: {report.size} entries, {report.checkpoints} checkpoints, "
                        f"root {report.root.hex()[:12]}…")
         else:
-            summary = (f"verification FAILED: {failed} bad entries, {len(ledger_wide)} ledger problems"
-                       + (f"; {ledger_wide[0]}" if ledger_wide else ""))
+            cause = ordered[0].line() if ordered else next(
+                f"entry {seq}: {why}" for seq, (fine, why) in sorted(marks.items()) if not fine)
+            summary = (f"verification FAILED: {cause} ({counted(failed, 'bad entry', 'bad entries')}, "
+                       f"{counted(len(ledger_wide), 'ledger problem')})")
         return VerifyReport(ok=ok, summary=summary, marks=marks)
 
     def export(self, sequences: Sequence[int], out: Path) -> Path:

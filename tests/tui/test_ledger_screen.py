@@ -17,6 +17,7 @@ from ledger.bundle import verify_bundle
 from ledger.export import read_bundle
 from ledger.keys import create_key
 from tui.app import ConsoleApp
+from tui.ledger_source import LedgerSource
 from tui.screens.entry import EntryScreen
 from tui.screens.export_dialog import ExportDialog
 from tui.screens.help import HelpScreen
@@ -389,3 +390,28 @@ def test_the_entry_summary_shows_the_band_step_of_the_arithmetic() -> None:
     row = LedgerRow(1, "2026-11-26 06:00:00", "b", "adder", "mock:good", 0.32, "scored")
     text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(result))).plain
     assert "not all hidden tests passed: CIS = 0.5×x = 0.320\n" in text
+
+
+def test_verify_blames_the_entry_whose_dbom_bytes_changed_not_entry_0(tmp_path: Path) -> None:
+    """One byte of entry 4's dbom column changed: the console marks entry 4 only and names it first."""
+    home = tmp_path / "home"
+    create_key(home / "keys", seed=hashlib.sha256(b"tui-test-1").digest())
+    with Ledger.open(home) as led:
+        for i in range(6):
+            led.append(f"b-{i}", {"battle_id": f"b-{i}", "task_id": "t", "cis_score": 0.5, "status": "scored"},
+                       {"task_spec": b"spec"}, {})
+    conn = sqlite3.connect(home / "battles.db")
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("UPDATE battles SET dbom = replace(dbom, '\"task_id\":\"t\"', '\"task_id\":\"u\"') WHERE sequence = 4")
+    for _, sql in triggers:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    verdict = LedgerSource(home).verify(lambda done, total: None)
+    assert not verdict.ok
+    assert [seq for seq, (ok, _) in verdict.marks.items() if not ok] == [4], verdict.marks
+    assert verdict.summary.startswith("verification FAILED: entry 4: entry-edited: the dbom column changed"), \
+        verdict.summary
+    assert "(1 bad entry, " in verdict.summary
