@@ -120,10 +120,16 @@ def test_the_same_campaign_twice_points_to_resume(tmp_path: Path) -> None:
 
 
 class _NotFound(http.server.BaseHTTPRequestHandler):
-    """An agent that answers (so the pre-flight passes) but has nothing: 404 to the card and to every task."""
+    """An agent that publishes its card (so the pre-flight passes) but has nothing: 404 to every task. (A server
+    with no card that answers no JSON-RPC is not an agent: it is refused before the campaign starts.)"""
 
     def do_GET(self) -> None:
-        self.send_error(404)
+        body = json.dumps({"name": "empty", "protocolVersion": "0.3.0"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_POST(self) -> None:
         self.send_error(404)
