@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_bad_inputs import cli, one_line
+from test_bad_inputs import _ledger, cli, one_line
 
 # -- point 2: everything a battle records is checked before it starts ----------------------------------------
 
@@ -108,3 +109,67 @@ def test_a_plain_web_server_is_not_battled(tmp_path: Path, handler: type[http.se
     assert answer in line and line.endswith("(for instance one started with 'logomesh purple serve --mock')")
     one_line(campaign, 1, f"the campaign cannot start (nothing was recorded): {url} is not an A2A agent")
     assert not home.exists()  # nothing recorded, not even an empty ledger
+
+
+# -- point 5: refusals write nothing ---------------------------------------------------------------------------
+
+
+def test_a_refused_ray_campaign_leaves_nothing_and_is_refused_the_same_way_again(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    command = ("campaign", "run", "--mock", "good", "--tasks", "rate-limiter", "--executor", "ray",
+               "--ray-address", "127.0.0.1:1", "--home", str(home))
+    first = one_line(cli(*command), 1, "the campaign cannot start (nothing was recorded): ")
+    assert not home.exists()
+    assert one_line(cli(*command), 1, "the campaign cannot start") == first  # not "already exists"
+    assert not home.exists()
+
+
+def test_workers_beyond_the_limit_are_refused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    one_line(cli("campaign", "run", "--mock", "good", "--tasks", "rate-limiter", "--workers", "100000",
+                 "--home", str(home)), 2,
+             "--workers 100000 is more than the limit of 256 battles at once: give a number from 1 to 256")
+    assert not home.exists()
+
+
+def test_export_refuses_a_non_empty_folder_that_is_not_an_export(tmp_path: Path) -> None:
+    home = _ledger(tmp_path / "h", 1)
+    out = tmp_path / "photos"
+    out.mkdir()
+    (out / "holiday.jpg").write_bytes(b"jpeg")
+    one_line(cli("export", "dboms", "--home", str(home), "--out", str(out)), 1,
+             f"{out} is not empty and not an export (it holds 'holiday.jpg', no index.json): "
+             "choose an empty or new --out")
+    assert sorted(p.name for p in out.iterdir()) == ["holiday.jpg"]
+    done = cli("export", "dboms", "--home", str(home), "--out", str(tmp_path / "new"))
+    assert done.returncode == 0 and done.stdout.startswith("exported 1 bundle (tree size 1) to "), done.stdout
+    again = cli("export", "dboms", "--home", str(home), "--out", str(tmp_path / "new"))  # its own export: refreshed
+    assert again.returncode == 0, again.stderr
+
+
+def test_score_refuses_a_module_without_the_entry_point_as_a_battle_does(tmp_path: Path) -> None:
+    submission = tmp_path / "sub.json"
+    submission.write_text(json.dumps({"sourceCode": "def limiter():\n    return 1\n", "testCode": "",
+                                      "rationale": "r"}))
+    one_line(cli("score", "--task", "rate-limiter", "--submission", str(submission)), 2,
+             f"{submission}: not scored: sourceCode holds no module defining `RateLimiter` (a battle records "
+             "this as a failure at stage purple): give the module that defines it")
+
+
+def test_a_json_error_says_at_once(tmp_path: Path) -> None:
+    submission = tmp_path / "sub.json"
+    submission.write_text('{"sourceCode": "a\tb"}')
+    line = one_line(cli("score", "--task", "rate-limiter", "--submission", str(submission)), 2,
+                    "submission is not valid JSON: Invalid control character at line 1 column 18")
+    assert "at at" not in line
+
+
+def test_a_campaign_of_one_repeat_says_one_repeat(tmp_path: Path) -> None:
+    from logomesh.campaign.plan import Agent, CampaignPlan, save_plan
+
+    home = _ledger(tmp_path / "h", 1)
+    save_plan(home, CampaignPlan(campaign_id="c-one", agents=(Agent("good", mock_variant="good"),),
+                                 task_ids=("rate-limiter",), repeat=1, seed=1))
+    shown = cli("campaign", "report", "c-one", "--home", str(home))
+    assert shown.returncode == 0, shown.stderr
+    assert "1 agent × 1 task × 1 repeat. " in shown.stdout and "1 repeats" not in shown.stdout, shown.stdout

@@ -35,13 +35,22 @@ class LedgerRow:
     battle_id: str
     task_id: str
     purple: str
-    cis: float
+    cis: float | None  # None: no score to show (a cancelled battle, or none recorded)
     status: str
+
+    @property
+    def cis_text(self) -> str:
+        return "—" if self.cis is None else f"{self.cis:.3f}"
 
     def cells(self) -> tuple[str, ...]:
         """Most telling first, so an 80-column table shows what matters without scrolling."""
-        return (str(self.sequence), self.battle_id, f"{self.cis:.3f}", self.status, self.task_id, self.purple,
+        return (str(self.sequence), self.battle_id, self.cis_text, self.status, self.task_id, self.purple,
                 self.timestamp)
+
+
+def shown_cis(cis_score: float | None, status: str | None) -> float | None:
+    """The CIS a row shows: none for a cancelled battle, which was never scored (its 0 is not a score)."""
+    return None if status == "cancelled" else cis_score
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,7 @@ class LedgerSource:
                     battle_id=entry.battle_id,
                     task_id=entry.task_id or "",
                     purple=_purple_of(stored),
-                    cis=entry.cis_score or 0.0,
+                    cis=shown_cis(entry.cis_score, entry.status),
                     status=entry.status or "",
                 ))
             return rows
@@ -164,7 +173,7 @@ class LedgerSource:
             summary = led.entry(battle_id)
             assert summary is not None  # led.get found its row
             row = LedgerRow(stored.sequence, short_time(summary.timestamp), battle_id, summary.task_id or "",
-                            _purple_of(stored), summary.cis_score or 0.0, summary.status or "")
+                            _purple_of(stored), shown_cis(summary.cis_score, summary.status), summary.status or "")
             signature = _signature_status(led, stored)
             inclusion = _inclusion_status(led, stored)
         hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}

@@ -149,7 +149,7 @@ def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(
     finally:
         server.shutdown()
         server.server_close()
-    assert code == 1 and "all 1 battles of this run failed" in output
+    assert code == 1 and "the one battle of this run failed" in output, output
     with Ledger.open(tmp_path) as led:
         [entry] = list(led.entries())
     assert entry.status == "failed"
@@ -161,7 +161,7 @@ def test_resume_keeps_the_workers_the_campaign_started_with(tmp_path: Path) -> N
                            "--campaign-id", "kept", "--home", str(tmp_path))
     assert code == 0, output
     code, output = _invoke("run", "--resume", "kept", "--home", str(tmp_path))
-    assert code == 0 and "on 1 local workers (as the campaign started; --workers to change)" in output, output
+    assert code == 0 and "on 1 local worker (as the campaign started; --workers to change)" in output, output
 
 
 @pytest.mark.docker

@@ -16,6 +16,9 @@ from ledger import Ledger
 from ledger.bundle import verify_bundle
 from ledger.export import read_bundle
 from ledger.keys import create_key
+from logomesh.battle.record import CancelledAt, StageValues, played_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import record_battle
 from tui.app import ConsoleApp
 from tui.ledger_source import LedgerSource
 from tui.screens.entry import EntryScreen
@@ -415,3 +418,24 @@ def test_verify_blames_the_entry_whose_dbom_bytes_changed_not_entry_0(tmp_path: 
     assert verdict.summary.startswith("verification FAILED: entry 4: entry-edited: the dbom column changed"), \
         verdict.summary
     assert "(1 bad entry, " in verdict.summary
+
+
+def test_a_cancelled_battle_shows_no_cis_in_the_ledger_list(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+    request = BattleRequest(task_id="rate-limiter", battle_id="cancelled-1", seed=1, home=app.home,
+                            mock_variant="good")
+    record_battle(app.home, "cancelled-1", played_battle(request, None, StageValues(),
+                                                         CancelledAt("purple", "cancelled by the user")))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
+            await pilot.pause()
+            table = app.screen.query_one(EntriesTable)
+            cancelled = str(len(ENTRIES))
+            assert str(table.get_cell(cancelled, "cis")) == "—"
+            assert str(table.get_cell(cancelled, "status")).startswith("cancelled")
+            assert str(table.get_cell("0", "cis")) == f"{ENTRIES[0][3]:.3f}"
+    run(scenario)
