@@ -251,6 +251,9 @@ def check_entry(
         problems.append(("sequence-mismatch", f"entry signed as sequence {document.get('sequence')}"))
     check = check_dbom(document, signers, data)
     problems += check.problems
+    if problems and problems[0][0] == "leaf-mismatch" and check.problems:
+        problems[0] = ("entry-edited", "the dbom column changed after it was signed: its bytes no longer hash "
+                                       "to leaf_hash and sigma_judge does not verify")
     problems += _column_problems(row, document, check.result_bytes)
     blobs = [str(info.get("sha256")) for info in (document.get("inputs") or {}).values()]
     problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data)

@@ -57,6 +57,10 @@ def _check_out_folder(out: Path, origin: str) -> None:
     elif (out / BUNDLE_DIR).is_dir() and any((out / BUNDLE_DIR).iterdir()):
         raise LedgerError(f"{out / BUNDLE_DIR} holds bundles but {out} has no {INDEX_FILE}: they may belong to "
                           "another ledger; choose an empty --out")
+    elif out.is_dir() and (found := sorted(p.name for p in out.iterdir() if p.name != BUNDLE_DIR)):
+        raise LedgerError(f"{out} is not empty and not an export (it holds {found[0]!r}"
+                          f"{f' and {len(found) - 1} more' if len(found) > 1 else ''}, no {INDEX_FILE}): "
+                          "choose an empty or new --out")
 
 
 def _export(home: Path, out: Path, since: int) -> ExportSummary:

@@ -62,6 +62,12 @@ KINDS = {
 }
 
 
+# Kinds that follow from a change elsewhere (an entry's bytes, a row moved or deleted): never the root cause
+# while a problem of another kind is reported.
+CONSEQUENCES = frozenset({"node-mismatch", "checkpoint-mismatch", "inconsistent", "rollback", "fork",
+                          "unsigned-entries"})
+
+
 @dataclass(frozen=True)
 class Problem:
     kind: str
@@ -96,6 +102,16 @@ class VerifyReport:
 
     def kinds(self) -> set[str]:
         return {p.kind for p in self.problems}
+
+    def ordered(self) -> list[Problem]:
+        """The root cause first, then the rest: a damaged database; else the lowest entry whose own bytes
+        disagree (in the order its checks found them); else the first problem. Consequences of a change (the
+        tree and checkpoints, :data:`CONSEQUENCES`) come after every problem that names a change."""
+        def rank(problem: Problem) -> tuple[int, int, int]:
+            cause = 0 if problem.kind == "database-corrupt" else 2 if problem.kind in CONSEQUENCES else 1
+            return cause, problem.sequence is None, problem.sequence or 0
+
+        return sorted(self.problems, key=rank)  # stable: one entry's problems stay in the order found
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -296,8 +312,9 @@ def _check_nodes(conn: Connection, tree: MemoryTree, report: VerifyReport) -> No
         count += 1
         ok = level < len(tree.levels) and idx < len(tree.levels[level]) and tree.levels[level][idx] == bytes(value)
         if not ok:
-            first = idx << level if level < 64 else None
-            report.add("node-mismatch", f"stored node (level {level}, index {idx}) is wrong", first)
+            first, last = idx << level, min(((idx + 1) << level), tree.size()) - 1
+            report.add("node-mismatch", f"stored node (level {level}, index {idx}, over entries {first}-{last}) "
+                                        "is wrong")
     expected = sum(len(level) for level in tree.levels)
     if count != expected:
         report.add("node-mismatch", f"{count} stored Merkle nodes, the rebuilt tree has {expected}")

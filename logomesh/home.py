@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 DEFAULT_HOME = Path.home() / ".local" / "share" / "logomesh"
 _FIX = "choose a writable folder with --home or $LOGOMESH_HOME"
+# Room a battle's record needs: the entry and its input blobs (a purple answer is capped at a few MiB), the
+# DBOM copy, a checkpoint and SQLite's journal, with a margin.
+MIN_FREE_BYTES = 64 * 2**20
 
 
 class HomeError(ValueError):
@@ -38,10 +43,25 @@ def writable_home(home: Path | None) -> Path:
         existing = existing.parent
     if not existing.is_dir():
         raise HomeError(f"cannot create the state folder {path} ({existing} is a file): {_FIX}")
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if why := _cannot_create_in(existing):
         what = "the state folder" if existing == path else f"cannot create the state folder {path}:"
-        raise HomeError(f"{what} {existing} is not writable: {_FIX}")
+        raise HomeError(f"{what} {existing} is not writable ({why}): {_FIX}")
+    free = shutil.disk_usage(existing).free
+    if free < MIN_FREE_BYTES:
+        raise HomeError(f"the state folder {path} has {free / 2**20:.1f} MiB free, less than the "
+                        f"{MIN_FREE_BYTES // 2**20} MiB a battle's record needs: free some space or {_FIX}")
     return path
+
+
+def _cannot_create_in(folder: Path) -> str | None:
+    """Why nothing can be created in ``folder`` (tried, then removed: permissions alone do not tell, for root
+    or under /proc and /sys), or ``None``."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".logomesh-probe-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    os.rmdir(probe)
+    return None
 
 
 def ensure_home(path: Path) -> Path:

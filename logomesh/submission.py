@@ -56,5 +56,10 @@ class Submission:
         try:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
-            raise SubmissionError(f"submission is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+            raise SubmissionError(f"submission is not valid JSON: {json_error(exc)}") from None
         return cls.from_mapping(data, raw or text.encode("utf-8"))
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON did not parse, once: some messages end in "at" already ("Invalid control character at")."""
+    return f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"

@@ -19,6 +19,7 @@ from ledger.export import BUNDLE_DIR, INDEX_FILE, export_dboms
 from ledger.verify import verify_ledger
 from logomesh.battle.result import BattleResult, ResultError
 from logomesh.findings import EVIDENCE_INPUT
+from logomesh.plural import counted
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -34,13 +35,22 @@ class LedgerRow:
     battle_id: str
     task_id: str
     purple: str
-    cis: float
+    cis: float | None  # None: no score to show (a cancelled battle, or none recorded)
     status: str
+
+    @property
+    def cis_text(self) -> str:
+        return "—" if self.cis is None else f"{self.cis:.3f}"
 
     def cells(self) -> tuple[str, ...]:
         """Most telling first, so an 80-column table shows what matters without scrolling."""
-        return (str(self.sequence), self.battle_id, f"{self.cis:.3f}", self.status, self.task_id, self.purple,
+        return (str(self.sequence), self.battle_id, self.cis_text, self.status, self.task_id, self.purple,
                 self.timestamp)
+
+
+def shown_cis(cis_score: float | None, status: str | None) -> float | None:
+    """The CIS a row shows: none for a cancelled battle, which was never scored (its 0 is not a score)."""
+    return None if status == "cancelled" else cis_score
 
 
 @dataclass(frozen=True)
@@ -146,7 +156,7 @@ class LedgerSource:
                     battle_id=entry.battle_id,
                     task_id=entry.task_id or "",
                     purple=_purple_of(stored),
-                    cis=entry.cis_score or 0.0,
+                    cis=shown_cis(entry.cis_score, entry.status),
                     status=entry.status or "",
                 ))
             return rows
@@ -163,7 +173,7 @@ class LedgerSource:
             summary = led.entry(battle_id)
             assert summary is not None  # led.get found its row
             row = LedgerRow(stored.sequence, short_time(summary.timestamp), battle_id, summary.task_id or "",
-                            _purple_of(stored), summary.cis_score or 0.0, summary.status or "")
+                            _purple_of(stored), shown_cis(summary.cis_score, summary.status), summary.status or "")
             signature = _signature_status(led, stored)
             inclusion = _inclusion_status(led, stored)
         hashes = {name: str(info.get("sha256", "")) for name, info in dict(stored.dbom.get("inputs", {})).items()}
@@ -190,7 +200,8 @@ class LedgerSource:
         report = verify_ledger(self.home, workers=None)  # worker processes for a large ledger
         on_progress(total, total)
         ledger_wide: list[str] = []
-        for problem in report.problems:
+        ordered = report.ordered()
+        for problem in ordered:
             if problem.sequence is None:
                 ledger_wide.append(f"{problem.kind}: {problem.detail}")
                 continue
@@ -206,8 +217,10 @@ class LedgerSource:
             summary = (f"verified: {report.size} entries, {report.checkpoints} checkpoints, "
                        f"root {report.root.hex()[:12]}…")
         else:
-            summary = (f"verification FAILED: {failed} bad entries, {len(ledger_wide)} ledger problems"
-                       + (f"; {ledger_wide[0]}" if ledger_wide else ""))
+            cause = ordered[0].line() if ordered else next(
+                f"entry {seq}: {why}" for seq, (fine, why) in sorted(marks.items()) if not fine)
+            summary = (f"verification FAILED: {cause} ({counted(failed, 'bad entry', 'bad entries')}, "
+                       f"{counted(len(ledger_wide), 'ledger problem')})")
         return VerifyReport(ok=ok, summary=summary, marks=marks)
 
     def export(self, sequences: Sequence[int], out: Path) -> Path:

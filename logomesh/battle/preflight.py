@@ -56,10 +56,10 @@ def check_environment(sandbox: str | None, purple_urls: tuple[str, ...] = (), pr
     protocol asked for."""
     from logomesh.purple.probe import agent_problem
 
-    if sandbox is not None and (problem := sandbox_problem(sandbox)):
-        raise EnvironmentProblem(problem)
-    for url in purple_urls:
+    for url in purple_urls:  # the agents first: asking is cheaper than opening a sandbox
         if problem := agent_problem(url, protocol, timeout_s):
             raise EnvironmentProblem(problem)
+    if sandbox is not None and (problem := sandbox_problem(sandbox)):
+        raise EnvironmentProblem(problem)
 
 

@@ -24,6 +24,7 @@ SANDBOX_MEMORY_BYTES = 128 * 1024 * 1024
 WORKER_MEMORY_BYTES = 640 * 1024 * 1024  # a worker process: Python, torch and the embedding model, measured ~600 MB
 SANDBOX_CPUS = 0.5
 MAX_ATTEMPTS = 3
+MAX_WORKERS = 256  # battles at once, on one machine or a cluster: each holds a sandbox and a worker process
 
 
 @dataclass(frozen=True)

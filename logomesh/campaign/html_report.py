@@ -18,6 +18,7 @@ from logomesh.campaign.model import CampaignReport, Provenance
 from logomesh.campaign.report_json import DEFINITIONS, report_json
 from logomesh.campaign.report_text import NO_INTERVAL, interval_text, num, pct, rank_text
 from logomesh.campaign.stats import Interval
+from logomesh.plural import counted
 
 EMBED_ID = "logomesh-report"
 
@@ -183,7 +184,8 @@ def _overview(report: CampaignReport) -> str:
     when = report.provenance.checkpoint_time if report.provenance else None
     return (
         f"<p>{report.recorded} of {report.planned} planned battles recorded "
-        f"({len(report.agents)} agents × {len(report.task_ids)} tasks × {report.repeat} repeats); "
+        f"({counted(len(report.agents), 'agent')} × {counted(len(report.task_ids), 'task')} × "
+        f"{counted(report.repeat, 'repeat')}); "
         f"{len(report.missing)} missing, {len(report.retries)} retried; "
         f"{report.agent_failures} failed at stage purple, {report.infra_failures} infrastructure failures, "
         f"{report.cancelled} cancelled." + (f" As of the ledger checkpoint signed {e(when)}." if when else "")

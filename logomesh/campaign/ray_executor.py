@@ -55,6 +55,13 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
                              "check --ray-address (the head node's HOST:PORT, 6379 by default)") from None
 
 
+def check_ray(address: str | None) -> None:
+    """Before a campaign writes anything: Ray is installed and, when an address is given, something answers there."""
+    _import_ray()
+    if address:
+        check_reachable(address)
+
+
 def _play_remote(play: PlayFn, job: BattleJob, settings: Settings, home: Path) -> JobDone:
     return play(job, settings, home)
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from logomesh.campaign.model import CampaignReport, Provenance
 from logomesh.campaign.stats import Interval
+from logomesh.plural import counted
 
 NO_INTERVAL = "n/a"
 """Shown where an interval cannot be computed; the report says why beside it."""
@@ -63,7 +64,8 @@ def _summary_lines(report: CampaignReport) -> list[str]:
     return [
         f"Campaign {printable(report.campaign_id)}: {report.recorded}/{report.planned} battles recorded, "
         f"{len(report.missing)} missing, {len(report.retries)} retried",
-        f"{len(report.agents)} agents × {len(report.task_ids)} tasks × {report.repeat} repeats. "
+        f"{counted(len(report.agents), 'agent')} × {counted(len(report.task_ids), 'task')} × "
+        f"{counted(report.repeat, 'repeat')}. "
         "Failed at stage 'purple' = CIS 0;",
         "other failed stages are infrastructure failures, excluded from means.",
         *provenance_lines(report.provenance),

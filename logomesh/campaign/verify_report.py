@@ -11,7 +11,10 @@ home it was made from:
    battle of the campaign's plan (the plan file is not signed: an edited plan
    that drops a battle is caught here);
 4. the report is recomputed from exactly those entries and compared with the
-   file, field by field.
+   file, field by field;
+5. for an HTML report, the page is rendered again from the recomputed report
+   and what it shows compared with the file's page (``verify_page``): the
+   numbers a person reads, not only the embedded JSON.
 
 Any problem is listed; the caller exits 3 when there is one.
 """
@@ -31,10 +34,11 @@ from ledger.checkpoint import CheckpointError, open_checkpoint
 from ledger.dbom import dbom_problems
 from ledger.keys import VerifierKey
 from ledger.merkle import inclusion_proof, leaf_hash, root_from, verify_inclusion
-from logomesh.campaign.html_report import EMBED_ID
+from logomesh.campaign.html_report import EMBED_ID, render_html
 from logomesh.campaign.plan import load_plan
 from logomesh.campaign.provenance import Checkpoint, report_at
 from logomesh.campaign.report_json import REPORT_FORMAT, report_json
+from logomesh.campaign.verify_page import page_difference
 
 _EMBED = re.compile(r'<script type="application/json" id="' + EMBED_ID + r'">(.*?)</script>', re.S)
 MAX_LISTED = 20
@@ -57,13 +61,22 @@ class ReportCheck:
         return not self.problems
 
 
-def read_report(path: Path) -> dict[str, Any]:
-    """The report's JSON from a JSON file, or from the block an HTML report embeds."""
+@dataclass(frozen=True)
+class ReportFile:
+    """A report as read: its JSON and, for an HTML report, the page it shows."""
+
+    body: dict[str, Any]
+    page: str | None = None
+
+
+def read_report(path: Path) -> ReportFile:
+    """The report's JSON from a JSON file, or from the block an HTML report embeds (with the page)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportFileError(f"cannot read {path}: {exc}") from None
-    if text.lstrip().startswith("<"):
+    page = text if text.lstrip().startswith("<") else None
+    if page is not None:
         found = _EMBED.search(text)
         if found is None:
             raise ReportFileError(f"{path} is HTML without an embedded report: write it with 'logomesh campaign "
@@ -75,9 +88,10 @@ def read_report(path: Path) -> dict[str, Any]:
         raise ReportFileError(f"{path} is not JSON: pass a report written with --format json or html") from None
     if not isinstance(body, dict) or body.get("format") != REPORT_FORMAT:
         got = body.get("format") if isinstance(body, dict) else None
-        raise ReportFileError(f"{path} is not a campaign report in format {REPORT_FORMAT} (format {got!r}): "
+        stated = "no format" if got is None else f"format {got!r}"
+        raise ReportFileError(f"{path} is not a campaign report in format {REPORT_FORMAT} ({stated}): "
                               "write it again with 'logomesh campaign report ID --format json'")
-    return body
+    return ReportFile(body, page)
 
 
 def differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
@@ -139,8 +153,9 @@ def _prove_entries(led: Ledger, campaign_id: str, size: int, root: bytes, keys: 
     return proven
 
 
-def verify_report(home: Path, body: dict[str, Any], pubkeys: Sequence[VerifierKey] = ()) -> ReportCheck:
-    """Check ``body`` against the ledger under ``home``; raises ReportFileError / LedgerError on unusable input."""
+def verify_report(home: Path, report: ReportFile, pubkeys: Sequence[VerifierKey] = ()) -> ReportCheck:
+    """Check ``report`` against the ledger under ``home``; raises ReportFileError / LedgerError on unusable input."""
+    body = report.body
     campaign_id = body.get("campaign_id")
     if not isinstance(campaign_id, str):
         raise ReportFileError("the report names no campaign_id")
@@ -167,7 +182,8 @@ def verify_report(home: Path, body: dict[str, Any], pubkeys: Sequence[VerifierKe
         stored = {(c.size, c.root.hex()): c.timestamp for c in led.checkpoints()}
         timestamp = stored.get((size, root_hex), stamp or "")
         proven = _prove_entries(led, campaign_id, size, bytes.fromhex(root_hex), keys, check)
-    recomputed = report_json(report_at(home, plan, Checkpoint(size, root_hex, note, timestamp)))
+    rebuilt = report_at(home, plan, Checkpoint(size, root_hex, note, timestamp))
+    recomputed = report_json(rebuilt)
     counted = {str(b["battle_id"]) for b in recomputed["battles"]}
     for battle_id, sequence in sorted(proven.items(), key=lambda item: item[1]):
         if battle_id not in counted:
@@ -177,4 +193,8 @@ def verify_report(home: Path, body: dict[str, Any], pubkeys: Sequence[VerifierKe
     check.problems += found[:MAX_LISTED]
     if len(found) > MAX_LISTED:
         check.problems.append(f"… and {len(found) - MAX_LISTED} more differences")
+    if report.page is not None:
+        shown = page_difference(render_html(rebuilt), report.page)
+        if shown is not None:
+            check.problems.append(shown)
     return check

@@ -30,6 +30,7 @@ from logomesh.commands.scoring import (
     LlmUrlOption,
     review_llm,
 )
+from logomesh.plural import counted
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
@@ -45,7 +46,7 @@ FORMATS = ("table", "json", "html")
 
 def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: str, repeat: int, seed: int,
                        campaign_id: str | None, sandbox: str, red_budget: float, no_red: bool,
-                       purple_timeout: float, protocol: str | None, executor: str,
+                       purple_timeout: float, protocol: str | None, executor: str, ray_address: str | None,
                        review: LlmConfig | None = None) -> CampaignPlan:
     from logomesh.campaign.plan import (
         PlanError,
@@ -63,7 +64,7 @@ def _plan_from_options(home: Path, purple: list[str], mock: list[str], tasks: st
         plan = new_plan(parse_agents(purple, mock), resolve_tasks(tasks), repeat, seed, settings, campaign_id)
     except PlanError as exc:  # agents, tasks, repeat, seed or id as given: a usage error
         fail(str(exc), EXIT_USAGE)
-    _check_once(plan.agents, settings, executor)
+    _check_once(plan.agents, settings, executor, ray_address)
     if plan_path(home, plan.campaign_id).exists():
         fail(f"campaign {plan.campaign_id} already exists under {home}: add --resume {plan.campaign_id} to run "
              "what it is missing, or name a new one with --campaign-id")
@@ -88,6 +89,8 @@ def _executor(kind: str, workers: int, plan: CampaignPlan, home: Path, ray_addre
 
 def _check_options(red_budget: float, purple_timeout: float, protocol: str | None, executor: str,
                    workers: int | None, ray_address: str | None) -> None:
+    from logomesh.campaign.executor import MAX_WORKERS
+
     check_seconds("--red-budget", red_budget, " (or use --no-red)")
     check_seconds("--purple-timeout", purple_timeout)
     if protocol not in (None, "0.3", "1.0"):
@@ -96,19 +99,26 @@ def _check_options(red_budget: float, purple_timeout: float, protocol: str | Non
         fail(f"--executor must be local or ray, not {executor!r}", 2)
     if workers is not None and workers < 1:
         fail("--workers must be at least 1", 2)
+    if workers is not None and workers > MAX_WORKERS:
+        fail(f"--workers {workers} is more than the limit of {MAX_WORKERS} battles at once: give a number from 1 "
+             f"to {MAX_WORKERS}, or leave --workers out to take what this machine allows", 2)
     if ray_address and executor != "ray":
         fail("--ray-address needs --executor ray", 2)
 
 
-def _check_once(agents: tuple[Agent, ...], settings: Settings, executor: str) -> None:
-    """Before the first battle: the sandbox works here (local workers) and every agent's card answers."""
+def _check_once(agents: tuple[Agent, ...], settings: Settings, executor: str, ray_address: str | None) -> None:
+    """Before anything is written: Ray is there and its cluster answers (Ray executor), the sandbox works
+    here (local workers) and every agent's card answers."""
     from logomesh.battle.preflight import EnvironmentProblem, check_environment
+    from logomesh.campaign.ray_executor import RayUnavailable, check_ray
 
     urls = tuple(a.url for a in agents if a.url is not None)
     sandbox = settings.sandbox if executor == "local" else None  # Ray workers run their sandboxes elsewhere
     try:
+        if executor == "ray":
+            check_ray(ray_address)
         check_environment(sandbox, urls, settings.protocol, min(10.0, settings.purple_timeout_s))
-    except EnvironmentProblem as exc:
+    except (EnvironmentProblem, RayUnavailable) as exc:
         fail(f"the campaign cannot start (nothing was recorded): {exc}")
 
 
@@ -168,7 +178,7 @@ def run(
             if purple or mock or campaign_id:
                 fail("--resume runs the plan saved with the campaign: drop --purple, --mock and --campaign-id", 2)
             plan = load_plan(state, resume)
-            _check_once(plan.agents, plan.settings, executor)
+            _check_once(plan.agents, plan.settings, executor, ray_address)
             try:
                 library = resume_library(plan, os.environ.get("LOGOMESH_TASKS") or None)
             except PlanError as exc:
@@ -177,14 +187,15 @@ def run(
                 os.environ["LOGOMESH_TASKS"] = library
         else:
             plan = _plan_from_options(state, purple or [], mock or [], tasks, repeat, seed, campaign_id, sandbox,
-                                      red_budget, no_red, purple_timeout, protocol, executor, review)
+                                      red_budget, no_red, purple_timeout, protocol, executor, ray_address, review)
         kept = saved_workers(state, plan.campaign_id) if resume is not None and workers is None else None
         chosen = workers or kept or default_workers()
         if resume is None:
             save_workers(state, plan.campaign_id, chosen)
         pool = _executor(executor, chosen, plan, state, ray_address)
-        print(f"campaign {plan.campaign_id}: {len(plan.agents)} agents x {len(plan.task_ids)} tasks x "
-              f"{plan.repeat} repeats on {pool.workers} {pool.name} workers"
+        print(f"campaign {plan.campaign_id}: {counted(len(plan.agents), 'agent')} x "
+              f"{counted(len(plan.task_ids), 'task')} x "
+              f"{counted(plan.repeat, 'repeat')} on {counted(pool.workers, pool.name + ' worker')}"
               + (" (as the campaign started; --workers to change)" if kept else ""), file=sys.stderr)
         with CampaignProgressBar() as bar:
             progress = run_campaign(plan, state, pool, bar)
@@ -198,10 +209,12 @@ def run(
         signal.signal(signal.SIGTERM, previous)
     _print_summary(plan, state, as_json)
     if progress.recorded < progress.total:
-        fail(f"{progress.total - progress.recorded} battles were not recorded: "
+        missing = progress.total - progress.recorded
+        fail(f"{counted(missing, 'battle')} {'was' if missing == 1 else 'were'} not recorded: "
              f"'logomesh campaign run --resume {plan.campaign_id}'", EXIT_ERROR)
     if progress.done and progress.failed == progress.done:
-        fail(f"all {progress.done} battles of this run failed (recorded, with their reasons above): "
+        every = "the one battle" if progress.done == 1 else f"all {progress.done} battles"
+        fail(f"{every} of this run failed (recorded, with their reasons above): "
              "check the agents' URLs and 'logomesh sandbox doctor'", EXIT_ERROR)
 
 

@@ -10,6 +10,7 @@ import typer
 
 from logomesh.commands.common import EXIT_USAGE, HomeOption, JsonOption, fail
 from logomesh.home import resolve_home
+from logomesh.plural import counted
 
 app = typer.Typer(help="Export signed decision records.", no_args_is_help=True)
 
@@ -35,5 +36,5 @@ def dboms(
         print(json.dumps({"out": str(summary.out), "bundles": summary.count, "tree_size": summary.tree_size,
                           "index": str(summary.index)}, indent=2))
     else:
-        print(f"exported {summary.count} bundles (tree size {summary.tree_size}) to {summary.out}; "
+        print(f"exported {counted(summary.count, 'bundle')} (tree size {summary.tree_size}) to {summary.out}; "
               f"index {summary.index}")

@@ -91,6 +91,17 @@ def _read_submission(path: Path) -> Any:
         fail(f"{path}: {exc}", EXIT_USAGE)
 
 
+def _check_module(path: Path, source: str, entry_point: str) -> None:
+    """The check a battle makes of a purple answer before judging: a module without the entry point is
+    not scored there (a failure at stage purple), so it is refused here too (exit 2)."""
+    from logomesh.battle.module_check import module_problem
+
+    problem = module_problem(source, entry_point)
+    if problem is not None:
+        fail(f"{path}: not scored: {problem.replace('the agent returned', 'sourceCode holds', 1)} (a battle "
+             "records this as a failure at stage purple): give the module that defines it", EXIT_USAGE)
+
+
 @contextlib.contextmanager
 def _announced_sandbox(kind: str, code_bytes: int, red_note: str) -> Iterator[Sandbox]:
     """The sandbox ``score`` measures in, announced on stderr once it is open."""
@@ -131,6 +142,7 @@ def score(
     except TaskError as exc:
         fail(str(exc), EXIT_USAGE)
     sub = _read_submission(submission)
+    _check_module(submission, sub.source, spec.entry_point)
     progress = ProgressPrinter()  # stages, failed tests, findings and components on stderr as they happen
     red_note = f"then the red agent for {red_budget:g} s" if not no_red else "no red agent"
 

@@ -10,6 +10,7 @@ import typer
 
 from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption, fail
 from logomesh.home import resolve_home
+from logomesh.plural import counted
 
 if TYPE_CHECKING:
     from ledger.keys import VerifierKey
@@ -93,7 +94,7 @@ def ledger(
     else:
         _print_problems(report)
         rate = report.size / report.seconds if report.seconds > 0 else 0.0
-        status = "OK" if report.ok else f"FAILED ({len(report.problems)} problems)"
+        status = "OK" if report.ok else f"FAILED ({counted(len(report.problems), 'problem')})"
         print(f"ledger {status}: {report.size} entries, {report.checkpoints} checkpoints, {report.blobs} blobs, "
               f"root {report.root.hex()}, {len(saved)} saved checkpoints, {report.seconds:.2f}s ({rate:.0f} entries/s)"
               + ("" if keys else "; key taken from the ledger itself, pass --pubkey to pin it"))
@@ -110,15 +111,11 @@ def _print_problems(report: VerifyReport) -> None:
     ``SHOWN_CONSEQUENCES`` of the others and a count of the rest by kind; ``--json`` lists every one."""
     if not report.problems:
         return
-    entries = [p for p in report.problems if p.sequence is not None]
-    corrupt = [p for p in report.problems if p.kind == "database-corrupt"]
-    root = corrupt[0] if corrupt else min(entries, key=lambda p: p.sequence or 0) if entries else report.problems[0]
-    rest = sorted((p for p in report.problems if p is not root),  # entries in order, then the ledger's own
-                  key=lambda p: (p.sequence is None, p.sequence or 0))
+    root, *rest = report.ordered()
     print(f"{root.line()}")
     if not rest:
         return
-    print(f"root cause above; {len(rest)} more problems, which may follow from it:")
+    print(f"root cause above; {counted(len(rest), 'more problem')}, which may follow from it:")
     for problem in rest[:SHOWN_CONSEQUENCES]:
         print(f"  {problem.line()}")
     hidden = rest[SHOWN_CONSEQUENCES:]
@@ -126,8 +123,8 @@ def _print_problems(report: VerifyReport) -> None:
         kinds: dict[str, int] = {}
         for problem in hidden:
             kinds[problem.kind] = kinds.get(problem.kind, 0) + 1
-        counted = ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-        print(f"  ... and {len(hidden)} more ({counted}): --json lists every one")
+        tally = ", ".join(f"{kind} x{n}" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        print(f"  ... and {len(hidden)} more ({tally}): --json lists every one")
 
 
 def _judge_key_line(report: VerifyReport) -> str:
@@ -163,7 +160,7 @@ def bundle(
     else:
         for kind, detail in check.problems:
             print(f"entry {check.sequence}: {kind}: {detail}")
-        status = "OK" if check.ok else f"FAILED ({len(check.problems)} problems)"
+        status = "OK" if check.ok else f"FAILED ({counted(len(check.problems), 'problem')})"
         print(f"bundle {status}: battle {check.battle_id}, entry {check.sequence} of {check.tree_size}, "
               f"H(Δ) {check.result_sha256}, key {check.key}"
               + (" (taken from the bundle: pass --pubkey to pin it)" if check.key_from_bundle else ""))
@@ -189,7 +186,7 @@ def report(
         fail(str(exc))
     for problem in check.problems:
         print(problem)
-    status = "OK" if check.ok else f"FAILED ({len(check.problems)} problems)"
+    status = "OK" if check.ok else f"FAILED ({counted(len(check.problems), 'problem')})"
     print(f"report {status}: campaign {check.campaign_id}, {check.entries} entries proven under checkpoint "
           f"{check.tree_size} root {check.root[:16]}…" + ("; every number recomputed from them" if check.ok else ""))
     if not check.ok:

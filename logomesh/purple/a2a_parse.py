@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logomesh.purple.a2a_errors import PurpleMalformed, PurpleRPCError, PurpleTaskFailed, one_line
-from logomesh.submission import Submission, SubmissionError
+from logomesh.submission import Submission, SubmissionError, json_error
 
 TERMINAL_FAILURES = ("failed", "rejected", "canceled")
 NEEDS_INPUT = ("input-required", "auth-required")
@@ -61,7 +61,7 @@ def _loads(text: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PurpleMalformed(f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise PurpleMalformed(f"{what} is not JSON: {json_error(exc)}") from None
     except RecursionError:
         raise PurpleMalformed(f"{what} is JSON nested too deeply") from None
 

@@ -120,10 +120,16 @@ def test_the_same_campaign_twice_points_to_resume(tmp_path: Path) -> None:
 
 
 class _NotFound(http.server.BaseHTTPRequestHandler):
-    """An agent that answers (so the pre-flight passes) but has nothing: 404 to the card and to every task."""
+    """An agent that publishes its card (so the pre-flight passes) but has nothing: 404 to every task. (A server
+    with no card that answers no JSON-RPC is not an agent: it is refused before the campaign starts.)"""
 
     def do_GET(self) -> None:
-        self.send_error(404)
+        body = json.dumps({"name": "empty", "protocolVersion": "0.3.0"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def do_POST(self) -> None:
         self.send_error(404)
@@ -143,7 +149,7 @@ def test_a_campaign_whose_every_battle_failed_exits_non_zero_with_them_recorded(
     finally:
         server.shutdown()
         server.server_close()
-    assert code == 1 and "all 1 battles of this run failed" in output
+    assert code == 1 and "the one battle of this run failed" in output, output
     with Ledger.open(tmp_path) as led:
         [entry] = list(led.entries())
     assert entry.status == "failed"
@@ -156,7 +162,7 @@ def test_resume_keeps_the_workers_the_campaign_started_with(tmp_path: Path) -> N
                            "--campaign-id", "kept", "--home", str(tmp_path))
     assert code == 0, output
     code, output = _invoke("run", "--resume", "kept", "--home", str(tmp_path))
-    assert code == 0 and "on 1 local workers (as the campaign started; --workers to change)" in output, output
+    assert code == 0 and "on 1 local worker (as the campaign started; --workers to change)" in output, output
 
 
 @pytest.mark.docker

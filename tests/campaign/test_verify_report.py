@@ -159,3 +159,33 @@ def test_a_report_that_is_not_one_is_refused_in_one_line(home: Path) -> None:
     assert code == 1 and "is not a campaign report" in output
     code, output = _invoke("verify", "report", str(home / "missing.json"), "--home", str(home))
     assert code == 1 and "cannot read" in output
+
+
+def test_a_fresh_html_report_verifies_page_and_json(home: Path) -> None:
+    code, output = _invoke("verify", "report", str(_report(home, "html")), "--home", str(home))
+    assert code == 0, output
+    assert output.splitlines()[0].startswith("report OK: campaign c-verify, 20 entries proven")
+
+
+def test_a_changed_visible_cell_of_an_html_report_exits_3_naming_it(home: Path) -> None:
+    path = _report(home, "html")
+    page = path.read_text()
+    body = json.loads(page.split('id="logomesh-report">')[1].split("</script>")[0])
+    shown = f'{body["leaderboard"][0]["mean_cis"]:.4f}'
+    cell = f'<td class="n">{shown}</td>'
+    assert page.count(cell) >= 1
+    changed = f'<td class="n">{float(shown) + 0.2:.4f}</td>'
+    path.write_text(page.replace(cell, changed, 1))  # the embedded JSON is untouched
+    code, output = _invoke("verify", "report", str(path), "--home", str(home))
+    assert code == 3, output
+    lines = output.splitlines()
+    assert lines[0].startswith("html line ") and lines[0].endswith(
+        f"(Leaderboard): the page shows '{float(shown) + 0.2:.4f}', the ledger gives '{shown}'"), lines[0]
+    assert lines[1].startswith("report FAILED (1 problem)")
+
+
+def test_a_report_without_a_format_says_so(home: Path) -> None:
+    bad = home / "bad.json"
+    bad.write_text("{}")
+    code, output = _invoke("verify", "report", str(bad), "--home", str(home))
+    assert code == 1 and "(no format)" in output and "None" not in output, output

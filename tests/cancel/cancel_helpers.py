@@ -48,7 +48,7 @@ def make_home(root: Path) -> Path:
 
 @contextlib.contextmanager
 def hanging_purple() -> Iterator[str]:
-    """A purple agent that publishes no card (404, so the pre-flight passes) and never answers a task; yields
+    """A purple agent that publishes its card (so the pre-flight passes) and never answers a task; yields
     its URL."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -69,8 +69,10 @@ def hanging_purple() -> Iterator[str]:
     def answer_cards(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             conn.settimeout(10)
-            if conn.recv(4096).startswith(b"GET "):  # the card: none here; a task (POST) is never answered
-                conn.sendall(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            if conn.recv(4096).startswith(b"GET "):  # the card; a task (POST) is never answered
+                card = json.dumps({"name": "hanging", "protocolVersion": "0.3.0"}).encode()
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                             b"connection: close\r\n\r\n%s" % (len(card), card))
                 conn.close()
 
     thread = threading.Thread(target=serve, daemon=True, name="hanging-purple")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,9 @@ from ledger_fixtures import fill, step_clock
 from typer.testing import CliRunner
 
 from ledger import Ledger
+from ledger.canonical import canonicalize
 from ledger.keys import SignerKey, parse_verifier_key
+from ledger.merkle import leaf_hash
 from ledger.schema import trigger_names
 from logomesh.cli import app
 
@@ -167,3 +170,76 @@ def test_export_without_ledger_and_bad_since(tmp_path: Path) -> None:
     assert "no ledger" in _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"))[2]
     code, _, err = _run("export", "dboms", "--home", str(tmp_path), "--out", str(tmp_path / "o"), "--since", "-1")
     assert code == 2 and "--since" in err  # a bad option value is a usage error
+
+
+def _edit_row(home: Path, sequence: int, column: str, edit: Callable[[str], str]) -> None:
+    """Change one column of one row behind the store's back, then put its triggers back as they were."""
+    db = sqlite3.connect(home / "battles.db")
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in triggers:
+        db.execute(f'DROP TRIGGER "{name}"')
+    (value,) = db.execute(f"SELECT {column} FROM battles WHERE sequence = ?", (sequence,)).fetchone()
+    db.execute(f"UPDATE battles SET {column} = ? WHERE sequence = ?", (edit(str(value)), sequence))
+    for _, sql in triggers:
+        db.execute(sql)
+    db.commit()
+    db.close()
+
+
+def _flip(text: str, at: int) -> str:
+    """One character of ``text`` changed to another printable one."""
+    return text[:at] + ("1" if text[at] == "0" else "0") + text[at + 1:]
+
+
+def _other_signature(text: str) -> str:
+    """The entry with one character of its Ed25519 signature changed (still base64 of 64 bytes)."""
+    document = json.loads(text)
+    signature = document["sigma_judge"]["signatures"][0]
+    signature["sig"] = _flip(signature["sig"], 5)
+    return canonicalize(document).decode()
+
+
+def _recompute_leaf(home: Path) -> None:
+    """After entry 4's dbom changed, its leaf is recomputed so that only the signature can tell."""
+    db = sqlite3.connect(home / "battles.db")
+    triggers = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in triggers:
+        db.execute(f'DROP TRIGGER "{name}"')
+    (data,) = db.execute("SELECT dbom FROM battles WHERE sequence = 4").fetchone()
+    db.execute("UPDATE battles SET leaf_hash = ? WHERE sequence = 4", (leaf_hash(str(data).encode()).hex(),))
+    for _, sql in triggers:
+        db.execute(sql)
+    db.commit()
+    db.close()
+
+
+@pytest.fixture
+def eight(home: Path) -> Path:
+    with Ledger.open(home, clock=step_clock()) as led:
+        fill(led, 8)
+    return home
+
+
+@pytest.mark.parametrize(("column", "edit", "first"), [
+    ("raw_result", lambda t: _flip(t, t.index('"cis_score":') + 14),
+     "entry 4: result-edited: raw_result does not hash to result_sha256"),
+    ("dbom", lambda t: _flip(t, t.index('"result_sha256":"') + 20),
+     "entry 4: entry-edited: the dbom column changed after it was signed"),
+    ("cis_score", lambda t: "0.99",
+     "entry 4: column-edited: cis_score is 0.99 but the signed entry says"),
+    ("sigma_judge", _other_signature, "entry 4: bad-signature: sigma_judge does not verify with the judge key"),
+    ("leaf_hash", lambda t: _flip(t, 10), "entry 4: leaf-mismatch: leaf_hash column is not SHA-256(0x00 ‖ dbom)"),
+])
+def test_verify_names_the_changed_entry_first(eight: Path, column: str, edit: Callable[[str], str],
+                                              first: str) -> None:
+    """Root cause first: whatever of entry 4 changed, the first line names entry 4, never a consequence."""
+    if column == "sigma_judge":
+        _edit_row(eight, 4, "dbom", edit)
+        _recompute_leaf(eight)
+    else:
+        _edit_row(eight, 4, column, edit)
+    code, out, err = _run("verify", "ledger", "--home", str(eight))
+    assert code == 3 and "Traceback" not in out + err
+    lines = out.splitlines()
+    assert lines[0].startswith(first), lines[:3]
+    assert not any(line.lstrip().startswith(("entry 0", "entry 1", "entry 2", "entry 3")) for line in lines), lines

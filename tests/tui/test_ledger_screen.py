@@ -16,7 +16,11 @@ from ledger import Ledger
 from ledger.bundle import verify_bundle
 from ledger.export import read_bundle
 from ledger.keys import create_key
+from logomesh.battle.record import CancelledAt, StageValues, played_battle
+from logomesh.battle.request import BattleRequest
+from logomesh.battle.spine import record_battle
 from tui.app import ConsoleApp
+from tui.ledger_source import LedgerSource
 from tui.screens.entry import EntryScreen
 from tui.screens.export_dialog import ExportDialog
 from tui.screens.help import HelpScreen
@@ -389,3 +393,49 @@ def test_the_entry_summary_shows_the_band_step_of_the_arithmetic() -> None:
     row = LedgerRow(1, "2026-11-26 06:00:00", "b", "adder", "mock:good", 0.32, "scored")
     text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(result))).plain
     assert "not all hidden tests passed: CIS = 0.5×x = 0.320\n" in text
+
+
+def test_verify_blames_the_entry_whose_dbom_bytes_changed_not_entry_0(tmp_path: Path) -> None:
+    """One byte of entry 4's dbom column changed: the console marks entry 4 only and names it first."""
+    home = tmp_path / "home"
+    create_key(home / "keys", seed=hashlib.sha256(b"tui-test-1").digest())
+    with Ledger.open(home) as led:
+        for i in range(6):
+            led.append(f"b-{i}", {"battle_id": f"b-{i}", "task_id": "t", "cis_score": 0.5, "status": "scored"},
+                       {"task_spec": b"spec"}, {})
+    conn = sqlite3.connect(home / "battles.db")
+    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    for name, _ in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("UPDATE battles SET dbom = replace(dbom, '\"task_id\":\"t\"', '\"task_id\":\"u\"') WHERE sequence = 4")
+    for _, sql in triggers:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    verdict = LedgerSource(home).verify(lambda done, total: None)
+    assert not verdict.ok
+    assert [seq for seq, (ok, _) in verdict.marks.items() if not ok] == [4], verdict.marks
+    assert verdict.summary.startswith("verification FAILED: entry 4: entry-edited: the dbom column changed"), \
+        verdict.summary
+    assert "(1 bad entry, " in verdict.summary
+
+
+def test_a_cancelled_battle_shows_no_cis_in_the_ledger_list(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    fill_ledger(app.home)
+    request = BattleRequest(task_id="rate-limiter", battle_id="cancelled-1", seed=1, home=app.home,
+                            mock_variant="good")
+    record_battle(app.home, "cancelled-1", played_battle(request, None, StageValues(),
+                                                         CancelledAt("purple", "cancelled by the user")))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
+            await pilot.pause()
+            table = app.screen.query_one(EntriesTable)
+            cancelled = str(len(ENTRIES))
+            assert str(table.get_cell(cancelled, "cis")) == "—"
+            assert str(table.get_cell(cancelled, "status")).startswith("cancelled")
+            assert str(table.get_cell("0", "cis")) == f"{ENTRIES[0][3]:.3f}"
+    run(scenario)

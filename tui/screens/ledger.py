@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, ProgressBar, Static
 
+from logomesh.plural import counted
 from tui.ledger_source import LedgerSource, LedgerUnavailable
 from tui.messages import BundleExported, LedgerLoaded, LedgerVerified, VerifyProgressed
 from tui.screens.entry import EntryScreen
@@ -200,7 +201,7 @@ class LedgerScreen(Screen[None]):
         if message.error:
             self.notify(f"export failed: {message.error}", severity="error", timeout=8)
         else:
-            self.notify(f"exported {message.count} entries to {message.path}", timeout=8)
+            self.notify(f"exported {counted(message.count, 'entry', 'entries')} to {message.path}", timeout=8)
 
     def _summary(self, note: str = "") -> None:
         table = self.table

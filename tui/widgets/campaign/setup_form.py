@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Input, Label, SelectionList, Static, TextArea
 
+from logomesh.campaign.executor import MAX_WORKERS
 from logomesh.campaign.plan import MAX_REPEAT, Agent, PlanError, check_size, parse_agents
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
@@ -184,7 +185,7 @@ class CampaignSetupForm(Vertical):
             task_ids=tuple(task.id for task in tasks),
             repeat=repeat,
             workers=whole_number(self.query_one("#workers", Input).value.strip() or str(self.default_workers),
-                                 "workers", 1),
+                                 "workers", 1, MAX_WORKERS),
             seed=whole_number(self.query_one("#seed", Input).value.strip() or "0", "seed", 0, MAX_SEED),
             red_budget_s=red_budget(self.query_one("#budget", Input).value.strip() or "10"),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -16,6 +16,11 @@ from tui.ledger_source import LedgerRow
 from tui.widgets.text_cut import distinct_cuts
 
 COLUMNS = ("#", "battle", "CIS", "status", "task", "purple", "time")
+def _sortable(value: Any) -> tuple[bool, Any]:
+    """A column's value for sorting; an empty one (a cancelled battle's CIS) after every value."""
+    return value is None, 0 if value is None else value
+
+
 SORT_KEYS = ("sequence", "battle_id", "cis", "status", "task_id", "purple", "timestamp")
 # The order the drawn columns take, with the sort key they sort by ("mark" and "check" do not sort).
 DRAWN = ("mark", "sequence", "battle_id", "cis", "status", "check", "task_id", "purple", "timestamp")
@@ -111,7 +116,7 @@ class EntriesTable(DataTable[str | Text]):
     def visible_rows(self) -> list[LedgerRow]:
         rows = [row for row in self.all_rows if matches(row, self.needle)] if self.needle else list(self.all_rows)
         key = SORT_KEYS[self.sort_index]
-        return sorted(rows, key=lambda row: (getattr(row, key), row.sequence), reverse=self.sort_reverse)
+        return sorted(rows, key=lambda row: (*_sortable(getattr(row, key)), row.sequence), reverse=self.sort_reverse)
 
     def rebuild(self) -> None:
         """Redraw every row, with column widths that fit the table's width (the time column stays whole)."""

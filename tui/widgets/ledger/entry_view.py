@@ -33,7 +33,7 @@ def render_summary(detail: EntryDetail) -> Text:
     text.append(f"entry #{row.sequence}  {row.battle_id}\n", style="bold")
     status_style = "bold green" if row.status == "scored" else "bold red"
     text.append(row.status, style=status_style)
-    text.append(f"  CIS {row.cis:.3f}  task {row.task_id}  purple {row.purple}  {row.timestamp}\n\n")
+    text.append(f"  CIS {row.cis_text}  task {row.task_id}  purple {row.purple}  {row.timestamp}\n\n")
     if row.status != "scored" and parsed is not None and parsed.ending.reason:
         text.append("failure  ", style="bold red")
         text.append(f"at {parsed.ending.stage or '?'}: {parsed.ending.reason}\n\n")
@@ -55,9 +55,9 @@ def render_summary(detail: EntryDetail) -> Text:
                 text.append(f"all hidden tests passed: CIS = {boundary:g} + {1.0 - boundary:g}×x")
             else:
                 text.append(f"not all hidden tests passed: CIS = {boundary:g}×x")
-            text.append(f" = {row.cis:.3f}\n", style="bold")
+            text.append(f" = {row.cis_text}\n", style="bold")
         else:
-            text.append(f" = CIS {row.cis:.3f}\n", style="bold")
+            text.append(f" = CIS {row.cis_text}\n", style="bold")
     text.append(f"{_suite(scores.hidden, 'hidden')} · {_suite(scores.purple, 'purple')}\n\n")
     findings = scores.findings
     text.append(f"findings ({len(findings)})\n", style="bold cyan")
