@@ -138,7 +138,6 @@ class Sandbox(Protocol):
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        plain: bool = False,
         only: Collection[str] | None = None,
     ) -> ObservedSuite: ...
 
