@@ -633,7 +633,8 @@ class Server:
                 if record.get("lost"):  # the code's process died or broke the protocol: a crash, as before
                     end = end_all(pids)
                     lost = str(record["lost"])[:200]
-                    state.set(index, "crashed", f"the code's process broke the protocol or died ({lost}; {end})", elapsed)
+                    reason = f"the code's process broke the protocol or died ({lost}; {end})"
+                    state.set(index, "crashed", reason, elapsed)
                     return False
                 obs = record.get("obs")
                 well_formed = isinstance(obs, list) and shallow(obs)
