@@ -59,7 +59,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-MAX_MESSAGE = 32 << 20  # bytes in one frame
+MAX_MESSAGE = 8 << 20  # bytes in one frame (200,000 encoded values take about 3 MB)
 MAX_DEPTH = 100  # containers nest at most this deep on the wire (observe.py records "too-deep" past 64)
 MAX_NODES = 250_000  # values in one message (observe.py records "too-large" past 200,000)
 MAX_NESTING = 64  # requests nested inside requests on one connection
@@ -156,7 +156,7 @@ class Message:
     def parse(cls, data: bytes) -> Message:
         try:
             raw = _loads(data)
-        except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError, MemoryError) as exc:
             raise Malformed("not JSON") from exc
         if _type(raw) is not list or _len(raw) != 5:
             raise Malformed("not a message")
