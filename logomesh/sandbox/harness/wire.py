@@ -492,6 +492,13 @@ class Peer:
             return number
 
     def encode(self, value: Any) -> Any:
+        kind = _type(value)
+        if kind is str:  # the commonest arguments and answers, without the container machinery
+            return ["str", value]
+        if kind is bool:
+            return ["bool", value is True]
+        if kind is int:
+            return ["int", _int_format(value, "x")]
         try:
             return self._encode(value, 0, [0], set())
         except (TooBig, RecursionError):
@@ -546,6 +553,12 @@ class Peer:
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         """Exactly-builtin values, our own objects, or proxies; ``Lost`` on anything malformed."""
+        if _type(data) is list and _len(data) == 2:  # the commonest answers first
+            tag, item = data
+            if tag == "bool" and _type(item) is bool:
+                return item
+            if tag == "str" and _type(item) is str:
+                return item
         try:
             return self._decode(data, depth)
         except Lost:
