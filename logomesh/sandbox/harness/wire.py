@@ -63,7 +63,7 @@ MAX_MESSAGE = 8 << 20  # bytes in one frame (200,000 encoded values take about 3
 MAX_DEPTH = 100  # containers nest at most this deep on the wire (observe.py records "too-deep" past 64)
 MAX_NODES = 250_000  # values in one message (observe.py records "too-large" past 200,000)
 MAX_NESTING = 64  # requests nested inside requests on one connection
-MAX_CONNECTIONS = 512  # connections one side accepts from the other
+MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
 HEADER = struct.Struct("!I")
 REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
 REPLIES = frozenset({"return", "raise"})
@@ -337,7 +337,9 @@ class Peer:
     """One side of the wire: its objects by number, the other side's proxies, a connection per thread.
 
     ``side`` is ``"a"`` (answerer) or ``"d"`` (driver); ``allowed(op, name)`` says which requests about this
-    side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``).
+    side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``). The
+    driver serves at most ``MAX_CONNECTIONS`` of the answerer's connections at once; the answerer, whose
+    connections come from the driver's own threads, serves every one.
     """
 
     def __init__(self, side: str, control: socket.socket, allowed: Callable[[str, str], bool],
@@ -353,7 +355,7 @@ class Peer:
         self.proxies: dict[int, Proxy] = {}  # number -> the proxy of the other side's object
         self.local = threading.local()
         self.lost: str | None = None
-        self.accepted = 0
+        self.serving = 0  # connections handed over by the other side, being served
 
     # ---- connections --------------------------------------------------------------------------
 
@@ -388,7 +390,7 @@ class Peer:
                 return None
             if not data and not fds:
                 return None
-            if len(fds) != 1 or self.accepted >= MAX_CONNECTIONS:
+            if len(fds) != 1 or (self.side == "d" and self.serving >= MAX_CONNECTIONS):
                 for fd in fds:
                     socket.close(fd)
                 continue
@@ -397,11 +399,13 @@ class Peer:
             except OSError:
                 socket.close(fds[0])
                 continue
-            self.accepted += 1
+            with self.lock:
+                self.serving += 1
             return data, Connection(sock)
 
     def serve(self, conn: Connection) -> None:
-        """Answer requests on ``conn`` until it closes (in this thread, which then asks on it too)."""
+        """Answer requests on ``conn`` (handed over by ``accept``) until it closes, in this thread, which then
+        asks on it too."""
         self.local.conn = conn
         try:
             while True:
@@ -411,6 +415,10 @@ class Peer:
                 conn.send(self.perform(request))
         except Lost:
             return
+        finally:
+            conn.sock.close()
+            with self.lock:
+                self.serving -= 1
 
     def serve_in_thread(self, conn: Connection) -> None:
         threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
