@@ -54,10 +54,10 @@ def run(config: dict[str, Any]) -> None:
 
     if not _non_dumpable():
         exit_now(3)  # the code could read our fds; the server reports the suite as crashed
+    emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
     peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), _public)
-    emit({"k": "ready"})  # the server starts the answerer now
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below
         peer.hand_over(b"main")
 
