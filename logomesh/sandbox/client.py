@@ -13,7 +13,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -180,15 +180,12 @@ class HarnessClient:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        only: Collection[str] | None = None,
     ) -> ObservedSuite:
         """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
 
         The drivers run in a process of their own, the submission in another (``harness/driver.py``,
-        ``harness/answerer.py``); ``only`` runs just the tests it names."""
+        ``harness/answerer.py``)."""
         names, problem = self._discover(drivers)
-        if only is not None:
-            names = [name for name in names if name in only]
         if problem is not None:
             return ObservedSuite(tests=(), error=problem)
         started = time.monotonic()
@@ -330,9 +327,8 @@ class HarnessRuns:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        only: Collection[str] | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, only)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

@@ -1,8 +1,8 @@
 """The harness server: one per sandbox, serving many runs. Stdlib only.
 
 Runs INSIDE the sandbox as ``python3 -I -S -c <this source> <config json>``
-(the config carries the limits and the sources of the two runners and of the
-``observe`` module). It reads one JSON request per line on stdin and answers
+(the config carries the limits and the sources of ``runner.py``, ``driver.py``,
+``answerer.py``, ``wire.py`` and ``observe.py``). It reads one JSON request per line on stdin and answers
 on stdout with JSON lines: ``{"ev": "ready"}`` once, ``{"ev": "out", ...}``
 while a run prints, and ``{"ev": "done", "id": ..., "result": {...}}`` at the
 end of each run. Requests:
@@ -10,7 +10,11 @@ end of each run. Requests:
 * ``suite``: the purple agent's own tests, judged by ``runner.py``;
 * ``observe``: a hidden suite of drivers, run by ``driver.py`` in a process
   of its own against the submission in another (``answerer.py``), whose
-  observations go back to the host to be judged there;
+  observations go back to the host to be judged there. Per run the server
+  starts the driver (given the result pipe and one end of a control
+  socketpair), waits for its ``ready`` (it is non-dumpable from then on),
+  and only then starts the answerer with the other end: the code's process
+  never holds a descriptor the host reads;
 * ``script``: one script (red-agent probes), its exit status and output.
 
 Untrusted code only ever runs in children (fork + exec of python3) whose
