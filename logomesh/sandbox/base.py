@@ -9,7 +9,7 @@ they test (see ``docs/sandbox.md`` for the threat model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Protocol
@@ -138,8 +138,6 @@ class Sandbox(Protocol):
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        plain: bool = False,
-        only: Collection[str] | None = None,
     ) -> ObservedSuite: ...
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...

@@ -13,7 +13,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -51,9 +51,9 @@ def harness_source(name: str) -> str:
 
 def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
     """The command that starts the harness server inside a box."""
-    config: dict[str, Any] = {"limits": asdict(limits), "runner": harness_source("runner.py"),
-                              "observer": harness_source("observer.py"), "observe": harness_source("observe.py"),
-                              "audit": harness_source("audit.py"), "work": work}
+    config: dict[str, Any] = {"limits": asdict(limits), "work": work}
+    for name in ("runner", "driver", "answerer", "wire", "observe"):
+        config[name] = harness_source(f"{name}.py")
     config["limits"].update(extra or {})
     return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]
 
@@ -185,21 +185,17 @@ class HarnessClient:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        plain: bool = False,
-        only: Collection[str] | None = None,
     ) -> ObservedSuite:
         """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
 
-        ``plain`` runs them without the audit hook that reports looks at the judge (``hidden_suite``
-        compares the two runs); ``only`` runs just the tests it names."""
+        The drivers run in a process of their own, the submission in another (``harness/driver.py``,
+        ``harness/answerer.py``)."""
         names, problem = self._discover(drivers)
-        if only is not None:
-            names = [name for name in names if name in only]
         if problem is not None:
             return ObservedSuite(tests=(), error=problem)
         started = time.monotonic()
         try:
-            request = {**self._suite_request("observe", solution, drivers, names, timeout_s), "plain": plain}
+            request = self._suite_request("observe", solution, drivers, names, timeout_s)
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
@@ -350,10 +346,8 @@ class HarnessRuns:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-        plain: bool = False,
-        only: Collection[str] | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, plain, only)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

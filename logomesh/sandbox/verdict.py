@@ -19,7 +19,6 @@ import decimal
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from logomesh.sandbox.base import Observed, ObservedSuite, SuiteRun, TestOutcome
@@ -127,40 +126,6 @@ def judge_suite(got: ObservedSuite, want: ObservedSuite, bounds: Mapping[str, Bo
         stderr=got.stderr,
         duration_s=got.duration_s,
     )
-
-
-HUNG_FACTOR, HUNG_EXTRA_S = 10.0, 2.0
-
-
-def compare_plain(judged: SuiteRun, plain: ObservedSuite, want: ObservedSuite) -> SuiteRun:
-    """``judged`` again, tampered where a test it passed fails in the plain run (no audit hook).
-
-    Code that behaves as the reference only while the judge's instruments are there, and otherwise not,
-    is code that recognises its judge: what it does unobserved is what it does. A plain test that crashed,
-    hung or observed anything else than the reference counts; timing bounds are the instrumented run's. A
-    plain test stopped by its time limit counts only when that limit was over ten times (and 2 s more than)
-    what the test took instrumented: a hang, not a slow test on a loaded machine.
-    """
-    reference = {t.name: t for t in want.tests}
-    unobserved = {t.name: t for t in plain.tests}
-    differs = []
-    for outcome in judged.outcomes:
-        if outcome.status != "passed":
-            continue
-        expected = reference.get(outcome.name, Observed(outcome.name, "error", (), "not in the reference's run"))
-        got = unobserved.get(outcome.name, Observed(outcome.name, "error", (), "not run"))
-        again = judge_test(got, expected)
-        if again.status == "timeout" and got.duration_s < HUNG_FACTOR * outcome.duration_s + HUNG_EXTRA_S:
-            continue
-        if again.status != "passed":
-            differs.append(f"behaves differently when not instrumented: {outcome.name} {again.status} "
-                           f"({again.reason})"[:300])
-    if not differs:
-        return judged
-    reasons = (*judged.tamper_reasons, *differs)
-    outcomes = tuple(o if o.status != "passed" else TestOutcome(o.name, "failed", "tampered: " + reasons[0],
-                                                                  o.duration_s) for o in judged.outcomes)
-    return replace(judged, outcomes=outcomes, tampered=True, tamper_reasons=reasons)
 
 
 def observations_bytes(suite: ObservedSuite) -> bytes:

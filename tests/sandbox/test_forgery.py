@@ -5,9 +5,12 @@ so the classes of attack that forged in-box verdicts (a trace or profile hook
 rewriting the runner's locals, frame-locals writes through ctypes, ``gc`` walks
 to the runner's objects, a patched ``unittest``, echoing constants read from the
 hidden test files, look-alike return values) must gain nothing: each hack is
-scored against the same code without the hack. Hooks that can be seen are also
-reported as tampering. The hostile cases of ``test_hostile.py`` are replayed
-through the observation path at the end.
+scored against the same code without the hack. Since issue 31 the drivers and
+the runner's records live in a process of their own (``harness/driver.py``):
+a hook, a frame walk or a heap walk in the code's process finds nothing of the
+judge there, and the hacked code scores exactly as it would without. The
+hostile cases of ``test_hostile.py`` are replayed through the observation path
+at the end.
 """
 
 from __future__ import annotations
@@ -131,7 +134,6 @@ HACKS = {
     "patch-unittest": PATCH_UNITTEST,
     "echo-constants": ECHO_CONSTANTS,
 }
-DETECTABLE = {"settrace-status", "settrace-observations", "setprofile"}
 
 
 def broken(task: TaskSpec) -> str:
@@ -185,7 +187,6 @@ def test_the_settrace_proof_scores_the_floor_on_every_task(box: Sandbox, task: T
     assert plain.passed == 0, [o for o in plain.outcomes if o.status == "passed"]
     assert hacked.passed == 0
     assert t_score(hacked) == pytest.approx(DEFAULT_CONFIG.testing_floor)
-    assert hacked.tampered and "trace hook" in hacked.tamper_reason
 
 
 @pytest.mark.parametrize("hack", sorted(HACKS))
@@ -200,8 +201,6 @@ def test_no_hack_scores_higher_than_the_same_code_without_it(box: Sandbox, hack:
     hacked = hidden(box, task, HACKS[hack] + "\n" + code)
     assert hacked.passed <= plain.passed, [o.name for o in hacked.outcomes if o.status == "passed"]
     assert t_score(hacked) <= t_score(plain)
-    if hack in DETECTABLE:
-        assert hacked.tampered, hacked
 
 
 LOOKALIKES = {
@@ -265,8 +264,9 @@ NESTED_RECORDS = (
     "    return a + b\n"
 )
 HOSTILE = {  # name -> (solution, passed, status of test_small or None)
-    "nested-300": (NESTED_RECORDS.format(depth=300), 0, None),
-    "nested-5000": (NESTED_RECORDS.format(depth=5000), 0, None),
+    # The records live in the driver's process: the heap walk finds no Recorder, and a correct add passes.
+    "nested-300": (NESTED_RECORDS.format(depth=300), 4, None),
+    "nested-5000": (NESTED_RECORDS.format(depth=5000), 4, None),
     "fork-bomb": (attack_in_small("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
                                   "        pass"), 3, ("timeout", "error", "crashed")),
     "memory-bomb": (attack_in_small("hog = []\nwhile True:\n    hog.append(b'x' * (32 << 20))"), 3,

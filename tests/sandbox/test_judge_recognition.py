@@ -4,10 +4,12 @@ Each hostile submission is the rate limiter that grants every call (the
 honest control, wrong) wrapped in a test: if it believes it is being judged it
 delegates to the task's reference, otherwise it grants everything. Before the
 observer was made neutral each of these passed all 16 hidden tests; now each
-must pass no more than the control, because either the judge is invisible
-(the wrong branch runs), or looking for it is reported (the suite is
-tampered), or it behaves differently when not instrumented (the plain run
-differs).
+must pass no more than the control. Since issue 31 the judge is not in the
+code's process at all (``harness/answerer.py`` only answers the calls of the
+drivers, which run in a process of their own): there is nothing of it to
+recognise, and looking for it (frames, the heap, hooks, ``ctypes``) finds
+nothing to act on, so correct code that looks still passes and wrong code
+that looks still fails.
 """
 
 from __future__ import annotations
@@ -109,22 +111,31 @@ def test_a_detector_that_finds_nothing_leaves_correct_code_alone(box: Sandbox, t
     assert (run.passed, run.tampered) == (16, False), run.tamper_reasons
 
 
-@pytest.mark.parametrize(("trick", "reason"), [
-    ("sys.settrace(None)", "sys.settrace"),
-    ("sys.setprofile(None)", "sys.setprofile"),
-    ("__import__('ct' + 'ypes')", "ctypes"),
-    ("sys._getframe(1)", "sys._getframe"),
-    ("inspect.currentframe()", "sys._getframe"),
-    ("gc.get_referrers(self)", "gc.get_referrers"),
-    ("_s = threading.Thread.start; threading.Thread.start = lambda t: _s(t)", "rewrote threading.Thread.start"),
-    ("json.dumps = json.loads", "rewrote json.dumps"),
-])
-def test_looking_at_the_judge_is_reported_out_of_the_process(box: Sandbox, task: TaskSpec, cache: ReferenceCache,
-                                                             trick: str, reason: str) -> None:
-    """Correct code that does one of these once, in its constructor, is reported; the suite fails."""
-    plain = task.reference.replace(FUTURE, FUTURE + "import gc, inspect, json, sys\n", 1)
+LOOKS = [
+    "sys.settrace(None)",
+    "sys.setprofile(None)",
+    "__import__('ct' + 'ypes')",
+    "sys._getframe(1)",
+    "inspect.currentframe()",
+    "gc.get_referrers(self)",
+    "_s = threading.Thread.start; threading.Thread.start = lambda t: _s(t)",
+    "json.dumps = json.loads",
+]
+
+
+@pytest.mark.parametrize("trick", LOOKS)
+def test_looking_at_the_judge_finds_nothing_to_act_on(box: Sandbox, task: TaskSpec, cache: ReferenceCache,
+                                                       trick: str) -> None:
+    """What the audit hook used to report is now harmless: the judge is in another process. Correct code that
+    does one of these once, in its constructor, passes every test; the wrong control that does it still fails."""
+    prelude = FUTURE + "import gc, inspect, json, sys, threading\n"
+    plain = task.reference.replace(FUTURE, prelude, 1)
     source = plain.replace("        self._lock", f"        {trick}\n        self._lock", 1)
     assert source != plain
     run = run_hidden(box, task, source, cache=cache).suite
-    assert run.tampered and run.passed == 0
-    assert any(reason in r for r in run.tamper_reasons), run.tamper_reasons
+    assert (run.passed, run.total, run.tampered) == (16, 16, False), run.outcomes
+    check = '            raise ValueError("bad limits")\n'
+    wrong = prelude + WRONG.replace("_Grants", "RateLimiter").replace(check, f"{check}        {trick}\n", 1)
+    assert trick in wrong
+    control = run_hidden(box, task, WRONG.replace("_Grants", "RateLimiter"), cache=cache).suite
+    assert run_hidden(box, task, wrong, cache=cache).suite.passed <= control.passed

@@ -190,6 +190,14 @@ def raised(*group: type[BaseException]) -> Iterator[None]:
         _record(["no-raise"])
 
 
+def recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
+    """``[func(*args), d]`` where ``d`` counts, up to 2, the activations of one function of the submission's
+    file that overlapped during the call (1: it never calls itself). ``func`` is the submission's: the
+    measure is taken in the process that runs it, which the driver only asks (``wire.py``)."""
+    measured: list[Any] = func._lm_recursion(*args)  # type: ignore[attr-defined]
+    return measured
+
+
 def within(min_s: float | None = None, max_s: float | None = None) -> Callable[[T], T]:
     """Mark a test's wall-time bounds. A no-op here: the host reads the literal bounds from the source."""
 

@@ -51,7 +51,7 @@ def _main() -> None:
     # Early binding is a security measure here: everything below is bound before the first untrusted
     # import, so a submission that later patches os, json, traceback, unittest or sys cannot change what
     # the checks compare against or how records reach the server. (It cannot stop a submission that
-    # rewrites this frame's locals; that is why hidden tests are judged outside, see observer.py.)
+    # rewrites this frame's locals; that is why hidden tests are judged outside, see driver.py.)
     ctl_fd = config["ctl"]
     res_fd = config["res"]
     write = os.write

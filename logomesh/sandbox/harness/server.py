@@ -1,15 +1,20 @@
 """The harness server: one per sandbox, serving many runs. Stdlib only.
 
 Runs INSIDE the sandbox as ``python3 -I -S -c <this source> <config json>``
-(the config carries the limits and the sources of the two runners and of the
-``observe`` module). It reads one JSON request per line on stdin and answers
+(the config carries the limits and the sources of ``runner.py``, ``driver.py``,
+``answerer.py``, ``wire.py`` and ``observe.py``). It reads one JSON request per line on stdin and answers
 on stdout with JSON lines: ``{"ev": "ready"}`` once, ``{"ev": "out", ...}``
 while a run prints, and ``{"ev": "done", "id": ..., "result": {...}}`` at the
 end of each run. Requests:
 
 * ``suite``: the purple agent's own tests, judged by ``runner.py``;
-* ``observe``: a hidden suite of drivers, run by ``observer.py``, whose
-  observations go back to the host to be judged there;
+* ``observe``: a hidden suite of drivers, run by ``driver.py`` in a process
+  of its own against the submission in another (``answerer.py``), whose
+  observations go back to the host to be judged there. Per run the server
+  starts the driver (given the result pipe and one end of a control
+  socketpair), waits for its ``ready`` (it is non-dumpable from then on),
+  and only then starts the answerer with the other end: the code's process
+  never holds a descriptor the host reads;
 * ``script``: one script (red-agent probes), its exit status and output.
 
 Untrusted code only ever runs in children (fork + exec of python3) whose
@@ -31,6 +36,7 @@ import resource
 import selectors
 import shutil
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -39,8 +45,8 @@ from typing import Any
 
 RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
 MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64); deeper is malformed
-# How an observing runner starts: neutral lines that read its config on stdin and run the observer in a
-# namespace of its own, so that the process looks like a plain program with a ``main`` (see observer.py).
+# How the driver and the answerer start: neutral lines that read a config on stdin and run its ``program`` in a
+# namespace of its own, so that the process looks like a plain program with a ``main`` (see answerer.py).
 BOOT = """def main():
     import json, os
     data = b""
@@ -50,8 +56,8 @@ BOOT = """def main():
             os._exit(3)
         data += chunk
     config = json.loads(data)
-    namespace = {"__name__": "observer", "__builtins__": __builtins__}
-    exec(compile(config.pop("observer"), "observer", "exec"), namespace)
+    namespace = {"__name__": "program", "__builtins__": __builtins__}
+    exec(compile(config.pop("program"), "program", "exec"), namespace)
     namespace["run"](config)
 main()
 """
@@ -127,6 +133,15 @@ def write_all(fd: int, data: bytes) -> None:
 def kill_group(pid: int) -> None:
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def end_all(pids: list[int]) -> str:
+    """Kill and reap every process of a run (runner; or driver, answerer); how the last one ended."""
+    ends = []
+    for pid in pids:
+        kill_group(pid)
+        ends.append(describe_end(*reap(pid)))
+    return ends[-1] if ends else "never started"
 
 
 def reap(pid: int) -> tuple[int | None, int | None]:
@@ -280,6 +295,12 @@ class Pipes:
             self.sel.register(res_r, selectors.EVENT_READ, "res")
             self.fds.append(res_r)
 
+    def add_output(self, out_r: int, err_r: int) -> None:
+        """Read a second child's stdout and stderr too (the answerer's, beside the driver's)."""
+        self.sel.register(out_r, selectors.EVENT_READ, "stdout")
+        self.sel.register(err_r, selectors.EVENT_READ, "stderr")
+        self.fds += [out_r, err_r]
+
     def pump(self, deadline: float, want_line: bool, exited: Callable[[], bool] | None = None) -> tuple[str, bytes]:
         """Read until a complete result line (``want_line``), all pipes close, the child exits, or the deadline.
 
@@ -395,9 +416,8 @@ def next_record(pipes: Pipes, deadline: float, state: SuiteState) -> tuple[str, 
 class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits: dict[str, Any] = config["limits"]
-        self.runners = {"suite": str(config["runner"]), "observe": str(config["observer"])}
-        self.observe_source = str(config["observe"])
-        self.audit_source = str(config["audit"])
+        self.runner_source = str(config["runner"])
+        self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe")}
         self.work_root = str(config["work"])
         self.python = sys.executable or "/usr/bin/python3"
         self.out_cap = int(self.limits["output_bytes"])
@@ -481,10 +501,9 @@ class Server:
         state = SuiteState(names, [None] * len(names))
         child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names}
         if mode == "observe":
-            # The drivers travel in the config, never as files in the box; the audit hook is left out of a
-            # plain run, which the host compares with the instrumented one.
-            child_config.update(observer=self.runners["observe"], observe=self.observe_source, audit=self.audit_source,
-                                drivers=dict(request["tests"]), plain=bool(request.get("plain")))
+            # The drivers travel in the driver's config, never as files in the box.
+            child_config.update(program=self.sources["driver"], wire=self.sources["wire"],
+                                observe=self.sources["observe"], drivers=dict(request["tests"]))
         else:
             child_config.update(tests_dir=tests_dir, files=files)
         next_index = 0
@@ -512,42 +531,53 @@ class Server:
 
     def run_runner(self, mode: str, child_config: dict[str, Any], sol_dir: str, output: Output, state: SuiteState,
                    next_index: int, suite_deadline: float, test_timeout: float) -> int:
-        """One runner process: import the tests, then run them from ``next_index`` until done or it dies.
-
-        Returns the index of the first test still to run.
+        """One runner (``suite``) or driver and answerer pair (``observe``): import, then run the tests from
+        ``next_index`` until done or it dies. Returns the index of the first test still to run.
         """
         names = state.names
         ctl_r, ctl_w = os.pipe()
         res_r, res_w = os.pipe()
         output.set_origin("import")
+        pids: list[int] = []
         if mode == "observe":
-            config = {**child_config, "res": res_w}
-            pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir, (res_w,), ctl_r)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            config = {**child_config, "res": res_w, "control": ours.fileno()}
+            pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
+                                           (res_w, ours.fileno()), ctl_r)
+            ours.close()
         else:
+            theirs = None
             config = {**child_config, "ctl": ctl_r, "res": res_w}
             pid, out_r, err_r = self.spawn(
-                [self.python, "-I", "-S", "-u", "-c", self.runners[mode], json.dumps(config)], sol_dir, (ctl_r, res_w)
+                [self.python, "-I", "-S", "-u", "-c", self.runner_source, json.dumps(config)], sol_dir, (ctl_r, res_w)
             )
+        pids.append(pid)
         os.close(ctl_r)
         os.close(res_w)
         pipes = Pipes(output, out_r, err_r, res_r)
         try:
-            if mode == "observe":
+            deadline = min(suite_deadline, time.monotonic() + test_timeout + 5.0)
+            if mode == "observe" and theirs is not None:
                 with contextlib.suppress(OSError):
                     write_all(ctl_w, (json.dumps(config) + "\n").encode())
-            kind, line = next_record(pipes, min(suite_deadline, time.monotonic() + test_timeout + 5.0), state)
+                kind, line = next_record(pipes, deadline, state)
+                record = parse_record(line) if kind == "line" else None
+                if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
+                    pids.append(self.start_answerer(sol_dir, theirs, pipes))
+            kind, line = next_record(pipes, deadline, state)
             record = parse_record(line) if kind == "line" else None
-            if record is None or record.get("k") != "imported":
-                kill_group(pid)
-                code, sig = reap(pid)
+            if record is None or record.get("k") != "imported" or record.get("lost"):
+                end = end_all(pids)
                 pipes.drain()
                 if kind == "timeout":
                     status, reason = "timeout", "timeout while importing the tests"
+                elif record is not None and record.get("lost"):
+                    status, reason = "crashed", f"the code's process failed while importing: {end}"
                 elif kind == "line":
                     status, reason = "error", "the runner's channel carried a forged record"
                     state.note_tamper(["forged record on the result channel"])
                 else:
-                    status, reason = "crashed", "the runner died while importing the tests: " + describe_end(code, sig)
+                    status, reason = "crashed", "the runner died while importing the tests: " + end
                 state.error = state.error or reason
                 for i in range(next_index, len(names)):
                     state.set(i, status, reason, 0.0)
@@ -560,20 +590,35 @@ class Server:
                 listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
                 state.error = ("import failed: " + listed)[:500]
             while next_index < len(names):
-                if not self.run_one(mode, pid, ctl_w, pipes, state, next_index, suite_deadline, test_timeout):
+                if not self.run_one(mode, pids, ctl_w, pipes, state, next_index, suite_deadline, test_timeout):
                     return next_index + 1
                 next_index += 1
             with contextlib.suppress(OSError):
                 os.close(ctl_w)  # EOF on its control pipe: the runner exits
             ctl_w = -1
-            kill_group(pid)
-            reap(pid)
+            end_all(pids)
             return next_index
         finally:
+            if theirs is not None:
+                theirs.close()
             pipes.drain()
             pipes.close(ctl_w)
 
-    def run_one(self, mode: str, pid: int, ctl_w: int, pipes: Pipes, state: SuiteState, index: int,
+    def start_answerer(self, sol_dir: str, control: socket.socket, pipes: Pipes) -> int:
+        """The process that imports the submission and answers the driver's calls (answerer.py)."""
+        cfg_r, cfg_w = os.pipe()
+        pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
+                                       (control.fileno(),), cfg_r)
+        os.close(cfg_r)
+        config = {"program": self.sources["answerer"], "wire": self.sources["wire"], "sol_dir": sol_dir,
+                  "control": control.fileno()}
+        with contextlib.suppress(OSError):
+            write_all(cfg_w, (json.dumps(config) + "\n").encode())
+        os.close(cfg_w)
+        pipes.add_output(out_r, err_r)
+        return pid
+
+    def run_one(self, mode: str, pids: list[int], ctl_w: int, pipes: Pipes, state: SuiteState, index: int,
                 suite_deadline: float, test_timeout: float) -> bool:
         """Ask the runner for test ``index``; record its outcome. False when the runner is gone or must go."""
         name = state.names[index]
@@ -600,6 +645,12 @@ class Server:
             reasons = tamper_in(record)
             state.note_tamper(reasons)
             if mode == "observe":
+                if record.get("lost"):  # the code's process died or broke the protocol: a crash, as before
+                    end = end_all(pids)
+                    lost = str(record["lost"])[:200]
+                    reason = f"the code's process broke the protocol or died ({lost}; {end})"
+                    state.set(index, "crashed", reason, elapsed)
+                    return False
                 obs = record.get("obs")
                 well_formed = isinstance(obs, list) and shallow(obs)
                 state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]])
@@ -613,8 +664,7 @@ class Server:
             state.set(index, str(status), reason, elapsed)
             return True
         # timeout, eof, flood: the runner is gone or must go.
-        kill_group(pid)
-        code, sig = reap(pid)
+        end = end_all(pids)
         if kind == "timeout":
             if time.monotonic() >= suite_deadline:
                 state.set(index, "timeout", "suite wall clock exceeded", elapsed)
@@ -624,7 +674,7 @@ class Server:
             state.note_tamper(["flooded the result channel"])
             state.set(index, "error", "flooded the judge's channel", elapsed)
         else:
-            state.set(index, "crashed", "the test process " + describe_end(code, sig), elapsed)
+            state.set(index, "crashed", "the test process " + end, elapsed)
         return False
 
     # ---- scripts --------------------------------------------------------------------------------

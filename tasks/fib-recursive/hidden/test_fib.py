@@ -10,11 +10,10 @@ could hang the run.
 
 import importlib
 import math
-import sys
 import time
 
 import solution
-from observe import call, raised, see, within
+from observe import call, raised, recursion, see, within
 
 PROBE_BUDGET = 0.5  # seconds for one probe call; a linear or log-time fib needs microseconds
 LARGE_N = 25  # above this, an exponential fib could run for hours
@@ -109,28 +108,13 @@ class TestSpeedAndShape:
         see(fresh.fib(300))
 
     def test_is_recursive(self):
-        """How many activations of one function of solution.py overlap during fib(25), counted up to 2."""
+        """How many activations of one function of solution.py overlap during fib(25), counted up to 2.
+
+        Measured where the code runs (``recursion``): this process only calls it. The depth itself is the
+        algorithm's (about log n for fast doubling, n for memoised recursion); 2 already means recursion,
+        1 a function that never calls itself.
+        """
         fresh = importlib.reload(solution)
-        filename = fresh.__file__
-        depth = {}
-        deepest = [0]
-
-        def profiler(frame, event, arg):
-            code = frame.f_code
-            if code.co_filename != filename:
-                return
-            if event == "call":
-                depth[code] = depth.get(code, 0) + 1
-                deepest[0] = max(deepest[0], depth[code])
-            elif event == "return":
-                depth[code] = depth.get(code, 1) - 1
-
-        sys.setprofile(profiler)
-        try:
-            value = fresh.fib(25)
-        finally:
-            sys.setprofile(None)
+        value, deepest = recursion(fresh.fib, 25)
         see(value)
-        # The depth itself is the algorithm's (about log n for fast doubling, n for memoised recursion);
-        # 2 already means recursion, 1 a function that never calls itself.
-        see(min(deepest[0], 2))
+        see(deepest)

@@ -1,0 +1,191 @@
+"""The driver: the judge's process of a hidden suite, which records observations, never verdicts. Stdlib only.
+
+Runs INSIDE the sandbox, started by the server as ``python3 -I -S -u -c
+<BOOT>`` with a config on stdin. The submission is NOT in this process: it
+runs in the *answerer* (``answerer.py``), which the server starts only once
+this process has made itself non-dumpable (so the code, same uid, can neither
+ptrace it nor open its ``/proc`` fds). Only this process holds the result
+channel and sees the nonces. It never runs the submission's code: what the
+answerer sends is plain typed data or a reference (``wire.py``).
+
+Here ``from solution import X`` gives proxies (a finder on ``sys.meta_path``
+asks the answerer to import, or reload, the submission); calling them,
+reading their attributes and the common special methods are requests to the
+answerer, and what the drivers pass that is not plain data (a fake clock, a
+callback) crosses as a reference the code calls back through. So the
+drivers run unchanged, ``observe`` records exactly what it recorded when the
+code shared this process (an object by first-seen order, an exception by its
+nearest builtin class), and the host judges as before. A code process that
+lies, breaks the protocol or dies only changes its own answers: a broken
+protocol or a lost answerer ends the test (``lost``), which the server
+reports as crashed and restarts both processes for the next test.
+
+Protocol with the server: ``run <index> <nonce>`` lines on stdin (after the
+config line); JSON lines on the result fd: ``{"k": "ready"}`` once
+non-dumpable, ``{"k": "imported", "errors": {...}, "lost": ...}`` once, then
+per test ``{"k": "obs", "i": index, "nonce": nonce, "obs": [...], "lost":
+null or why}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import json
+import os
+import socket
+import sys
+import threading
+import types
+from typing import Any
+
+CONTROL_FD = 0  # stdin: the config line (read by the server's BOOT), then ``run <index> <nonce>`` lines
+PR_SET_DUMPABLE = 4
+
+
+def run(config: dict[str, Any]) -> None:
+    write, read, exit_now = os.write, os.read, os._exit
+    res_fd = int(config["res"])
+
+    def emit(record: dict[str, Any]) -> None:
+        data = (json.dumps(record) + "\n").encode()
+        while data:
+            data = data[write(res_fd, data):]
+
+    if not _non_dumpable():
+        exit_now(3)  # the code could read our fds; the server reports the suite as crashed
+    emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
+    wire: dict[str, Any] = {"__name__": "wire"}
+    exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
+    peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), _public)
+    with contextlib.suppress(wire["Lost"]):  # peer.lost says so below
+        peer.hand_over(b"main")
+
+    def serve_callbacks() -> None:  # connections the code opens to call a driver's object from its own threads
+        while (handed := peer.accept()) is not None:
+            peer.serve_in_thread(handed[1])
+
+    threading.Thread(target=serve_callbacks, daemon=True).start()
+    sys.meta_path.insert(0, SolutionFinder(peer, wire["Message"], os.path.join(config["sol_dir"], "solution.py")))
+
+    observe = _load_module("observe", config["observe"], "observe.py")
+    recorder, exception_name = observe.RECORDER, observe.exception_name
+    drivers: dict[str, types.ModuleType] = {}
+    import_errors: dict[str, str] = {}
+    sys.modules["observe"] = observe
+    try:
+        for file_name, source in sorted(config["drivers"].items()):
+            name = file_name[:-3]
+            try:
+                drivers[name] = _load_module(name, source, file_name)
+            except BaseException as exc:
+                import_errors[name] = exception_name(exc)
+    finally:
+        sys.modules.pop("observe", None)
+    emit({"k": "imported", "errors": import_errors, "lost": peer.lost})
+    if peer.lost:
+        exit_now(0)
+
+    def run_test(test_id: str) -> list[Any]:
+        mod_name, _, rest = test_id.partition(".")
+        cls_name, _, func_name = rest.rpartition(".")
+        recorder.reset()
+        if mod_name in import_errors:
+            return [["import-failed", import_errors[mod_name]]]
+        module = drivers.get(mod_name)
+        try:
+            if cls_name:
+                owner = getattr(module, cls_name)
+                instance = owner(func_name) if _is_unittest_case(owner) else owner()
+                getattr(instance, func_name)()
+            else:
+                getattr(module, func_name)()
+        except BaseException as exc:
+            recorder.records.append(["ended-by", exception_name(exc)])
+        records: list[Any] = recorder.reset()
+        return records
+
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            chunk = read(CONTROL_FD, 4096)
+            if not chunk:
+                exit_now(0)
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        parts = line.decode().split()
+        if len(parts) != 3 or parts[0] != "run":
+            exit_now(3)
+        index, nonce = int(parts[1]), parts[2]
+        observations = run_test(config["names"][index])
+        try:
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "lost": peer.lost})
+        except (TypeError, ValueError, RecursionError):
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "lost": peer.lost})
+        if peer.lost:
+            exit_now(0)  # the server starts a fresh pair for the next test
+
+
+class SolutionFinder:
+    """``import solution`` in the driver: a module whose attributes are the answerer's (``reload`` reloads there)."""
+
+    def __init__(self, peer: Any, message: Any, origin: str) -> None:
+        self.peer = peer
+        self.message = message
+        self.origin = origin
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "solution":
+            return None
+        spec = importlib.machinery.ModuleSpec(name, self, origin=self.origin)  # type: ignore[arg-type]
+        spec.has_location = True
+        return spec
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return RemoteModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        op = "reload" if "_lm_remote" in module.__dict__ else "import"
+        module.__dict__["_lm_remote"] = self.peer.ask(self.message(op))
+
+
+class RemoteModule(types.ModuleType):
+    """The driver's ``solution``: its public attributes are read from the answerer's module each time."""
+
+    def __getattr__(self, name: str) -> Any:
+        remote = self.__dict__.get("_lm_remote")
+        if remote is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(remote, name)
+
+
+def _public(op: str, name: str) -> bool:
+    """What the code may ask of the driver's objects: calls, special methods and public attributes."""
+    if op == "special":
+        return name != "__recursion__"
+    return op == "call" or (op in ("getattr", "setattr", "callattr") and not name.startswith("_"))
+
+
+def _non_dumpable() -> bool:
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _load_module(name: str, source: str, filename: str) -> types.ModuleType:
+    """``source`` run as module ``name``, registered in ``sys.modules`` only while it runs."""
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    try:
+        exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _is_unittest_case(owner: Any) -> bool:
+    return any(getattr(cls, "__name__", "") == "TestCase" for cls in getattr(owner, "__mro__", ()))

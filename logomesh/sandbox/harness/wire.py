@@ -1,0 +1,637 @@
+"""The wire between the judge's process and the code's process: one typed message protocol. Stdlib only.
+
+Runs INSIDE the sandbox, in both processes of a hidden-suite run (``server.py``
+starts them): the *driver* (``driver.py``: the judge, holds the result channel
+and the nonces, loads ``observe`` and the drivers) and the *answerer*
+(``answerer.py``: imports the submission and answers calls, nothing more).
+Each side is a ``Peer``; the driver never runs the submission's code, it only
+reads data from this wire.
+
+Connections. Every thread that asks the other side something has a
+connection of its own (an AF_UNIX stream socketpair): the asking side makes
+the pair and hands one end over the *control* socket (AF_UNIX seqpacket, one
+``b"attach"`` datagram carrying the fd, ``socket.send_fds``); the other side
+serves it in a thread of its own. So concurrent driver threads make
+concurrent calls, and code that calls a driver's callback from a thread of
+its own gets a connection too. The driver's main thread's connection is the
+first one sent (``b"main"``); the answerer serves it in its main thread.
+
+Frames: a 4-byte big-endian length, then a JSON list ``[op, target, name,
+args, kwargs]`` (``Message``), at most ``MAX_MESSAGE`` bytes. Requests:
+
+- ``getattr`` / ``setattr`` ``target.name`` (setattr: ``args == [value]``);
+- ``call`` ``target(*args, **kwargs)``; ``callattr`` ``target.name(*args, **kwargs)``;
+- ``special`` one of ``SPECIAL`` (``len``, ``iter``, ``==``, ``[]``, ``with`` …) on ``target``;
+- ``import`` / ``reload`` the submission (answerer only).
+
+Replies: ``return`` (``args == [value]``) or ``raise`` (``name`` = the nearest
+builtin exception class, ``exception_name``). While a side waits for its
+reply it serves the other side's requests on the same connection (a
+callback, nested as deep as ``MAX_NESTING``).
+
+Values (``args``, ``kwargs`` values, ``return``): plain data is encoded
+type-strictly as in ``observe.py`` (a value is read only when its type is
+exactly a builtin or ``Decimal``) and decoded into exactly-builtin values;
+builtin classes cross by name (``["class", "ValueError"]``); anything else
+stays where it lives and crosses as a reference, ``["a", n]`` (the
+answerer's n-th object; ``["a", n, [names]]`` the first time, with the
+methods its class defines) or ``["d", n]`` (the driver's), and the other
+side holds a ``Proxy`` that turns attribute reads, calls and the common
+special methods into requests. ``["m", n, name]`` is the answerer's object
+n's bound method ``name``. A side refuses requests about its own objects
+that its ``allowed`` check refuses (the driver serves only calls, public
+attributes and ``SPECIAL``: nothing of the judge is reachable through a
+callback). Anything malformed (size, depth, tag, unknown object) breaks the
+connection: the waiting side raises ``Lost``, which a driver records as a
+failed test.
+"""
+
+from __future__ import annotations
+
+import builtins
+import decimal
+import json
+import operator
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+MAX_MESSAGE = 8 << 20  # bytes in one frame (200,000 encoded values take about 3 MB)
+MAX_DEPTH = 100  # containers nest at most this deep on the wire (observe.py records "too-deep" past 64)
+MAX_NODES = 250_000  # values in one message (observe.py records "too-large" past 200,000)
+MAX_NESTING = 64  # requests nested inside requests on one connection
+MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
+HEADER = struct.Struct("!I")
+REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
+REPLIES = frozenset({"return", "raise"})
+
+_BUILTIN_CLASSES: dict[str, type] = {name: value for name, value in vars(builtins).items()
+                                     if isinstance(value, type) and not name.startswith("_")}
+_CLASS_NAMES: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.items()}
+_EXCEPTIONS: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.items()
+                               if issubclass(cls, BaseException)}
+_mro_of = type.__dict__["__mro__"].__get__
+_dumps, _loads = json.dumps, json.loads
+_type, _id, _len, _isinstance = type, id, len, isinstance
+_int_format, _float_repr, _decimal_str = int.__format__, float.__repr__, decimal.Decimal.__str__
+_dict_items, _list_iter = dict.items, list.__iter__
+_function_type = _type(lambda: None)
+
+SPECIAL: dict[str, Callable[..., Any]] = {
+    "__len__": len, "__iter__": iter, "__next__": next, "__bool__": bool, "__hash__": hash,
+    "__str__": str, "__repr__": repr,
+    "__getitem__": operator.getitem, "__setitem__": operator.setitem, "__delitem__": operator.delitem,
+    "__contains__": operator.contains,
+    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+    "__gt__": operator.gt, "__ge__": operator.ge,
+    "__enter__": lambda obj: _type(obj).__enter__(obj),
+    "__exit__": lambda obj, *exc: _type(obj).__exit__(obj, *exc),
+    "__instancecheck__": lambda obj, other: _isinstance(other, obj),
+    "__recursion__": lambda obj, *args: _recursion(obj, *args),
+}
+
+
+def _recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
+    """``[func(*args), d]``: the most activations of one function of the submission's file that overlapped
+    during the call, counted up to 2 (``observe.recursion``; measured where the code runs, an answer)."""
+    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    depth: dict[Any, int] = {}
+    deepest = [0]
+
+    def profiler(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if code.co_filename != filename:
+            return
+        if event == "call":
+            depth[code] = depth.get(code, 0) + 1
+            deepest[0] = max(deepest[0], depth[code])
+        elif event == "return":
+            depth[code] = depth.get(code, 1) - 1
+
+    sys.setprofile(profiler)
+    try:
+        value = func(*args)
+    finally:
+        sys.setprofile(None)
+    return [value, min(deepest[0], 2)]
+
+
+class Lost(BaseException):
+    """The other side broke the protocol or went away; a driver records the test as ended by it."""
+
+
+class Malformed(Exception):
+    """A frame that is not a well-formed message."""
+
+
+class TooBig(Exception):
+    """A value too large or too deep for the wire: it crosses as a reference instead."""
+
+
+class Message:
+    """One frame: ``[op, target, name, args, kwargs]`` on the wire (see the module docstring).
+
+    (A plain class: this source is exec'd in a namespace that is not a module, where ``dataclass`` fails.)
+    """
+
+    __slots__ = ("args", "kwargs", "name", "op", "target")
+
+    def __init__(self, op: str, target: Any = None, name: str = "", args: tuple[Any, ...] = (),
+                 kwargs: tuple[tuple[str, Any], ...] = ()) -> None:
+        self.op = op
+        self.target = target  # an encoded reference (requests about an object), else None
+        self.name = name  # attribute, special method, or (raise) exception class
+        self.args = args  # encoded values
+        self.kwargs = kwargs  # (name, encoded value)
+
+    def to_bytes(self) -> bytes:
+        data = _dumps([self.op, self.target, self.name, list(self.args), [list(kv) for kv in self.kwargs]],
+                      separators=(",", ":")).encode()
+        return HEADER.pack(len(data)) + data
+
+    @classmethod
+    def parse(cls, data: bytes) -> Message:
+        try:
+            raw = _loads(data)
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise Malformed("not JSON") from exc
+        if _type(raw) is not list or _len(raw) != 5:
+            raise Malformed("not a message")
+        op, target, name, args, kwargs = raw
+        if op not in REQUESTS and op not in REPLIES:
+            raise Malformed("unknown op")
+        if _type(name) is not str or _type(args) is not list or _type(kwargs) is not list:
+            raise Malformed("bad fields")
+        pairs = []
+        for pair in kwargs:
+            if _type(pair) is not list or _len(pair) != 2 or _type(pair[0]) is not str:
+                raise Malformed("bad keyword")
+            pairs.append((pair[0], pair[1]))
+        return cls(op, target, name, tuple(args), tuple(pairs))
+
+
+def exception_name(exc: BaseException) -> str:
+    """The nearest builtin exception class of ``exc``, found by identity in its real MRO (as observe.py)."""
+    for cls in _mro_of(_type(exc)):
+        name = _EXCEPTIONS.get(_id(cls))
+        if name is not None:
+            return name
+    return "BaseException"
+
+
+class Connection:
+    """One end of a stream socketpair carrying frames."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.depth = 0  # requests being served inside a wait on this connection
+        self.buffer = b""  # bytes received past the last frame (one recv usually brings a whole frame)
+
+    def send(self, message: Message) -> None:
+        try:
+            self.sock.sendall(message.to_bytes())
+        except OSError as exc:
+            raise Lost(f"the other side closed the connection ({exc.__class__.__name__})") from None
+
+    def receive(self) -> Message:
+        header = self._exactly(HEADER.size)
+        (size,) = HEADER.unpack(header)
+        if size > MAX_MESSAGE:
+            raise Lost("a message over the size cap")
+        try:
+            return Message.parse(self._exactly(size))
+        except Malformed as exc:
+            raise Lost(f"a malformed message ({exc})") from None
+
+    def _exactly(self, size: int) -> bytes:
+        buffer = self.buffer
+        while _len(buffer) < size:
+            try:
+                chunk = self.sock.recv(max(size - _len(buffer), 1 << 16))
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise Lost("the other side closed the connection")
+            buffer += chunk
+        self.buffer = buffer[size:]
+        return buffer[:size]
+
+
+class Proxy:
+    """An object of the other side: attribute reads, calls and special methods become requests."""
+
+    __slots__ = ("_lm_methods", "_lm_peer", "_lm_ref")
+
+    def __init__(self, peer: Peer, ref: list[Any], methods: frozenset[str]) -> None:
+        object.__setattr__(self, "_lm_peer", peer)
+        object.__setattr__(self, "_lm_ref", ref)
+        object.__setattr__(self, "_lm_methods", methods)
+
+    def _lm_special(self, name: str, *args: Any) -> Any:
+        return self._lm_peer.ask(Message("special", self._lm_ref, name), args)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._lm_methods:
+            return BoundProxy(self, name)
+        return self._lm_peer.ask(Message("getattr", self._lm_ref, name), ())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._lm_peer.ask(Message("setattr", self._lm_ref, name), (value,))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._lm_peer.ask(Message("call", self._lm_ref), args, kwargs)
+
+    def __len__(self) -> int:
+        return self._lm_special("__len__")  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Any:
+        return self._lm_special("__iter__")
+
+    def __next__(self) -> Any:
+        return self._lm_special("__next__")
+
+    def __bool__(self) -> bool:
+        return self._lm_special("__bool__")  # type: ignore[no-any-return]
+
+    def __hash__(self) -> int:
+        return self._lm_special("__hash__")  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return self._lm_special("__str__")  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return self._lm_special("__repr__")  # type: ignore[no-any-return]
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._lm_special("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._lm_special("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._lm_special("__delitem__", key)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._lm_special("__contains__", item)  # type: ignore[no-any-return]
+
+    def __eq__(self, other: object) -> Any:
+        return self._lm_special("__eq__", other)
+
+    def __ne__(self, other: object) -> Any:
+        return self._lm_special("__ne__", other)
+
+    def __lt__(self, other: Any) -> Any:
+        return self._lm_special("__lt__", other)
+
+    def __le__(self, other: Any) -> Any:
+        return self._lm_special("__le__", other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self._lm_special("__gt__", other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._lm_special("__ge__", other)
+
+    def __enter__(self) -> Any:
+        return self._lm_special("__enter__")
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._lm_special("__exit__", *exc)
+
+    def __instancecheck__(self, other: Any) -> bool:
+        return self._lm_special("__instancecheck__", other)  # type: ignore[no-any-return]
+
+    def _lm_recursion(self, *args: Any) -> Any:
+        return self._lm_special("__recursion__", *args)
+
+
+class BoundProxy:
+    """``proxy.name`` where ``name`` is a method of the other side's object: calling it is one request."""
+
+    __slots__ = ("name", "owner")
+
+    def __init__(self, owner: Proxy, name: str) -> None:
+        self.owner = owner
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        owner = self.owner
+        return owner._lm_peer.ask(Message("callattr", owner._lm_ref, self.name), args, kwargs)
+
+
+def _class_methods(value: Any) -> list[str]:
+    """The names of the plain functions ``value``'s class (and its Python bases) define, read without calling code."""
+    names: list[str] = []
+    for cls in _mro_of(_type(value)):
+        if _id(cls) in _CLASS_NAMES:
+            continue
+        namespace = type.__dict__["__dict__"].__get__(cls)
+        names += [k for k, v in namespace.items() if _type(v) is _function_type and _type(k) is str]
+    return names
+
+
+class Peer:
+    """One side of the wire: its objects by number, the other side's proxies, a connection per thread.
+
+    ``side`` is ``"a"`` (answerer) or ``"d"`` (driver); ``allowed(op, name)`` says which requests about this
+    side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``). The
+    driver serves at most ``MAX_CONNECTIONS`` of the answerer's connections at once; the answerer, whose
+    connections come from the driver's own threads, serves every one.
+    """
+
+    def __init__(self, side: str, control: socket.socket, allowed: Callable[[str, str], bool],
+                 actions: dict[str, Callable[[], Any]] | None = None) -> None:
+        self.side = side
+        self.other = "d" if side == "a" else "a"
+        self.control = control
+        self.allowed = allowed
+        self.actions = actions or {}
+        self.lock = threading.Lock()
+        self.objects: dict[int, Any] = {}  # number -> our object (kept alive, so ids are not reused)
+        self.numbers: dict[int, int] = {}  # id(our object) -> number
+        self.proxies: dict[int, Proxy] = {}  # number -> the proxy of the other side's object
+        self.local = threading.local()
+        self.lost: str | None = None
+        self.serving = 0  # connections handed over by the other side, being served
+
+    # ---- connections --------------------------------------------------------------------------
+
+    def connection(self) -> Connection:
+        """This thread's connection: the one it serves, or a new one handed to the other side."""
+        conn: Connection | None = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.hand_over(b"attach")
+        return conn
+
+    def hand_over(self, kind: bytes) -> Connection:
+        ours, theirs = socket.socketpair()
+        try:
+            with self.lock:
+                socket.send_fds(self.control, [kind], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            self.lost = self.lost or "the other side is gone"
+            raise Lost(self.lost) from None
+        finally:
+            theirs.close()
+        conn = Connection(ours)
+        self.local.conn = conn
+        return conn
+
+    def accept(self) -> tuple[bytes, Connection] | None:
+        """The next connection the other side hands over (None when the control socket closes)."""
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(self.control, 16, 4)
+            except OSError:
+                return None
+            if not data and not fds:
+                return None
+            if len(fds) != 1 or (self.side == "d" and self.serving >= MAX_CONNECTIONS):
+                for fd in fds:
+                    socket.close(fd)
+                continue
+            try:
+                sock = socket.socket(fileno=fds[0])
+            except OSError:
+                socket.close(fds[0])
+                continue
+            with self.lock:
+                self.serving += 1
+            return data, Connection(sock)
+
+    def serve(self, conn: Connection) -> None:
+        """Answer requests on ``conn`` (handed over by ``accept``) until it closes, in this thread, which then
+        asks on it too."""
+        self.local.conn = conn
+        try:
+            while True:
+                request = conn.receive()
+                if request.op not in REQUESTS:
+                    return
+                conn.send(self.perform(request))
+        except Lost:
+            return
+        finally:
+            conn.sock.close()
+            with self.lock:
+                self.serving -= 1
+
+    def serve_in_thread(self, conn: Connection) -> None:
+        threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    # ---- asking -------------------------------------------------------------------------------
+
+    def ask(self, request: Message, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        """Send ``request`` with ``args``/``kwargs`` encoded; serve nested requests until its reply comes."""
+        if self.lost is not None:
+            raise Lost(self.lost)
+        conn = self.connection()
+        message = Message(request.op, request.target, request.name, tuple(self.encode(a) for a in args),
+                          tuple((k, self.encode(v)) for k, v in (kwargs or {}).items()))
+        try:
+            conn.send(message)
+            while True:
+                reply = conn.receive()
+                if reply.op == "return" and len(reply.args) == 1:
+                    return self.decode(reply.args[0])
+                if reply.op == "raise":
+                    raise _exception(reply.name)
+                if reply.op not in REQUESTS or conn.depth >= MAX_NESTING:
+                    raise Lost("an unexpected or too deeply nested message")
+                conn.depth += 1
+                try:
+                    answer = self.perform(reply)
+                finally:
+                    conn.depth -= 1
+                conn.send(answer)
+        except Lost as exc:
+            self.lost = self.lost or str(exc)
+            raise
+
+    # ---- serving ------------------------------------------------------------------------------
+
+    def perform(self, request: Message) -> Message:
+        """The reply to one request about this side's objects (every exception becomes a ``raise``)."""
+        op, name = request.op, request.name
+        try:
+            if request.target is None:
+                action = self.actions.get(op)
+                if action is None:
+                    raise PermissionError(op)
+                return Message("return", args=(self.encode(action()),))
+            if not self.allowed(op, name):
+                raise PermissionError(f"{op} {name}")
+            target = self.decode(request.target)
+            args = [self.decode(a) for a in request.args]
+            kwargs = {k: self.decode(v) for k, v in request.kwargs}
+            if op == "getattr":
+                result = getattr(target, name)
+                if self.side == "a" and _type(result) is _type(self.perform) and result.__self__ is target \
+                        and name in _class_methods(target):
+                    return Message("return", args=(["m", self.number(target), name],))
+            elif op == "setattr":
+                setattr(target, name, *args[:1])
+                result = None
+            elif op == "call":
+                result = target(*args, **kwargs)
+            elif op == "callattr":
+                result = getattr(target, name)(*args, **kwargs)
+            else:
+                result = SPECIAL[name](target, *args)
+            return Message("return", args=(self.encode(result),))
+        except Lost:
+            raise
+        except BaseException as exc:
+            return Message("raise", name=exception_name(exc))
+
+    # ---- values -------------------------------------------------------------------------------
+
+    def number(self, value: Any) -> int:
+        with self.lock:
+            key = _id(value)
+            number = self.numbers.get(key)
+            if number is None:
+                number = self.numbers[key] = _len(self.objects)
+                self.objects[number] = value
+            return number
+
+    def encode(self, value: Any) -> Any:
+        kind = _type(value)
+        if kind is str:  # the commonest arguments and answers, without the container machinery
+            return ["str", value]
+        if kind is bool:
+            return ["bool", value is True]
+        if kind is int:
+            return ["int", _int_format(value, "x")]
+        try:
+            return self._encode(value, 0, [0], set())
+        except (TooBig, RecursionError):
+            return self._reference(value)
+
+    def _reference(self, value: Any) -> Any:
+        if _type(value) is Proxy:
+            return value._lm_ref
+        if _type(value) is BoundProxy:
+            return ["m", value.owner._lm_ref[1], value.name]
+        known = _id(value) in self.numbers
+        number = self.number(value)
+        if self.side == "a" and not known:
+            return ["a", number, _class_methods(value)]
+        return [self.side, number]
+
+    def _encode(self, value: Any, depth: int, nodes: list[int], open_ids: set[int]) -> Any:
+        nodes[0] += 1
+        if nodes[0] > MAX_NODES or depth > MAX_DEPTH:
+            raise TooBig
+        kind = _type(value)
+        if value is None:
+            return ["none"]
+        if kind is bool:
+            return ["bool", value is True]
+        if kind is int:
+            return ["int", _int_format(value, "x")]
+        if kind is float:
+            return ["float", _float_repr(value)]
+        if kind is str:
+            return ["str", value]
+        if kind is bytes:
+            return ["bytes", value.hex()]
+        if kind is decimal.Decimal:
+            return ["decimal", _decimal_str(value)]
+        if kind in (list, tuple, dict, set, frozenset):
+            key = _id(value)
+            if key in open_ids:
+                raise TooBig  # a cycle: the whole value crosses as a reference
+            open_ids.add(key)
+            try:
+                if kind is dict:
+                    return ["dict", [[self._encode(k, depth + 1, nodes, open_ids),
+                                      self._encode(v, depth + 1, nodes, open_ids)] for k, v in _dict_items(value)]]
+                items = [self._encode(item, depth + 1, nodes, open_ids) for item in _list_iter(list(value))]
+                return [kind.__name__, items]
+            finally:
+                open_ids.discard(key)
+        if kind is type and _id(value) in _CLASS_NAMES:
+            return ["class", _CLASS_NAMES[_id(value)]]
+        return self._reference(value)
+
+    def decode(self, data: Any, depth: int = 0) -> Any:
+        """Exactly-builtin values, our own objects, or proxies; ``Lost`` on anything malformed."""
+        if _type(data) is list and _len(data) == 2:  # the commonest answers first
+            tag, item = data
+            if tag == "bool" and _type(item) is bool:
+                return item
+            if tag == "str" and _type(item) is str:
+                return item
+        try:
+            return self._decode(data, depth)
+        except Lost:
+            raise
+        except Exception as exc:  # a bad literal, an unhashable key: the other side broke the protocol
+            raise Lost(f"a malformed value ({exc.__class__.__name__})") from None
+
+    def _decode(self, data: Any, depth: int) -> Any:
+        if _type(data) is not list or not data or _type(data[0]) is not str or depth > MAX_DEPTH + 1:
+            raise Lost("a malformed value")
+        tag, rest = data[0], data[1:]
+        if tag == "none" and not rest:
+            return None
+        if len(rest) == 1:
+            item = rest[0]
+            kind = _type(item)
+            if tag == "bool" and kind is bool:
+                return item
+            if tag == "int" and kind is str:
+                return int(item, 16)
+            if tag == "float" and kind is str and len(item) <= 40:
+                return float(item)
+            if tag == "str" and kind is str:
+                return item
+            if tag == "bytes" and kind is str:
+                return bytes.fromhex(item)
+            if tag == "decimal" and kind is str:
+                return decimal.Decimal(item)
+            if tag == "class" and kind is str and item in _BUILTIN_CLASSES:
+                return _BUILTIN_CLASSES[item]
+            if kind is list and tag in ("list", "tuple", "set", "frozenset"):
+                items = [self._decode(v, depth + 1) for v in item]
+                return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+            if kind is list and tag == "dict":
+                pairs = []
+                for pair in item:
+                    if _type(pair) is not list or len(pair) != 2:
+                        raise Lost("a malformed dict")
+                    pairs.append((self._decode(pair[0], depth + 1), self._decode(pair[1], depth + 1)))
+                return dict(pairs)
+        if tag == self.side and len(rest) == 1 and _type(rest[0]) is int:
+            if rest[0] not in self.objects:
+                raise Lost("a reference to an object that does not exist")
+            return self.objects[rest[0]]
+        if tag == self.other and len(rest) in (1, 2) and _type(rest[0]) is int:
+            return self._proxy(rest[0], rest[1] if len(rest) == 2 else [])
+        if tag == "m" and len(rest) == 2 and _type(rest[0]) is int and _type(rest[1]) is str:
+            if self.side == "a":
+                if rest[0] not in self.objects:
+                    raise Lost("a reference to an object that does not exist")
+                return getattr(self.objects[rest[0]], rest[1])
+            return BoundProxy(self._proxy(rest[0], []), rest[1])
+        raise Lost("a malformed value")
+
+    def _proxy(self, number: int, methods: Any) -> Proxy:
+        proxy = self.proxies.get(number)
+        if proxy is None:
+            names = frozenset(m for m in methods if _type(m) is str) if _type(methods) is list else frozenset()
+            proxy = self.proxies.setdefault(number, Proxy(self, [self.other, number], names))
+        return proxy
+
+
+def _exception(name: str) -> BaseException:
+    """An instance of the builtin exception class ``name`` (``Lost`` for anything else), made without its __init__."""
+    cls = _BUILTIN_CLASSES.get(name)
+    if cls is None or not issubclass(cls, BaseException):
+        return Lost(f"an unknown exception class {name[:40]!r}")
+    return cls.__new__(cls)

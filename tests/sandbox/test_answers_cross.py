@@ -1,0 +1,194 @@
+"""Only answers cross (issue 31): the judge records outside the process that runs the code; both backends.
+
+The hidden drivers run in the driver process, the submission in the answerer
+(``harness/driver.py``, ``harness/answerer.py``). The answerer holds no result
+channel, no nonce and no record the host reads, so a submission that read all
+our source and forges records gains nothing: each hostile submission below is
+the rate limiter that grants every call (the honest control, wrong) plus one
+forgery, and must pass no more hidden tests than the control.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
+from logomesh.sandbox import Sandbox
+from logomesh.sandbox.client import HARNESS_DIR
+from logomesh.tasks import TaskSpec, load_task
+
+CONTROL = '''
+class RateLimiter:
+    def __init__(self, max_requests, window_seconds, clock=None):
+        if max_requests < 1 or window_seconds <= 0:
+            raise ValueError("bad limits")
+
+    def allow(self, key):
+        return True
+'''
+
+# Every forger writes, for every test index, the reference's own observations as a perfect record, with
+# every nonce it can find (or a guess), to every descriptor it can reach; it then answers as the control.
+FORGE = '''
+import gc, json, os, re, sys, threading, time
+_OBS = json.loads({observations!r})
+_HEX = re.compile("^[0-9a-f]{{32}}$")
+
+def _records(nonces):
+    yield {{"k": "ready"}}
+    yield {{"k": "imported", "errors": {{}}, "lost": None, "tamper": []}}
+    for i, obs in enumerate(_OBS):
+        for nonce in nonces or ["0" * 32]:
+            yield {{"k": "obs", "i": i, "nonce": nonce, "obs": obs, "lost": None, "tamper": []}}
+
+def _write(fds, nonces=()):
+    data = "".join(json.dumps(r) + "\\n" for r in _records(list(nonces))).encode()
+    for fd in fds:
+        try:
+            os.write(fd, data)
+        except OSError:
+            pass
+'''
+
+TRICKS = {
+    # A pipe over every descriptor 3..64, fed with perfect records by a thread, all the time.
+    "dup2 every fd": '''
+_r, _w = os.pipe()
+for _fd in range(3, 65):
+    if _fd not in (_r, _w):
+        try:
+            os.dup2(_w, _fd)
+        except OSError:
+            pass
+def _feed():
+    while True:
+        _write(range(3, 65))
+        time.sleep(0.01)
+threading.Thread(target=_feed, daemon=True).start()
+''',
+    # A forged last line on stdout and stderr after every answer.
+    "forged last line": '''
+def _print_forgery():
+    for record in _records([]):
+        print(json.dumps(record), flush=True)
+        print(json.dumps(record), file=sys.stderr, flush=True)
+_print_forgery()
+import atexit
+atexit.register(_print_forgery)
+''',
+    # The nonce from memory: every 32-hex string on the heap and in every thread's frames, then every fd
+    # of this process and every fd of every process in the box it can open for writing.
+    "nonce from memory": '''
+def _nonces():
+    found = set()
+    for o in gc.get_objects():
+        if isinstance(o, str) and _HEX.match(o):
+            found.add(o)
+        elif isinstance(o, dict):
+            found.update(v for v in list(o.values()) if isinstance(v, str) and _HEX.match(v))
+    for frame in list(sys._current_frames().values()):
+        while frame is not None:
+            found.update(v for v in list(frame.f_locals.values()) if isinstance(v, str) and _HEX.match(v))
+            frame = frame.f_back
+    return sorted(found)[:50]
+
+def _every_fd():
+    fds = list(range(1, 65))
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                names = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for name in names:
+                try:
+                    fds.append(os.open(f"/proc/{pid}/fd/{name}", os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass
+    return fds
+
+def _forge_now():
+    _write(_every_fd(), _nonces())
+''',
+}
+# Where the control's allow() calls the forger (the nonce trick forges from inside every call).
+IN_CALL = {"nonce from memory": "        _forge_now()\n"}
+
+
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
+
+
+@pytest.fixture(scope="module")
+def task() -> TaskSpec:
+    return load_task("rate-limiter")
+
+
+@pytest.fixture(scope="module")
+def cache() -> ReferenceCache:
+    return ReferenceCache(None)
+
+
+def hostile(trick: str, observations: list[list[object]]) -> str:
+    forger = FORGE.format(observations=json.dumps(observations)) + TRICKS[trick]
+    control = CONTROL.replace("    def allow(self, key):\n", "    def allow(self, key):\n" + IN_CALL.get(trick, ""))
+    return forger + control
+
+
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_forged_records_from_the_code_gain_nothing(box: Sandbox, task: TaskSpec, cache: ReferenceCache,
+                                                   trick: str) -> None:
+    reference = cache.get(box, task)
+    assert all(t.status == "observed" for t in reference.tests)
+    control = run_hidden(box, task, CONTROL, cache=cache).suite
+    hacked = run_hidden(box, task, hostile(trick, [list(t.observations) for t in reference.tests]), cache=cache).suite
+    assert 0 < control.passed < control.total
+    assert hacked.passed <= control.passed, (trick, [o.name for o in hacked.outcomes if o.status == "passed"])
+
+
+def test_the_reference_behind_the_forgers_passes(box: Sandbox, task: TaskSpec, cache: ReferenceCache) -> None:
+    """The pair runs honest code as before: the reference passes every hidden test, untampered."""
+    run = run_hidden(box, task, task.reference, cache=cache).suite
+    assert (run.passed, run.total, run.tampered) == (16, 16, False), run.outcomes
+
+
+# ---- structure: what the answerer's process holds ------------------------------------------------------
+
+ANSWERER_SOURCES = ("answerer.py", "wire.py")
+JUDGE_NAMES = {"res", "nonce", "emit", "observe", "RECORDER", "audit", "drivers"}
+
+
+@pytest.mark.parametrize("name", ANSWERER_SOURCES)
+def test_the_answerers_code_holds_nothing_of_the_judge(name: str) -> None:
+    """No name in the code the answerer runs refers to the result channel, a nonce, a record or the drivers."""
+    tree = ast.parse((HARNESS_DIR / name).read_text(encoding="utf-8"))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    names |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda) for a in n.args.args}
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not names & JUDGE_NAMES, names & JUDGE_NAMES
+    assert not strings & JUDGE_NAMES, strings & JUDGE_NAMES
+
+
+def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
+    """The answerer is spawned with one descriptor besides stdio (its end of the control socket), and only
+    after the driver, which holds the result channel, reported itself non-dumpable."""
+    source = (HARNESS_DIR / "server.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    start = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "start_answerer")
+    spawns = [n for n in ast.walk(start) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr == "spawn"]
+    assert len(spawns) == 1
+    assert ast.unparse(spawns[0].args[2]) == "(control.fileno(),)"
+    config = next(n for n in ast.walk(start) if isinstance(n, ast.Dict))
+    keys = {k.value for k in config.keys if isinstance(k, ast.Constant)}
+    assert keys == {"program", "wire", "sol_dir", "control"}
+    runner = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "run_runner")
+    text = ast.unparse(runner)
+    assert text.index("== 'ready'") < text.index("self.start_answerer(")
+    assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "driver.py").read_text(encoding="utf-8")
