@@ -89,8 +89,9 @@ def shallow(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def tamper_in(record: dict[str, Any]) -> list[str]:
-    """The tamper reasons a runner's record lists. The runners always write a list of strings; anything else
-    (missing, a string, a number) was written by the code, and is itself tampering, never "none"."""
+    """The tamper reasons a record of ``runner.py`` lists (the purple's own tests, run beside the code). It
+    always writes a list of strings; anything else (missing, a string, a number) was written by the code, and
+    is itself tampering, never "none". The hidden-suite driver shares no process with the code: no list."""
     found = record.get("tamper")
     if isinstance(found, list) and all(isinstance(r, str) for r in found):
         return [r[:300] for r in found]
@@ -582,7 +583,8 @@ class Server:
                 for i in range(next_index, len(names)):
                     state.set(i, status, reason, 0.0)
                 return len(names)
-            state.note_tamper(tamper_in(record))
+            if mode == "suite":  # a runner shares its process with the code; the driver is the judge's own
+                state.note_tamper(tamper_in(record))
             import_errors = record.get("errors")
             if not isinstance(import_errors, dict):
                 state.note_tamper(["malformed import errors in a result record"])
@@ -642,7 +644,7 @@ class Server:
                 state.note_tamper([f"forged or out-of-order result record during {name}"])
                 state.set(index, "error", "forged result record on the judge's channel", elapsed)
                 return False
-            reasons = tamper_in(record)
+            reasons = tamper_in(record) if mode == "suite" else []
             state.note_tamper(reasons)
             if mode == "observe":
                 if record.get("lost"):  # the code's process died or broke the protocol: a crash, as before
