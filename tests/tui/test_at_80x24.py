@@ -1,0 +1,39 @@
+"""What a person sees at 80x24, read from the screen: every line of the CIS derivation, ledger ids that differ only
+in their tail shown apart, a pair's reason for having no interval, and toasts that leave the status line alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pilot_helpers import run, shows, until
+from scripted_engine import BANDED_CIS, BATTLE, ScriptedEngine, banded_battle, make_task
+from textual.widgets import Static
+
+from tui.app import ConsoleApp
+from tui.widgets.battle.score_panel import ScorePanel
+from tui.widgets.battle.status_line import StatusLine
+
+SIZE = (80, 24)
+
+
+def test_every_line_of_the_cis_derivation_is_whole_at_80x24(tmp_path: Path) -> None:
+    app = ConsoleApp(tmp_path, tasks=[make_task(tmp_path / "task")],
+                     engine=ScriptedEngine(banded_battle(BATTLE, 3), cis=BANDED_CIS))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            score_panel = app.battle_screen.query_one(ScorePanel)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: score_panel.final is not None and not score_panel.revealing)
+            text = await shows(pilot, app, ["CIS = 0.5×x = 0.266"], "at 80x24")
+            lines = [" ".join(row.split()) for row in text.splitlines()]  # styled runs are joined by a space
+            derivation = ["raw = 0.25×(R+A+T+L) = 0.666", "× 0.800 red", "x = 0.666 × 0.800 = 0.533",
+                          "not all hidden passed:", "CIS = 0.5×x = 0.266 scored"]
+            for line in derivation:  # each whole on one row of the screen, inside the panel's border
+                assert any(line in row for row in lines), f"{line!r} not whole on screen:\n" + "\n".join(lines)
+            assert "…" not in str(app.battle_screen.query_one("#sum", Static).render())
+            panel = score_panel.region
+            assert score_panel.max_scroll_y == 0, "the panel scrolls: a line of the derivation is hidden"
+            assert panel.bottom <= app.battle_screen.query_one(StatusLine).region.y
+
+    run(scenario)
