@@ -3,17 +3,22 @@ in their tail shown apart, a pair's reason for having no interval, and toasts th
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Any
 
 from pilot_helpers import run, shows, until
 from scripted_engine import BANDED_CIS, BATTLE, ScriptedEngine, banded_battle, make_task
 from textual.widgets import Static
 
+from ledger import Ledger
+from ledger.keys import create_key
 from tui.app import ConsoleApp
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.status_line import StatusLine
 
 SIZE = (80, 24)
+TWINS = ("task-b:no-lock:c-7721ccb6657a:r1", "task-b:no-lock:c-7721ccb6657a:r2")  # alike but for the last char
 
 
 def test_every_line_of_the_cis_derivation_is_whole_at_80x24(tmp_path: Path) -> None:
@@ -35,5 +40,38 @@ def test_every_line_of_the_cis_derivation_is_whole_at_80x24(tmp_path: Path) -> N
             panel = score_panel.region
             assert score_panel.max_scroll_y == 0, "the panel scrolls: a line of the derivation is hidden"
             assert panel.bottom <= app.battle_screen.query_one(StatusLine).region.y
+
+    run(scenario)
+
+
+def fill_twins(home: Path) -> None:
+    create_key(home / "keys", seed=hashlib.sha256(b"tui-80x24").digest())
+    with Ledger.open(home) as led:
+        for battle_id in TWINS:
+            result: dict[str, Any] = {"battle_id": battle_id, "task_id": "task-b", "cis_score": 0.5,
+                                      "status": "scored", "purple_agent": "mock:no-lock"}
+            led.append(battle_id, result, {"task_spec": b"spec"}, {"purple_agent": "mock:no-lock"})
+
+
+def test_a_toast_stands_above_the_status_line_at_80x24(tmp_path: Path) -> None:
+    fill_twins(tmp_path)
+    app = ConsoleApp(tmp_path, tasks=[make_task(tmp_path / "task")], engine=ScriptedEngine([]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE, notifications=True) as pilot:  # off by default under run_test
+            for screen, status_of in ((app.battle_screen, lambda: app.battle_screen.query_one(StatusLine)),
+                                      (app.ledger_screen, lambda: app.ledger_screen.query_one("#summary"))):
+                if app.screen is not screen:
+                    await pilot.press("ctrl+l")
+                    await until(pilot, lambda: app.ledger_screen.loaded)
+                app.notify("a notice long enough to wrap onto a second line of its toast, as a path would", timeout=30)
+                await until(pilot, lambda: bool(app.screen.query("Toast")))
+                await pilot.pause()
+                status = status_of().region
+                for toast in app.screen.query("Toast"):
+                    assert toast.region.height > 0
+                    assert toast.region.bottom <= status.y, (toast.region, status)  # Region.bottom is exclusive
+                app.clear_notifications()
+                await until(pilot, lambda: not app.screen.query("Toast"))
 
     run(scenario)
