@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pilot_helpers import run, shows, until
+from scripted_campaign import ScriptedExecutor, nothing_to_check
 from scripted_engine import BANDED_CIS, BATTLE, ScriptedEngine, banded_battle, make_task
+from test_campaign_screen import TASKS, open_campaign, score
 from textual.widgets import Static
 
 from ledger import Ledger
@@ -16,6 +18,7 @@ from ledger.keys import create_key
 from tui.app import ConsoleApp
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.status_line import StatusLine
+from tui.widgets.campaign.comparisons import ComparisonsTable
 
 SIZE = (80, 24)
 TWINS = ("task-b:no-lock:c-7721ccb6657a:r1", "task-b:no-lock:c-7721ccb6657a:r2")  # alike but for the last char
@@ -51,6 +54,25 @@ def fill_twins(home: Path) -> None:
             result: dict[str, Any] = {"battle_id": battle_id, "task_id": "task-b", "cis_score": 0.5,
                                       "status": "scored", "purple_agent": "mock:no-lock"}
             led.append(battle_id, result, {"task_spec": b"spec"}, {"purple_agent": "mock:no-lock"})
+
+
+def test_a_pairs_reason_for_no_interval_is_visible_at_80x24(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(score)
+    tasks = [make_task(tmp_path / name, name, ("good", "no-lock", "slow")) for name in TASKS]
+    app = ConsoleApp(tmp_path / "home", tasks=tasks, executor_factory=executor.factory, campaign_check=nothing_to_check)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_campaign(pilot, app, "good, no-lock", workers=2)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None and screen.settled)
+            await pilot.press("v")
+            (pair,) = screen.query_one(ComparisonsTable).comparisons
+            reason = pair.interval.reason
+            assert reason and len(reason) > 30  # longer than what the column has room for at 80 columns
+            await shows(pilot, app, [f"why no CI: {reason}"], "under the pairs at 80x24")
+
+    run(scenario)
 
 
 def test_a_toast_stands_above_the_status_line_at_80x24(tmp_path: Path) -> None:
