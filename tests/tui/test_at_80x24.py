@@ -19,6 +19,7 @@ from tui.app import ConsoleApp
 from tui.widgets.battle.score_panel import ScorePanel
 from tui.widgets.battle.status_line import StatusLine
 from tui.widgets.campaign.comparisons import ComparisonsTable
+from tui.widgets.ledger.entries_table import EntriesTable
 
 SIZE = (80, 24)
 TWINS = ("task-b:no-lock:c-7721ccb6657a:r1", "task-b:no-lock:c-7721ccb6657a:r2")  # alike but for the last char
@@ -54,6 +55,24 @@ def fill_twins(home: Path) -> None:
             result: dict[str, Any] = {"battle_id": battle_id, "task_id": "task-b", "cis_score": 0.5,
                                       "status": "scored", "purple_agent": "mock:no-lock"}
             led.append(battle_id, result, {"task_spec": b"spec"}, {"purple_agent": "mock:no-lock"})
+
+
+def test_ledger_ids_that_differ_only_in_their_tail_look_different_at_80x24(tmp_path: Path) -> None:
+    fill_twins(tmp_path)
+    app = ConsoleApp(tmp_path, tasks=[make_task(tmp_path / "task")], engine=ScriptedEngine([]))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("ctrl+l")
+            await until(pilot, lambda: app.ledger_screen.loaded)
+            table = app.ledger_screen.query_one(EntriesTable)
+            await until(pilot, lambda: table.row_count == 2)
+            shown = [str(table.get_cell(str(sequence), "battle_id")) for sequence in (0, 1)]
+            assert shown[0] != shown[1], shown
+            assert shown[0].endswith("r1") and shown[1].endswith("r2"), shown
+            await shows(pilot, app, shown, "in the ledger at 80x24")
+
+    run(scenario)
 
 
 def test_a_pairs_reason_for_no_interval_is_visible_at_80x24(tmp_path: Path) -> None:
