@@ -120,14 +120,16 @@ def _logomesh(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
     return subprocess.run([*LOGOMESH, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
-def _remove_containers(run: str) -> None:
-    """The sandbox of the battle that died with its node: nobody is left to remove it."""
+def _remove_containers(run: str) -> list[str]:
+    """Remove this run's sandbox containers; the names of those there were."""
     from logomesh.sandbox.docker import RUN_LABEL, docker_client
 
     client = docker_client()
     try:
-        for container in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run}"}):
+        left = client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run}"})
+        for container in left:
             container.remove(force=True)
+        return [str(c.name) for c in left]
     finally:
         client.close()
 
@@ -155,6 +157,7 @@ def test_a_campaign_survives_losing_a_ray_node_mid_battle(tmp_path: Path) -> Non
                     os.killpg(campaign.pid, signal.SIGKILL)
                     campaign.communicate()
         assert campaign.returncode == 0, err[-3000:]
+        assert _remove_containers(run) == []  # the driver swept the sandbox of the battle that died
         summary = json.loads(out)
         planned = sorted(battle_id(t, "good", "node-loss", r)
                          for r in range(1, NODE_LOSS_REPEAT + 1) for t in NODE_LOSS_TASKS)
