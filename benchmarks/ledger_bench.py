@@ -1,9 +1,10 @@
-"""Ledger speed, measured against the raw floor in the same run.
+"""Ledger speed, measured against the raw floor in the same run, and (with --against) against older code.
 
-Usage: python benchmarks/ledger_bench.py [--entries N] [--batch B] [--single N] [--proof-size N]
-                                         [--proofs N] [--repeat N] [--workdir DIR] [--json]
+Usage: python benchmarks/ledger_bench.py [--entries N] [--batch B] [--single N] [--verify-entries N]
+                                         [--proof-size N] [--proofs N] [--repeat N] [--workdir DIR]
+                                         [--against OLD_CHECKOUT] [--json]
 
-Append and floor figures are the best of --repeat runs: on a shared machine noise only slows a run.
+Append and floor figures are the median of --repeat runs, each ledger rate beside a floor run just before it.
 
 Figures:
   floor_single    Ed25519 sign + plain SQLite insert, one commit per row (WAL, synchronous=FULL)
@@ -15,16 +16,22 @@ Figures:
                   machine is shared (wall-clock rates fall with the load average, CPU rates do not)
   file_create     plain file creations per second in the same folder tree: the ledger writes one DBOM
                   file per battle, so this bounds append_batched on a slow filesystem
-  ratio_*         ledger rate / floor rate for the same transaction size
-  verify          verify_ledger over the batched ledger: entries per second, everything recomputed, in one
-                  process and (verify_workers) in worker processes, side by side (the CLI starts workers from
-                  10,000 entries: starting them costs ~1.5 s); also over the one-per-transaction ledger,
-                  which has a signed checkpoint per entry
+  ratio_*         ledger rate / floor rate for the same transaction size (median of the per-run ratios)
+  verify          verify_ledger over a ledger of --verify-entries battles (built once, batched): entries per
+                  second, everything recomputed, in one process and with verify_workers processes checking
+                  entries, alternately, --repeat times each (medians), and (verify_per_cpu_s) one process's
+                  rate over its CPU time; also over the one-per-transaction ledger, which has a signed
+                  checkpoint per entry
   proof_*         inclusion and consistency proofs read from stored subtree hashes in a nodes table of
                   --proof-size leaves (built directly: the proof code reads only that table), milliseconds
 
+--against DIR measures every figure but the proofs with the ledger package of DIR too (a checkout of older
+code, e.g. ``git worktree add /tmp/before main``), alternating the two in fresh processes on the same
+machine minute, both verifying the same ledger, and prints before, after and after/before.
+
 Aims from the issue: batched appends >= 5000/s, verification >= 5000 entries/s,
-an inclusion proof at 10^6 entries in under 10 ms.
+an inclusion proof at 10^6 entries in under 10 ms; issue 39: batched appends >= 0.25 of the floor,
+verification of 10^5 entries >= 2x the one-process rate before it, and never slower with workers.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+CODE_ENV = "LEDGER_BENCH_CODE"  # the checkout whose ledger package is measured (worker processes inherit it)
+sys.path.insert(0, os.environ.get(CODE_ENV, str(ROOT)))
 
 from ledger import AppendRequest, Ledger  # noqa: E402
 from ledger.entry_checks import default_workers  # noqa: E402
@@ -183,56 +192,153 @@ def proof_times(path: Path, size: int, count: int) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--entries", type=int, default=5000, help="entries for the batched run and verification")
+    parser.add_argument("--entries", type=int, default=5000, help="entries for the batched append runs")
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--single", type=int, default=300, help="entries for the one-per-transaction runs")
+    parser.add_argument("--verify-entries", type=int, default=100_000, help="entries of the ledger verified")
     parser.add_argument("--proof-size", type=int, default=1_000_000)
     parser.add_argument("--proofs", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per append figure; the best is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is reported")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--against", type=Path, default=None, help="a checkout of older code to compare with")
+    parser.add_argument("--part", choices=["appends", "verify"], default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="ledger-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    for stale in work.iterdir():  # everything but the reusable node table
-        if not stale.name.startswith("nodes-"):
-            shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-    figures: dict[str, Any] = {"workdir": str(work)}
 
-    def best(label: str, run: Any) -> tuple[float, float]:
-        """Best of --repeat runs (a shared machine only ever makes a run slower), wall and CPU."""
-        results = [run(work / f"{label}-{i}") for i in range(args.repeat)]
-        return max(r[0] for r in results), max(r[1] for r in results)
+def append_figures(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Floors and append rates, each ledger run right after its floor run; medians of --repeat."""
+    runs: dict[str, list[float]] = {}
 
-    def floor_run(n: int, batch: int) -> Any:
-        return lambda path: (floor(path.with_suffix(".db"), n, batch), 0.0)
+    def note(name: str, value: float) -> None:
+        runs.setdefault(name, []).append(value)
 
-    figures["floor_single_per_s"] = round(best("floor1", floor_run(args.single, 1))[0])
-    wall, cpu = best("single", lambda path: ledger_rate(path, args.single, 1))
-    figures["append_single_per_s"], figures["append_single_per_cpu_s"] = round(wall), round(cpu)
-    figures["ratio_single"] = round(figures["append_single_per_s"] / figures["floor_single_per_s"], 3)
-    figures["floor_batched_per_s"] = round(best("floorb", floor_run(args.entries, args.batch))[0])
-    figures["file_create_per_s"] = round(best("files", lambda path: (file_floor(path, args.entries), 0.0))[0])
-    wall, cpu = best("batched", lambda path: ledger_rate(path, args.entries, args.batch))
-    figures["append_batched_per_s"], figures["append_batched_per_cpu_s"] = round(wall), round(cpu)
-    figures["ratio_batched"] = round(figures["append_batched_per_s"] / figures["floor_batched_per_s"], 3)
-
-    workers = max(2, default_workers(10**9))  # the count the CLI uses for a large ledger
-    report = verify_ledger(work / "batched-0")  # one process: what the CLI does below 10,000 entries
-    several = verify_ledger(work / "batched-0", workers=workers)
-    assert report.ok and several.ok, (report.problems + several.problems)[:3]
+    for i in range(args.repeat):
+        floor1 = floor(work / f"floor1-{i}.db", args.single, 1)
+        wall, cpu = ledger_rate(work / f"single-{i}", args.single, 1)
+        note("floor_single_per_s", floor1)
+        note("append_single_per_s", wall)
+        note("append_single_per_cpu_s", cpu)
+        note("ratio_single", wall / floor1)
+        floorb = floor(work / f"floorb-{i}.db", args.entries, args.batch)
+        note("file_create_per_s", file_floor(work / f"files-{i}", args.entries))
+        wall, cpu = ledger_rate(work / f"batched-{i}", args.entries, args.batch)
+        note("floor_batched_per_s", floorb)
+        note("append_batched_per_s", wall)
+        note("append_batched_per_cpu_s", cpu)
+        note("ratio_batched", wall / floorb)
+    figures: dict[str, Any] = {}
+    for name, values in runs.items():
+        middle = statistics.median(values)
+        figures[name] = round(middle, 3) if name.startswith("ratio") else round(middle)
+        figures[f"{name}_runs"] = [round(v, 3) if name.startswith("ratio") else round(v) for v in values]
     single = verify_ledger(work / "single-0")  # one checkpoint per entry: two signatures to check per entry
     assert single.ok, single.problems[:3]
     figures["verify_one_checkpoint_per_entry_per_s"] = round(single.size / single.seconds)
-    figures["verify_entries"] = report.size
-    figures["verify_per_s"] = round(report.size / report.seconds)
-    figures["verify_workers"] = workers
-    figures["verify_workers_per_s"] = round(several.size / several.seconds)
-    figures["ratio_verify_workers"] = round(figures["verify_workers_per_s"] / figures["verify_per_s"], 2)
+    return figures
 
+
+def verify_figures(home: Path, repeat: int) -> dict[str, Any]:
+    """One process and several, alternately over the same ledger; medians of the rates and of their ratios."""
+    workers = max(2, default_workers(10**9))  # the count the CLI uses for a large ledger
+    one: list[float] = []
+    one_cpu: list[float] = []
+    several: list[float] = []
+    for _ in range(repeat):
+        cpu = time.process_time()
+        report = verify_ledger(home)  # one process
+        one_cpu.append(report.size / (time.process_time() - cpu))
+        parallel = verify_ledger(home, workers=workers)
+        assert report.ok and parallel.ok, (report.problems + parallel.problems)[:3]
+        one.append(report.size / report.seconds)
+        several.append(parallel.size / parallel.seconds)
+    return {
+        "verify_entries": report.size, "verify_per_s": round(statistics.median(one)),
+        "verify_per_cpu_s": round(statistics.median(one_cpu)),
+        "verify_workers": workers, "verify_workers_per_s": round(statistics.median(several)),
+        "ratio_verify_workers": round(statistics.median(w / o for w, o in zip(several, one, strict=True)), 2),
+        "verify_per_s_runs": [round(v) for v in one], "verify_workers_per_s_runs": [round(v) for v in several],
+    }
+
+
+def build_verify_ledger(home: Path, n: int, batch: int) -> None:
+    if not (home / "battles.db").exists():
+        ledger_rate(home, n, batch)
+
+
+def in_fresh_process(code: Path, part: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """One part of the figures measured by a new interpreter importing the ledger package of ``code``."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--part", part, "--workdir", str(work), "--json",
+               "--entries", str(args.entries), "--batch", str(args.batch), "--single", str(args.single),
+               "--verify-entries", str(args.verify_entries), "--repeat", "1"]
+    env = {**os.environ, CODE_ENV: str(code)}
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{code}: {part} failed:\n{out.stderr}")
+    return dict(json.loads(out.stdout))
+
+
+def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Both checkouts, alternately, --repeat rounds: every figure's median for each, and after/before."""
+    codes = {"before": args.against.resolve(), "after": Path(os.environ.get(CODE_ENV, str(ROOT)))}
+    build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    for round_ in range(args.repeat):
+        order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
+        for label in order:
+            part_dir = work / f"{label}-{round_}"
+            part_dir.mkdir(parents=True, exist_ok=True)
+            figures = in_fresh_process(codes[label], "appends", args, part_dir)
+            figures.update(in_fresh_process(codes[label], "verify", args, work))
+            runs[label].append(figures)
+            shutil.rmtree(part_dir)
+    out: dict[str, Any] = {"workdir": str(work), "before": str(codes["before"]), "after": str(codes["after"])}
+    for label in ("before", "after"):
+        numeric = [k for k, v in runs[label][0].items() if isinstance(v, int | float) and not isinstance(v, bool)]
+        out[label] = {k: statistics.median(r[k] for r in runs[label]) for k in numeric}
+        out[f"{label}_runs"] = runs[label]
+    out["after_over_before"] = {k: round(out["after"][k] / out["before"][k], 2) for k in out["after"]
+                                if out["before"].get(k)}
+    best = max(out["after"]["verify_per_s"], out["after"]["verify_workers_per_s"])
+    out["verify_after_best_over_before_one_process"] = round(best / out["before"]["verify_per_s"], 2)
+    return out
+
+
+def main() -> None:
+    args = parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="ledger-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    if args.part == "appends":
+        print(json.dumps(append_figures(args, work)))
+        return
+    if args.part == "verify":
+        print(json.dumps(verify_figures(work / "verify-ledger", args.repeat)))
+        return
+    for stale in work.iterdir():  # everything but the reusable node table and verification ledger
+        if not stale.name.startswith(("nodes-", "verify-ledger")):
+            shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    if args.against is not None:
+        result = compare(args, work)
+        if args.json:
+            print(json.dumps(result, indent=2))
+            return
+        print(f"{'figure':40} {'before':>10} {'after':>10} {'after/before':>12}")
+        for name, after in result["after"].items():
+            before = result["before"].get(name)
+            ratio = result["after_over_before"].get(name, "")
+            before_text = "" if before is None else f"{before:g}"
+            print(f"{name:40} {before_text:>10} {after:>10g} {ratio!s:>12}")
+        best = result["verify_after_best_over_before_one_process"]
+        print(f"{'verify, after (best of one and workers) / before (one process)':64} {best:>10}")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        return
+
+    figures: dict[str, Any] = {"workdir": str(work)}
+    figures.update(append_figures(args, work))
+    build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+    figures.update(verify_figures(work / "verify-ledger", args.repeat))
     nodes_db = work / f"nodes-{args.proof_size}.db"
     if not nodes_db.exists():
         started = time.perf_counter()
@@ -246,7 +352,7 @@ def main() -> None:
     for name, value in figures.items():
         print(f"{name:26} {value}")
     aims = [("append_batched_per_s", ">=", 5000), ("verify_per_s", ">=", 5000), ("verify_workers_per_s", ">=", 5000),
-            ("inclusion_p99_ms", "<", 10)]
+            ("inclusion_p99_ms", "<", 10), ("ratio_batched", ">=", 0.25), ("ratio_verify_workers", ">=", 1.0)]
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for name, op, target in aims:
         value = figures[name]

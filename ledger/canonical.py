@@ -9,6 +9,7 @@ a caller who needs them stores them as strings.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -23,6 +24,7 @@ _SAFE_INT = 2**53 - 1
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _FAST_FLOAT_MIN = 1e-4
 _FAST_FLOAT_MAX = 1e16
+_CONTROL_BYTES = bytes(range(0x20))  # escaped by JSON: U+0000 to U+001F
 
 
 class _NeedsReference(Exception):
@@ -45,8 +47,27 @@ def _fast_form(value: Any) -> Any:
     order for ASCII keys. Anything else goes to the reference implementation.
     """
     kind = type(value)
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii():
+                raise _NeedsReference
+            out[key] = _fast_item(item)
+        return out
+    if kind is list or kind is tuple:
+        return [_fast_item(item) for item in value]
+    return _fast_item(value)
+
+
+def _fast_item(value: Any) -> Any:
+    """:func:`_fast_form` of one value: scalars here, containers by recursion (the common case inline)."""
+    kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
+    if kind is int:
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return value
+        raise _NeedsReference
     if kind is float:
         magnitude = abs(value)
         if magnitude < _FAST_FLOAT_MAX and value.is_integer():
@@ -54,19 +75,8 @@ def _fast_form(value: Any) -> Any:
         if _FAST_FLOAT_MIN <= magnitude < _FAST_FLOAT_MAX:
             return value
         raise _NeedsReference
-    if kind is int:
-        if -_SAFE_INT <= value <= _SAFE_INT:
-            return value
-        raise _NeedsReference
-    if kind is dict:
-        out = {}
-        for key, item in value.items():
-            if type(key) is not str or not key.isascii():
-                raise _NeedsReference
-            out[key] = _fast_form(item)
-        return out
-    if kind is list or kind is tuple:
-        return [_fast_form(item) for item in value]
+    if kind is dict or kind is list or kind is tuple:
+        return _fast_form(value)
     raise _NeedsReference  # subclasses and anything else: let the reference decide
 
 
@@ -85,14 +95,38 @@ def canonicalize(value: Any) -> bytes:
 
 
 def member_bytes(value: Any) -> bytes:
-    """Canonical bytes of one value, with shortcuts for the scalars entries are made of."""
+    """Canonical bytes of one value, with shortcuts for the scalars entries are made of.
+
+    A flat object (string keys, string or integer values: an entry's attributes, its intent vector) is
+    canonicalized once per distinct value: a ledger's entries repeat a few of them (one vector per task).
+    """
     if isinstance(value, str):
         return _encode_string(value).encode("utf-8")
     if value is None:
         return b"null"
     if type(value) is int and -_SAFE_INT <= value <= _SAFE_INT:
         return str(value).encode()
+    if type(value) is dict and all(type(v) is str or type(v) is int for v in value.values()):
+        # str and int values never compare equal to each other (bool, float are excluded), so equal keys
+        # of the memo are equal JSON values.
+        return _flat_object(tuple(value.items()))
     return canonicalize(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _flat_object(items: tuple[tuple[Any, str | int], ...]) -> bytes:
+    return canonicalize(dict(items))
+
+
+def plain_string_bytes(text: str) -> bytes | None:
+    """``text`` as a canonical JSON string when it needs no escaping (ASCII, no quote, backslash or control
+    character: base64, hex), found without JSON's character-by-character escaper; None otherwise."""
+    if not text.isascii():
+        return None
+    data = text.encode()
+    if b'"' in data or b"\\" in data or len(data.translate(None, _CONTROL_BYTES)) != len(data):
+        return None
+    return b'"' + data + b'"'
 
 
 def canonical_object(members: Mapping[str, bytes]) -> bytes:
@@ -103,7 +137,7 @@ def canonical_object(members: Mapping[str, bytes]) -> bytes:
     canonicalized once, instead of re-walking nested values each time they are
     embedded in something larger (the entry in the statement and in the leaf).
     """
-    names = sorted(members, key=_utf16_key)
+    names = sorted(members) if all(map(str.isascii, members)) else sorted(members, key=_utf16_key)
     return b"{" + b",".join(_encode_string(n).encode("utf-8") + b":" + members[n] for n in names) + b"}"
 
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.canonical import canonical_object, canonicalize, member_bytes, sha256_hex
+from ledger.canonical import canonical_object, canonicalize, member_bytes, plain_string_bytes, sha256_hex
 from ledger.errors import LedgerError
 from ledger.keys import SignerKey, VerifierKey
 
@@ -112,16 +112,16 @@ def encode_vector(values: Sequence[float]) -> dict[str, Any]:
     costs next to nothing to canonicalize and parse where 384 numbers cost ~0.5 µs each.
     """
     try:
-        data = _packed_vector(tuple(values))
+        packed = array("f", values)
     except (TypeError, OverflowError):
         raise LedgerError("intent vector must be a sequence of real numbers") from None
-    return {"encoding": VECTOR_ENCODING, "dimensions": len(values), "data": data}
+    return {"encoding": VECTOR_ENCODING, "dimensions": len(values), "data": _vector_text(packed.tobytes())}
 
 
 @functools.lru_cache(maxsize=256)
-def _packed_vector(values: tuple[float, ...]) -> str:
-    """Remembered: every battle of a task carries the task's vector."""
-    packed = array("f", values)
+def _vector_text(native: bytes) -> str:
+    """Checked and encoded once per distinct vector (every battle of a task carries the task's vector)."""
+    packed = array("f", native)
     if not all(map(math.isfinite, packed)):
         raise LedgerError("intent vector holds NaN, infinity or a value beyond float32's range")
     if sys.byteorder == "big":
@@ -194,6 +194,21 @@ def _signed_envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
         envelope["payload"].encode(), PAYLOAD_TYPE.encode(), signature["keyid"].encode(), signature["sig"].encode())
 
 
+def envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
+    """``canonicalize(envelope)``; an envelope of the shape :func:`sign_envelope` makes, whose strings need no
+    escaping, is written without JSON's escaper (its base64 payload is most of an entry)."""
+    if type(envelope) is dict and envelope.keys() == {"payload", "payloadType", "signatures"}:
+        signatures = envelope["signatures"]
+        if type(signatures) is list and len(signatures) == 1:
+            (signature,) = signatures
+            if type(signature) is dict and signature.keys() == {"keyid", "sig"}:
+                fields = (envelope["payload"], envelope["payloadType"], signature["keyid"], signature["sig"])
+                parts = [plain_string_bytes(f) if type(f) is str else None for f in fields]
+                if None not in parts:
+                    return b'{"payload":%s,"payloadType":%s,"signatures":[{"keyid":%s,"sig":%s}]}' % tuple(parts)
+    return canonicalize(envelope)
+
+
 def sign_envelope(payload: bytes, key: SignerKey) -> dict[str, Any]:
     signature = key.sign(pae(PAYLOAD_TYPE, payload))
     return {
@@ -241,19 +256,36 @@ def envelope_payload(envelope: Mapping[str, Any]) -> bytes:
         raise LedgerError("DSSE envelope has no valid base64 payload") from None
 
 
+def _payload_or_error(envelope: Mapping[str, Any], expected: bytes | None = None) -> bytes | LedgerError:
+    """:func:`envelope_payload`, or the error it raises; ``expected`` is checked first, by encoding it: base64
+    has one encoding of given bytes, so a payload that is that text decodes to exactly ``expected``."""
+    if expected is not None and envelope.get("payload") == base64.b64encode(expected).decode():
+        return expected
+    try:
+        return envelope_payload(envelope)
+    except LedgerError as exc:
+        return exc
+
+
 def verify_envelope(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) -> bool:
     """True when one of ``keys`` made a valid signature over the envelope's PAE."""
     return envelope_signer(envelope, keys) is not None
 
 
-def envelope_signer(envelope: Mapping[str, Any], keys: Sequence[VerifierKey]) -> VerifierKey | None:
-    """The first of ``keys`` that made a valid signature over the envelope's PAE, or None."""
+def envelope_signer(
+    envelope: Mapping[str, Any], keys: Sequence[VerifierKey], payload: bytes | LedgerError | None = None
+) -> VerifierKey | None:
+    """The first of ``keys`` that made a valid signature over the envelope's PAE, or None.
+
+    ``payload``, when the caller has it, is what :func:`envelope_payload` gives (or raises) for ``envelope``.
+    """
     if envelope.get("payloadType") != PAYLOAD_TYPE:
         return None
-    try:
-        message = pae(PAYLOAD_TYPE, envelope_payload(envelope))
-    except LedgerError:
+    if payload is None:
+        payload = _payload_or_error(envelope)
+    if isinstance(payload, LedgerError):
         return None
+    message = pae(PAYLOAD_TYPE, payload)
     by_id = {k.key_id_hex: k for k in keys}
     for sig in envelope.get("signatures") or []:
         key = by_id.get(str(sig.get("keyid")))
@@ -315,14 +347,17 @@ def check_dbom(document: Mapping[str, Any], keys: Sequence[VerifierKey], data: b
     if not isinstance(envelope, dict):
         return DbomCheck([*problems, ("signature-missing", "no sigma_judge envelope")], result_bytes)
     candidates, key_problem = _named_signers(document, keys)
-    signer = envelope_signer(envelope, candidates)
+    payload = _payload_or_error(envelope, expected_payload)  # decoded once, for the signature and the comparison
+    signer = envelope_signer(envelope, candidates, payload)
     if key_problem is not None:
         problems.append(key_problem)
     elif signer is None:
         problems.append(("bad-signature", "sigma_judge does not verify with the judge key"))
     try:
-        signed = envelope_payload(envelope)
-        if data is not None and canonical_object({**members, SIGNATURE_FIELD: canonicalize(envelope)}) != data:
+        if isinstance(payload, LedgerError):
+            raise payload
+        signed = payload
+        if data is not None and canonical_object({**members, SIGNATURE_FIELD: envelope_bytes(envelope)}) != data:
             problems.append(("malformed", "stored DBOM is not in canonical form"))
     except LedgerError as exc:
         return DbomCheck([*problems, ("malformed", str(exc))], result_bytes)

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select
-from sqlalchemy.engine import Connection, RowMapping
+from sqlalchemy.engine import Connection
 
 from ledger import files
 from ledger.canonical import parse, sha256_hex
@@ -28,7 +29,7 @@ from ledger.dbom import check_dbom, dbom_file_name
 from ledger.errors import LedgerError
 from ledger.keys import VerifierKey, parse_verifier_key
 from ledger.merkle import MemoryTree, leaf_hash
-from ledger.schema import make_engine, table
+from ledger.schema import BUSY_TIMEOUT_MS
 from ledger.store import DB_FILE, ROTATION_STATUS
 from ledger.summary import summary_columns
 
@@ -140,13 +141,28 @@ def check_entries(home: Path, conn: Connection, chain: KeyChain, report_add: Rep
     return Walk(tree, blob_users, signers)
 
 
-def _rows(conn: Connection, *where: Any) -> Iterator[RowMapping]:
-    battles = table("battles")
-    yield from conn.execute(select(battles).where(*where).order_by(battles.c.sequence)).mappings()
+Row = dict[str, Any]  # one row of ``battles``, by column name
+_COLUMNS = ("sequence", "battle_id", "timestamp", "task_id", "status", "cis_score", "result_sha256", "raw_result",
+            "dbom", "leaf_hash", "dbom_path")
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM battles"
+
+
+def _rows(db: sqlite3.Connection, where: str = "", params: Sequence[Any] = ()) -> Iterator[Row]:
+    """Rows of ``battles`` in sequence order, read through sqlite3 itself (SQLAlchemy's row objects cost more
+    than the rest of an entry's checks but its signature)."""
+    for values in db.execute(f"{_SELECT} {where} ORDER BY sequence", params):
+        yield dict(zip(_COLUMNS, values, strict=True))
+
+
+def _driver(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under ``conn``: its reads see the same snapshot as the rest of ``verify``."""
+    db = conn.connection.driver_connection
+    assert isinstance(db, sqlite3.Connection)
+    return db
 
 
 def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[EntryFindings]:
-    for row in _rows(conn):
+    for row in _rows(_driver(conn)):
         found, document = check_entry(home, row, chain.signers())
         rotation = follow_rotation(document, chain) if found.signed_ok and document is not None else None
         yield found if rotation is None else _with(found, rotation)
@@ -182,10 +198,9 @@ def key_timeline(home: Path, conn: Connection, chain: KeyChain) -> tuple[Timelin
     the other entries need not be read here. Also the problems of rotations
     that name no valid key, by sequence.
     """
-    battles = table("battles")
     timeline: Timeline = [(-1, [k.encode() for k in chain.signers()])]
     rotation_problems: dict[int, Finding] = {}
-    for row in _rows(conn, func.instr(battles.c.dbom, ROTATION_MARK) > 0):
+    for row in _rows(_driver(conn), "WHERE instr(dbom, ?) > 0", (ROTATION_MARK,)):
         found, document = check_entry(home, row, chain.signers())
         if not found.signed_ok or document is None:
             continue
@@ -199,43 +214,116 @@ def key_timeline(home: Path, conn: Connection, chain: KeyChain) -> tuple[Timelin
 
 
 def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> Iterator[EntryFindings]:
+    """This process and ``workers - 1`` worker processes check the entries in chunks; findings in sequence order.
+
+    The workers start from the last chunk and this process from the first; whoever begins a chunk first
+    takes it (:class:`Claims`), so this process never waits for a chunk no worker has begun. While the
+    workers start (a second or more on a busy machine), or when they get no CPU, this process goes on
+    alone: adding workers costs little more than starting them.
+    """
     timeline, rotation_problems = key_timeline(home, conn, chain)
-    battles = table("battles")
-    sequences = [int(s) for (s,) in conn.execute(select(battles.c.sequence).order_by(battles.c.sequence))]
+    db = _driver(conn)
+    sequences = [int(s) for (s,) in db.execute("SELECT sequence FROM battles ORDER BY sequence")]
     ranges = [(sequences[i], sequences[min(i + CHUNK, len(sequences)) - 1]) for i in range(0, len(sequences), CHUNK)]
     tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges]
+    if len(tasks) < 2:  # nothing to share
+        yield from _with_rotations((_check_rows(home, db, task) for task in tasks), rotation_problems)
+        return
     context = multiprocessing.get_context("spawn")  # no fork: the caller may be a threaded app (the console)
-    with ProcessPoolExecutor(max_workers=min(workers, max(1, len(tasks))), mp_context=context) as pool:
-        for chunk in pool.map(_check_range, tasks):
-            for found in chunk:
-                problem = rotation_problems.get(found.sequence)
-                yield found if problem is None else _with(found, problem)
+    pool = ProcessPoolExecutor(max_workers=min(workers - 1, len(tasks) - 1), mp_context=context)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ledger-verify-") as folder:
+            claims = Claims(Path(folder))
+            chunks = shared(pool, _check_claimed, lambda task: _check_rows(home, db, task), tasks, claims)
+            yield from _with_rotations(chunks, rotation_problems)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a worker still starting finds nothing left and exits
+
+
+def _with_rotations(chunks: Iterable[list[EntryFindings]], problems: dict[int, Finding]) -> Iterator[EntryFindings]:
+    for chunk in chunks:
+        for found in chunk:
+            problem = problems.get(found.sequence)
+            yield found if problem is None else _with(found, problem)
+
+
+class Claims:
+    """Which tasks someone has begun, as files in a folder the workers share: creating a file that must not
+    exist is atomic, so each task is taken once, in whichever process; a task of a finished run (the folder
+    is gone) is taken by nobody."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def take(self, index: int) -> bool:
+        """True for the first caller (in any process) to take task ``index``."""
+        try:
+            os.close(os.open(self.folder / str(index), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except (FileExistsError, FileNotFoundError):
+            return False
+        return True
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def shared(
+    pool: Executor, remote: Callable[[tuple[Claims, int, T]], R | None], here: Callable[[T], R], tasks: Sequence[T],
+    claims: Claims,
+) -> Iterator[R]:
+    """The result of every task, in order. The pool's workers are given the tasks from the last one; this
+    process goes from the first and runs here each task it can still take; ``remote`` runs a task only
+    if it takes it (see :func:`_check_claimed`) and otherwise returns None."""
+    futures = [pool.submit(remote, (claims, i, tasks[i])) for i in reversed(range(len(tasks)))]
+    futures.reverse()
+    for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
+        if claims.take(index):
+            future.cancel()
+            yield here(task)
+            continue
+        result = future.result()
+        if result is None:  # cannot happen: a worker took the task, and only then does it return nothing
+            raise LedgerError(f"verification task {index} was lost by its worker")
+        yield result
+
+
+def _check_claimed(job: tuple[Claims, int, tuple[str, int, int, Timeline]]) -> list[EntryFindings] | None:
+    """In a worker: the findings of one chunk, unless the verifying process took it first (then None)."""
+    claims, index, task = job
+    if not claims.take(index):
+        return None
+    return _check_range(task)
 
 
 def _check_range(task: tuple[str, int, int, Timeline]) -> list[EntryFindings]:
-    """In a worker: the findings of the entries with sequence numbers ``lo..hi``."""
-    home_text, lo, hi, timeline = task
-    home = Path(home_text)
-    keys = [[parse_verifier_key(text) for text in encoded] for _, encoded in timeline]
-    battles = table("battles")
-    engine = make_engine(home / DB_FILE)
+    """The findings of the entries with sequence numbers ``lo..hi``, read through a connection of its own."""
+    home = Path(task[0])
+    db = sqlite3.connect(home / DB_FILE, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
-        with engine.connect() as conn:
-            out = []
-            for row in _rows(conn, battles.c.sequence >= lo, battles.c.sequence <= hi):
-                sequence = int(row["sequence"])
-                epoch = max(i for i, (after, _) in enumerate(timeline) if after < sequence)
-                out.append(check_entry(home, row, keys[epoch])[0])
-            return out
+        db.execute("BEGIN")  # one snapshot for the chunk
+        return _check_rows(home, db, task)
     finally:
-        engine.dispose()
+        db.close()
+
+
+def _check_rows(home: Path, db: sqlite3.Connection, task: tuple[str, int, int, Timeline]) -> list[EntryFindings]:
+    """The findings of the entries with sequence numbers ``lo..hi``, each with the keys in force at it."""
+    _, lo, hi, timeline = task
+    keys = [[parse_verifier_key(text) for text in encoded] for _, encoded in timeline]
+    out = []
+    for row in _rows(db, "WHERE sequence >= ? AND sequence <= ?", (lo, hi)):
+        sequence = int(row["sequence"])
+        epoch = max(i for i, (after, _) in enumerate(timeline) if after < sequence)
+        out.append(check_entry(home, row, keys[epoch])[0])
+    return out
 
 
 # -- one entry ---------------------------------------------------------------------------------------------------
 
 
 def check_entry(
-    home: Path, row: RowMapping, signers: Sequence[VerifierKey]
+    home: Path, row: Row, signers: Sequence[VerifierKey]
 ) -> tuple[EntryFindings, dict[str, Any] | None]:
     """Every check of one row against the keys in force: leaf, canonical form, signature, columns, DBOM file."""
     sequence = int(row["sequence"])
@@ -273,7 +361,7 @@ def _entry_document(data: bytes, problems: list[Finding]) -> dict[str, Any] | No
     return document
 
 
-def _column_problems(row: RowMapping, document: dict[str, Any], result_bytes: bytes | None) -> list[Finding]:
+def _column_problems(row: Row, document: dict[str, Any], result_bytes: bytes | None) -> list[Finding]:
     problems: list[Finding] = []
     raw = str(row["raw_result"]).encode()
     if sha256_hex(raw) != row["result_sha256"]:
@@ -294,8 +382,7 @@ def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes) ->
     if rel != expected:
         return [("dbom-file", f"dbom_path {rel!r} is not the file named for this battle")]
     try:
-        with open(home / rel, "rb") as fh:
-            copy = fh.read()
+        copy = files.read_up_to(home / rel, len(data) + 1)  # one byte more than the row tells a longer file
     except FileNotFoundError:
         return []  # a copy for convenience; the row is authoritative
     if copy != data and not (len(copy) < len(data) and data.startswith(copy)):

@@ -36,8 +36,29 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
 
 def write_new(path: Path, data: bytes) -> None:
     """Write a file that should not exist yet (a DBOM); one a crash tore is rewritten on the next open."""
-    with open(path, "wb") as fh:
-        fh.write(data)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # what open(path, "wb") does, less its buffer
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def read_up_to(path: Path, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``path`` (all of it when shorter), without ``open``'s buffered file object."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = []
+        while limit > 0:
+            part = os.read(fd, limit)
+            if not part:
+                break
+            parts.append(part)
+            limit -= len(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def append_history(checkpoints_dir: Path, notes: list[tuple[int, str]]) -> None:

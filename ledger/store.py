@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import re
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,11 @@ KEYS_DIR = "keys"
 _ATTRIBUTE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")  # safe inside an index name and a JSON path
 _ID_CHUNK = 500  # battle ids per IN (...) query, well under SQLite's variable limit
 Clock = Callable[[], datetime]
+_BATTLE_COLUMNS = ("sequence", "battle_id", "timestamp", "task_id", "status", "cis_score", "result_sha256",
+                   "raw_result", "dbom", "leaf_hash", "dbom_path")
+_INSERT_BATTLE = (f"INSERT INTO battles ({', '.join(_BATTLE_COLUMNS)}) "
+                  f"VALUES ({', '.join(':' + c for c in _BATTLE_COLUMNS)})")
+_INSERT_NODE = "INSERT INTO nodes (level, idx, hash) VALUES (:level, :idx, :hash)"
 
 
 def utc_now() -> datetime:
@@ -267,7 +273,15 @@ class Ledger:
         return self.append_many([AppendRequest(battle_id, result, inputs, attributes, intent_vector)])[0]
 
     def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendReceipt]:
-        """Record several battles in one transaction under one checkpoint."""
+        """Record several battles in one transaction under one checkpoint.
+
+        All or nothing: when it returns, every entry and the checkpoint are committed (WAL,
+        ``synchronous=FULL``) and their DBOM files and checkpoint copies written. A ``LedgerError`` from
+        the transaction means none was recorded; an error writing the copies after the commit leaves
+        the entries recorded, and the next open writes the copies. One commit serves the whole batch,
+        which is what makes it faster than ``append`` per battle; for each battle it promises, from its
+        return on, exactly what ``append`` promises.
+        """
         if not requests:
             return []
         for req in requests:
@@ -293,17 +307,18 @@ class Ledger:
                 self._frontier_size = new_size
                 root = frontier_root(self._frontier)
                 note = sign_checkpoint(Checkpoint(self.origin, new_size, root), self._key)
-                _insert_blobs(conn, {row["sha256"]: row for p in prepared for row in p.blob_rows})
-                conn.execute(insert(table("battles")), [p.battle_row for p in prepared])
-                conn.execute(insert(table("nodes")), [row for p in prepared for row in p.node_rows])
+                db = _driver(conn)  # the rows go straight to sqlite3, inside the same transaction
+                _insert_blobs(db, {row["sha256"]: row for p in prepared for row in p.blob_rows})
+                db.executemany(_INSERT_BATTLE, [p.battle_row for p in prepared])
+                db.executemany(_INSERT_NODE, [row for p in prepared for row in p.node_rows])
                 conn.execute(insert(table("checkpoints")), [{"size": new_size, "root": root.hex(), "note": note,
                                                              "timestamp": prepared[-1].battle_row["timestamp"]}])
                 if extra_meta:
                     conn.execute(insert(table("meta")), list(extra_meta))
-        except IntegrityError as exc:
+        except (IntegrityError, sqlite3.IntegrityError) as exc:
             self._frontier_size = -1
-            raise LedgerError(f"ledger refused the append: {exc.orig}") from None
-        except SQLAlchemyError as exc:
+            raise LedgerError(f"ledger refused the append: {_reason(exc)}") from None
+        except (SQLAlchemyError, sqlite3.Error) as exc:
             self._frontier_size = -1
             raise LedgerError(f"ledger write failed, nothing was recorded: {_reason(exc)}") from None
         except BaseException:
@@ -547,7 +562,7 @@ def _dbom_file(canonical: bytes) -> bytes:
     return canonical
 
 
-def _reason(exc: SQLAlchemyError) -> str:
+def _reason(exc: Exception) -> str:
     return str(getattr(exc, "orig", None) or exc).splitlines()[0]
 
 
@@ -590,15 +605,24 @@ def _tree_size(conn: Connection) -> int:
     return 0 if row is None else int(row[0]) + 1
 
 
-def _insert_blobs(conn: Connection, rows: dict[str, dict[str, Any]]) -> None:
+def _driver(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under ``conn``: bulk inserts skip SQLAlchemy's per-row work (a third of an append)."""
+    db = conn.connection.driver_connection
+    assert isinstance(db, sqlite3.Connection)
+    return db
+
+
+def _insert_blobs(db: sqlite3.Connection, rows: dict[str, dict[str, Any]]) -> None:
     """Store the blobs not stored yet (content-addressed: the same bytes are kept once)."""
-    if not rows:
-        return
-    column = table("blobs").c.sha256
-    existing = {str(r[0]) for r in conn.execute(select(column).where(column.in_(list(rows))))}
+    digests = list(rows)
+    existing: set[str] = set()
+    for start in range(0, len(digests), _ID_CHUNK):
+        chunk = digests[start:start + _ID_CHUNK]
+        query = f"SELECT sha256 FROM blobs WHERE sha256 IN ({','.join('?' * len(chunk))})"
+        existing.update(str(r[0]) for r in db.execute(query, chunk))
     fresh = [row for digest, row in rows.items() if digest not in existing]
     if fresh:
-        conn.execute(insert(table("blobs")), fresh)
+        db.executemany("INSERT INTO blobs (sha256, size, data) VALUES (:sha256, :size, :data)", fresh)
 
 
 def _initialise_meta(engine: Engine, key: SignerKey) -> str:

@@ -27,6 +27,7 @@ from logomesh.campaign.executor import (
 )
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, PlayFn, play_job
+from logomesh.sandbox.docker import remove_orphans
 
 INTERRUPT_POLL_S = 0.2  # how often a wait for Ray tasks looks whether the campaign was interrupted
 
@@ -121,6 +122,12 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
             if started_here:
                 ray.shutdown()
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove the Docker sandboxes of this host whose battle died with its Ray worker or node."""
+        if self.settings.sandbox != "bwrap":
+            remove_orphans()
 
     def _collect(
         self, ray: Any, ref: Any, job: BattleJob, queue: deque[BattleJob]

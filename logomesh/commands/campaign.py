@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -197,7 +198,8 @@ def run(
               f"{counted(len(plan.task_ids), 'task')} x "
               f"{counted(plan.repeat, 'repeat')} on {counted(pool.workers, pool.name + ' worker')}"
               + (" (as the campaign started; --workers to change)" if kept else ""), file=sys.stderr)
-        with CampaignProgressBar() as bar:
+        # stdout carries the summary alone: Ray's driver prints cluster events (a node lost) to stdout
+        with CampaignProgressBar() as bar, contextlib.redirect_stdout(sys.stderr):
             progress = run_campaign(plan, state, pool, bar)
     except KeyboardInterrupt:
         rest = f"; run the rest with 'logomesh campaign run --resume {plan.campaign_id}'" if plan else ""

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -11,12 +17,15 @@ from pathlib import Path
 
 import campaign_fakes
 import pytest
+from ray_cluster import Node, two_node_cluster
 
+from ledger import Ledger
 from ledger.verify import verify_ledger
-from logomesh.campaign.plan import CampaignPlan, Settings, new_plan, parse_agents
+from logomesh.campaign.plan import CampaignPlan, Settings, battle_id, new_plan, parse_agents
 from logomesh.campaign.ray_executor import RayExecutor, RayUnavailable
 from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
 from logomesh.campaign.work import JobDone
+from logomesh.sandbox.docker import RUN_ENV
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'logomesh[ray]')")
 
@@ -91,3 +100,90 @@ def test_real_battles_run_as_ray_tasks_and_land_in_the_one_ledger(local_ray: Non
         assert result.status == "scored" and hidden is not None and hidden.passed == hidden.total > 0
         assert row.attributes["sandbox_backend"] == "docker"
     assert verify_ledger(tmp_path).ok
+
+
+LOGOMESH = [sys.executable, "-m", "logomesh"]
+NODE_LOSS_TASKS = ("rate-limiter", "fib-recursive")
+NODE_LOSS_REPEAT = 2
+
+
+def _wait_for_battle_on(node: Node, campaign: subprocess.Popen[str], timeout_s: float = 300.0) -> None:
+    """Until one of the node's Ray workers runs a battle (its process title is the task's name)."""
+    deadline = time.monotonic() + timeout_s
+    while not any(command.startswith("ray::_play_remote") for _, command in node.processes()):
+        assert campaign.poll() is None, f"the campaign ended before a battle ran on {node.name}"
+        assert time.monotonic() < deadline, f"no battle ran on {node.name} within {timeout_s:.0f} s"
+        time.sleep(0.05)
+
+
+def _logomesh(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LOGOMESH, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def _remove_containers(run: str) -> list[str]:
+    """Remove this run's sandbox containers; the names of those there were."""
+    from logomesh.sandbox.docker import RUN_LABEL, docker_client
+
+    client = docker_client()
+    try:
+        left = client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run}"})
+        for container in left:
+            container.remove(force=True)
+        return [str(c.name) for c in left]
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_a_campaign_survives_losing_a_ray_node_mid_battle(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run = f"ray-node-loss-{os.getpid()}-{time.time_ns()}"
+    root = Path(tempfile.mkdtemp(prefix="lm-ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    try:
+        with two_node_cluster(root, {RUN_ENV: run}) as (cluster, worker):
+            campaign = subprocess.Popen(
+                [*LOGOMESH, "campaign", "run", "--executor", "ray", "--ray-address", cluster.address,
+                 "--workers", "2", "--mock", "good", "--tasks", ",".join(NODE_LOSS_TASKS),
+                 "--repeat", str(NODE_LOSS_REPEAT), "--campaign-id", "node-loss", "--no-red",
+                 "--sandbox", "docker", "--home", str(home), "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env, start_new_session=True)
+            try:
+                _wait_for_battle_on(worker, campaign)
+                worker.kill()  # raylet, agents and the worker mid-battle, at once
+                out, err = campaign.communicate(timeout=600)
+            finally:
+                if campaign.poll() is None:
+                    os.killpg(campaign.pid, signal.SIGKILL)
+                    campaign.communicate()
+        assert campaign.returncode == 0, err[-3000:]
+        assert _remove_containers(run) == []  # the driver swept the sandbox of the battle that died
+        summary = json.loads(out)
+        planned = sorted(battle_id(t, "good", "node-loss", r)
+                         for r in range(1, NODE_LOSS_REPEAT + 1) for t in NODE_LOSS_TASKS)
+        assert (summary["planned"], summary["recorded"]) == (len(planned), len(planned))
+        rows = campaign_battles(home, "node-loss")
+        assert sorted(r.battle_id for r in rows) == planned  # each planned battle exactly once
+        with Ledger.open(home) as led:
+            assert sorted(e.battle_id for e in led.entries()) == planned  # and nothing else in the ledger
+        for row in rows:
+            assert row.result is not None and row.result.status == "scored", (row.battle_id, row.result)
+        attempts = {r.battle_id: r.attributes["attempts"] for r in rows if "attempts" in r.attributes}
+        assert list(attempts.values()) == ["2"], attempts  # the battle on the lost node, and it alone, ran again
+        retried = list(attempts)
+        assert summary["retries"] == {"count": 1, "battles": [{"battle_id": retried[0], "attempts": 2,
+                                                                "outcome": "scored"}]}
+
+        env = cluster.env
+        ledger_check = _logomesh(env, "verify", "ledger", "--home", str(home))
+        assert ledger_check.returncode == 0, ledger_check.stdout + ledger_check.stderr
+        page = tmp_path / "report.html"
+        written = _logomesh(env, "campaign", "report", "node-loss", "--format", "html", "--out", str(page),
+                            "--home", str(home))
+        assert written.returncode == 0, written.stderr
+        report_check = _logomesh(env, "verify", "report", str(page), "--home", str(home))
+        assert report_check.returncode == 0, report_check.stdout + report_check.stderr
+        assert report_check.stdout.splitlines()[0].startswith("report OK: campaign node-loss, 4 entries")
+    finally:
+        _remove_containers(run)
+        shutil.rmtree(root, ignore_errors=True)

@@ -22,6 +22,7 @@ from logomesh.events import (
     BattleFailed,
     BattleFinished,
     BattleStarted,
+    CorrectnessBand,
     Event,
     EventSink,
     FindingConfirmed,
@@ -92,6 +93,17 @@ def full_battle(battle_id: str = BATTLE, nodes: int = 12) -> list[Event]:
         LedgerAppended(battle_id, 1, "ab" * 32, "/tmp/battles.db"),
         BattleFinished(battle_id, 0.4321, "scored"),
     ]
+
+
+BANDED_X = 0.665625 * 0.8  # x: raw (the scripted components, weighted alike) times the red factor
+BANDED_CIS = 0.5 * BANDED_X  # one hidden test failed: the lower band, CIS = 0.5×x
+
+
+def banded_battle(battle_id: str = BATTLE, nodes: int = 12) -> list[Event]:
+    """``full_battle`` ending as the engine ends one: x placed in its correctness band, the CIS that gives."""
+    ending = [event for event in full_battle(battle_id, nodes) if not isinstance(event, BattleFinished)]
+    return [*ending, CorrectnessBand(battle_id, False, 0.5, BANDED_X, BANDED_CIS, "not every hidden test passed"),
+            BattleFinished(battle_id, BANDED_CIS, "scored")]
 
 
 def scored_result(battle_id: str, cis: float) -> BattleResult:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pilot_helpers import until
 from scripted_campaign import ScriptedExecutor, nothing_to_check
-from scripted_engine import BATTLE, ScriptedEngine, full_battle, make_task
+from scripted_engine import BANDED_CIS, BATTLE, ScriptedEngine, banded_battle, make_task
 from test_campaign_screen import TASKS, open_campaign, race_findings, score
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -137,7 +137,7 @@ class HeldEngine:
 
     def __init__(self) -> None:
         self.release = threading.Event()
-        self.inner = ScriptedEngine([])
+        self.inner = ScriptedEngine([], cis=BANDED_CIS)
 
     def __call__(self, request: BattleRequest, emit: EventSink) -> BattleOutcome:
         self.release.wait(120)  # released by the test; the bound only ends a hang
@@ -194,7 +194,7 @@ def test_battle_finished(snap_compare: Compare, tmp_path: Path, size: tuple[int,
         screen = app.battle_screen
         screen.query_one("#battle-id", Input).value = BATTLE
         await pilot.press("ctrl+r")
-        screen.post_message(BattleEventsReceived(full_battle(BATTLE, 12)))
+        screen.post_message(BattleEventsReceived(banded_battle(BATTLE, 12)))  # every line of the CIS derivation
         score_panel = screen.query_one(ScorePanel)
         await until(pilot, lambda: score_panel.final is not None and not score_panel.revealing)
         engine.release.set()

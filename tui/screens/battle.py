@@ -54,8 +54,8 @@ class BattleScreen(RunScreen):
     BattleScreen.running SetupForm { display: none; }
     BattleScreen.hide-form SetupForm { display: none; }
     BattleScreen.-narrow #panels { layout: vertical; }
-    BattleScreen.-narrow MctsTree { width: 100%; height: 1fr; min-width: 0; min-height: 3; }
-    BattleScreen.-narrow #right { width: 100%; height: 1fr; max-height: 11; min-height: 7; layout: horizontal; }
+    BattleScreen.-narrow MctsTree { width: 100%; height: 10fr; min-width: 0; min-height: 3; }
+    BattleScreen.-narrow #right { width: 100%; height: 12fr; max-height: 12; min-height: 7; layout: horizontal; }
     BattleScreen.-narrow ScorePanel { width: 44; height: 100%; max-height: 100%; }
     BattleScreen.-narrow ScorePanel #cis-row { display: none; }
     BattleScreen.-narrow SandboxLog { width: 1fr; height: 100%; min-height: 0; }

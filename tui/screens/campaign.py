@@ -60,8 +60,10 @@ class CampaignScreen(RunScreen):
     CampaignScreen #views { height: 1fr; }
     CampaignScreen #views ContentSwitcher { height: 1fr; }
     CampaignScreen #views TabPane { height: 1fr; padding: 0; }
-    CampaignScreen #finding-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; }
-    CampaignScreen #finding-detail.empty { display: none; }
+    CampaignScreen #finding-detail, CampaignScreen #pair-detail {
+        height: auto; max-height: 4; padding: 0 1; background: $panel;
+    }
+    CampaignScreen #finding-detail.empty, CampaignScreen #pair-detail.empty { display: none; }
     """
 
     runner: CampaignRunner
@@ -95,6 +97,7 @@ class CampaignScreen(RunScreen):
                 yield Leaderboard(id="leaderboard")
             with TabPane("Pairs", id="view-pairs"):
                 yield ComparisonsTable(id="comparisons")
+                yield Static("", id="pair-detail", classes="empty")
             with TabPane("Per task", id="view-tasks"):
                 yield TaskTable(id="task-table")
             with TabPane("Findings", id="view-findings"):
@@ -212,9 +215,27 @@ class CampaignScreen(RunScreen):
             self.query_one(Leaderboard).show(message.ranked, message.unranked, message.battles)
             self.query_one(TaskTable).show(message.cells)
             self.query_one(ComparisonsTable).show(message.comparisons)
+            self._show_pair_detail(self.query_one(ComparisonsTable).cursor_row)
             self._show_findings(message.findings)
         if self._stale:
             self._rank()
+
+    @on(DataTable.RowHighlighted, "#comparisons")
+    def _pair_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_pair_detail(event.cursor_row)
+
+    def _show_pair_detail(self, index: int) -> None:
+        """Under the pairs: why the highlighted pair has no interval, whole (its column is cut at 80 columns)."""
+        comparisons = self.query_one(ComparisonsTable).comparisons
+        pair = comparisons[index] if 0 <= index < len(comparisons) else None
+        reason = pair.interval.reason if pair is not None else None
+        detail = self.query_one("#pair-detail", Static)
+        detail.set_class(not reason, "empty")
+        text = Text()
+        if pair is not None and reason:
+            text.append(f"{pair.first} − {pair.second}", style="bold")
+            text.append(f"  why no CI: {reason}")
+        detail.update(text)
 
     @on(DataTable.RowHighlighted, "#findings-table")
     def _finding_highlighted(self, event: DataTable.RowHighlighted) -> None:

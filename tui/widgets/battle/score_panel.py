@@ -15,6 +15,7 @@ from functools import cache
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Digits, Static
 
@@ -51,11 +52,12 @@ def raw_line(values: Mapping[str, float], w: Sequence[float]) -> tuple[str, floa
 
 
 def final_lines(raw: float | None, factors: Sequence[float], cis: float,
-                band: tuple[bool, float] | None = None) -> list[str]:
+                band: tuple[bool, float] | None = None, width: int = 0) -> list[str]:
     """``CIS = 0.836 × 0.800 = 0.669``; when the engine's CIS differs from that arithmetic, a last line gives it.
 
     With ``band`` (all hidden tests passed, boundary B) the product is x and a second line places it in its band:
-    ``all hidden passed: CIS = 0.5 + 0.5×x = 0.834`` or ``not all hidden passed: CIS = 0.5×x = 0.334``.
+    ``all hidden passed: CIS = 0.5 + 0.5×x = 0.834`` or ``not all hidden passed: CIS = 0.5×x = 0.334``; wider
+    than ``width`` cells (the 80-column panel), its condition and its formula take a line each, so neither is cut.
     They differ when the bounded LLM review adjusted R, A or L after the components were sent.
     """
     if raw is None:
@@ -71,10 +73,12 @@ def final_lines(raw: float | None, factors: Sequence[float], cis: float,
         all_passed, boundary = band
         if all_passed:
             expected = boundary + (1.0 - boundary) * product
-            lines.append(f"all hidden passed: CIS = {boundary:g} + {1.0 - boundary:g}×x = {expected:.3f}")
+            condition, formula = "all hidden passed:", f"CIS = {boundary:g} + {1.0 - boundary:g}×x = {expected:.3f}"
         else:
             expected = boundary * product
-            lines.append(f"not all hidden passed: CIS = {boundary:g}×x = {expected:.3f}")
+            condition, formula = "not all hidden passed:", f"CIS = {boundary:g}×x = {expected:.3f}"
+        whole = f"{condition} {formula}"
+        lines.extend([condition, formula] if 0 < width < len(whole) else [whole])
     if abs(expected - cis) > MISMATCH:
         lines.append(f"CIS {cis:.3f} as recorded")
     return lines
@@ -168,6 +172,41 @@ def penalty_text(penalties: Sequence[tuple[str, float, str]], one_line: bool) ->
     return text
 
 
+class FinalRows(Static):
+    """The CIS's last arithmetic (``final_lines``) and the battle's status, drawn for the width it has: the band's
+    line splits in two where it would be cut. Empty until ``show``."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__("", id=id, classes=classes)
+        self.figures: tuple[float | None, list[float], float, tuple[bool, float] | None, str] | None = None
+
+    def show(self, raw: float | None, factors: Sequence[float], cis: float, band: tuple[bool, float] | None,
+             status: str) -> None:
+        self.figures = (raw, list(factors), cis, band, status)
+        self.refresh(layout=True)
+
+    def clear(self) -> None:
+        self.figures = None
+        self.refresh(layout=True)
+
+    def text_for(self, width: int) -> Text:
+        """What is drawn in ``width`` cells (the status keeps its room on the last line)."""
+        if self.figures is None:
+            return Text("")
+        raw, factors, cis, band, status = self.figures
+        suffix = f"  {status}"
+        lines = final_lines(raw, factors, cis, band, max(1, width - len(suffix)))
+        text = Text("\n".join(lines), style="bold", no_wrap=True, overflow="ellipsis")
+        text.append(suffix, style="bold green" if status == "scored" else "bold red")
+        return text
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.text_for(width).plain.splitlines()) if self.figures is not None else 1
+
+    def render(self) -> Text:
+        return self.text_for(self.content_size.width)
+
+
 class ScorePanel(VerticalScroll):
     """The screen calls ``show_component``, ``show_penalty``, ``show_band``, ``show_final``.
 
@@ -215,7 +254,7 @@ class ScorePanel(VerticalScroll):
             yield ComponentRow(letter, name, id=f"comp-{name}")
         yield Static("", id="raw", classes="score-row")
         yield Static("", id="penalties", classes="pending")
-        yield Static("", id="sum", classes="score-row")
+        yield FinalRows(id="sum", classes="score-row")
         yield Static("", id="history", classes="empty")
         with Horizontal(id="cis-row"):
             yield Static("CIS", id="cis-label")
@@ -258,9 +297,10 @@ class ScorePanel(VerticalScroll):
         self.reveals.clear()
         for name, _ in COMPONENTS:
             self.query_one(f"#comp-{name}", ComponentRow).clear()
+        self.query_one("#sum", FinalRows).clear()
         for row_id in ("#raw", "#sum"):  # shown once their arithmetic can be done
-            self.query_one(row_id, Static).update("")
             self.query_one(row_id, Static).display = False
+        self.query_one("#raw", Static).update("")
         self.query_one("#penalties", Static).update("")
         self.query_one("#penalties", Static).add_class("pending")
         history = self.query_one("#history", Static)
@@ -319,11 +359,8 @@ class ScorePanel(VerticalScroll):
     def _reveal_final(self, cis: float, status: str) -> None:
         self.reveals.append(("CIS", time.monotonic()))
         factors = [factor for _, factor, _ in self._shown_penalties]
-        lines = final_lines(self._raw, factors, cis, self.band)
-        line = Text("\n".join(lines), style="bold", no_wrap=True, overflow="ellipsis")
-        line.append(f"  {status}", style="bold green" if status == "scored" else "bold red")
-        total = self.query_one("#sum", Static)
-        total.update(line)
+        total = self.query_one("#sum", FinalRows)
+        total.show(self._raw, factors, cis, self.band, status)
         total.display = True
         digits = self.query_one("#cis", Digits)
         digits.update(f"{cis:.3f}")

@@ -10,7 +10,8 @@ from logomesh.campaign.model import Comparison
 from logomesh.campaign.report_text import NO_INTERVAL, num
 from tui.widgets.campaign.report_table import ReportTable, Row
 
-COLUMNS = ("first − second", "tasks", "mean diff", "95% CI", "verdict", "solved only", "McNemar p", "why no CI")
+# Why a pair has no interval is a sentence: the screen shows the highlighted pair's whole, under the table.
+COLUMNS = ("first − second", "tasks", "mean diff", "95% CI", "verdict", "solved only", "McNemar p")
 TITLE = "Paired comparisons  (paired bootstrap over shared tasks)"
 
 
@@ -18,7 +19,7 @@ def comparison_cells(c: Comparison) -> tuple[str, ...]:
     interval = NO_INTERVAL if not c.interval.ok else f"{c.interval.low:.3f}–{c.interval.high:.3f}"
     verdict = "tie" if c.verdict == "tie" else f"{c.verdict} better"
     return (f"{c.first} − {c.second}", str(c.shared_tasks), num(c.mean_difference, 3), interval, verdict,
-            f"{c.first_only}/{c.second_only}", num(c.mcnemar_p, 3), c.interval.reason or "")
+            f"{c.first_only}/{c.second_only}", num(c.mcnemar_p, 3))
 
 
 class ComparisonsTable(ReportTable):
@@ -37,6 +38,5 @@ class ComparisonsTable(ReportTable):
         for c in self.comparisons:
             cells = comparison_cells(c)
             verdict = Text(cells[4], style="dim" if c.verdict == "tie" else "bold green")
-            rows.append(((Text(cells[0], style="bold"), *cells[1:4], verdict, *cells[5:7], Text(cells[7], style="dim")),
-                         f"{c.first}\0{c.second}"))
+            rows.append(((Text(cells[0], style="bold"), *cells[1:4], verdict, *cells[5:7]), f"{c.first}\0{c.second}"))
         self.replace_rows(rows)
