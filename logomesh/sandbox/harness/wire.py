@@ -51,6 +51,7 @@ from __future__ import annotations
 import builtins
 import decimal
 import json
+import json.encoder
 import json.scanner
 import operator
 import socket
@@ -75,8 +76,11 @@ _CLASS_NAMES: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.
 _EXCEPTIONS: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.items()
                                if issubclass(cls, BaseException)}
 _mro_of = type.__dict__["__mro__"].__get__
-# One encoder and one scanner, made once (``json.dumps`` with ``separators`` builds an encoder per call).
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+# One encoder and one scanner, made once: ``json.dumps`` (and ``JSONEncoder.encode``) build the C encoder on every
+# call. The frames' JSON is exactly ``json.dumps(raw, separators=(",", ":"))`` (no cycles: ``encode`` refuses them).
+_c_encoder: Callable[[Any, int], Any] = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+_join = "".join
 _scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _pack, _unpack_from = HEADER.pack, HEADER.unpack_from
 _type, _id, _len, _isinstance = type, id, len, isinstance
@@ -181,7 +185,7 @@ class Message:
 
 def frame(raw: list[Any]) -> bytes:
     """``raw`` (``[op, target, name, args, kwargs]``) as one frame: its length, then its JSON."""
-    data = _dumps(raw).encode()
+    data = _join(_c_encoder(raw, 0)).encode()
     return _pack(_len(data)) + data
 
 
