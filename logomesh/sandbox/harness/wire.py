@@ -160,7 +160,7 @@ class Message:
         return frame([self.op, self.target, self.name, list(self.args), [list(kv) for kv in self.kwargs]])
 
     @classmethod
-    def parse(cls, data: bytes) -> Message:
+    def parse(cls, data: bytes | bytearray) -> Message:
         try:
             text = data.decode()
             raw, end = _scan(text, 0)
@@ -204,7 +204,8 @@ class Connection:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.depth = 0  # requests being served inside a wait on this connection
-        self.buffer = b""  # bytes received past the last frame (one recv usually brings a whole frame)
+        self.buffer: bytes | bytearray = b""  # received past the last frame (one recv usually brings a whole frame)
+        self.scratch = bytearray(8 << 10)  # what recv_into fills (recv(64 KiB) allocates that much every frame)
 
     def send(self, message: Message) -> None:
         self.send_frame(message.to_bytes())
@@ -219,12 +220,12 @@ class Connection:
         buffer = self.buffer
         if not buffer:  # one recv usually brings the whole frame: take it without going round _exactly
             try:
-                buffer = self.sock.recv(1 << 16)
+                got = self.sock.recv_into(self.scratch)
             except OSError:
-                buffer = b""
-            if not buffer:
+                got = 0
+            if not got:
                 raise Lost("the other side closed the connection")
-            self.buffer = buffer
+            self.buffer = buffer = self.scratch[:got]
         if _len(buffer) >= 4 and _len(buffer) >= (size := _unpack_from(buffer)[0]) + 4 and size <= MAX_MESSAGE:
             self.buffer = buffer[size + 4:]
             data = buffer[4:size + 4]
@@ -235,14 +236,14 @@ class Connection:
         except Malformed as exc:
             raise Lost(f"a malformed message ({exc})") from None
 
-    def _frame(self) -> bytes:
+    def _frame(self) -> bytes | bytearray:
         header = self._exactly(HEADER.size)
         (size,) = HEADER.unpack(header)
         if size > MAX_MESSAGE:
             raise Lost("a message over the size cap")
         return self._exactly(size)
 
-    def _exactly(self, size: int) -> bytes:
+    def _exactly(self, size: int) -> bytes | bytearray:
         buffer = self.buffer
         while _len(buffer) < size:
             try:
