@@ -69,6 +69,7 @@ MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once
 HEADER = struct.Struct("!I")
 REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
 REPLIES = frozenset({"return", "raise"})
+_OPS = REQUESTS | REPLIES
 
 _BUILTIN_CLASSES: dict[str, type] = {name: value for name, value in vars(builtins).items()
                                      if isinstance(value, type) and not name.startswith("_")}
@@ -171,10 +172,12 @@ class Message:
         if _type(raw) is not list or _len(raw) != 5:
             raise Malformed("not a message")
         op, target, name, args, kwargs = raw
-        if op not in REQUESTS and op not in REPLIES:
+        if _type(op) is not str or op not in _OPS:  # a list here is unhashable: check the type first
             raise Malformed("unknown op")
         if _type(name) is not str or _type(args) is not list or _type(kwargs) is not list:
             raise Malformed("bad fields")
+        if not kwargs:  # the usual case
+            return cls(op, target, name, tuple(args))
         pairs = []
         for pair in kwargs:
             if _type(pair) is not list or _len(pair) != 2 or _type(pair[0]) is not str:
