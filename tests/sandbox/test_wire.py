@@ -126,6 +126,9 @@ def test_the_code_may_only_call_the_drivers_objects(pair: tuple[Any, Any]) -> No
     struct.pack("!I", 23) + b'["return",null,"",[],[]',  # short
     struct.pack("!I", 31) + b'["return",null,"",[["a",99]],[]]',  # a reference to nothing
     struct.pack("!I", 38) + b'["raise",null,"NotAnException",[],[]]',  # no such builtin exception
+    struct.pack("!I", 26) + b'[["return"],null,"",[],[]]',  # an op that is not a string (unhashable)
+    struct.pack("!I", 25) + b'["return",null,"",[],[]]x',  # trailing bytes after the message
+    struct.pack("!I", 6) + b"\xff" * 6,  # not UTF-8
 ])
 def test_a_malformed_frame_ends_the_call_as_lost(frame: bytes) -> None:
     ours, theirs = socket.socketpair()

@@ -51,6 +51,8 @@ from __future__ import annotations
 import builtins
 import decimal
 import json
+import json.encoder
+import json.scanner
 import operator
 import socket
 import struct
@@ -67,6 +69,7 @@ MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once
 HEADER = struct.Struct("!I")
 REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
 REPLIES = frozenset({"return", "raise"})
+_OPS = REQUESTS | REPLIES
 
 _BUILTIN_CLASSES: dict[str, type] = {name: value for name, value in vars(builtins).items()
                                      if isinstance(value, type) and not name.startswith("_")}
@@ -74,11 +77,18 @@ _CLASS_NAMES: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.
 _EXCEPTIONS: dict[int, str] = {id(cls): name for name, cls in _BUILTIN_CLASSES.items()
                                if issubclass(cls, BaseException)}
 _mro_of = type.__dict__["__mro__"].__get__
-_dumps, _loads = json.dumps, json.loads
+# One encoder and one scanner, made once: ``json.dumps`` (and ``JSONEncoder.encode``) build the C encoder on every
+# call. The frames' JSON is exactly ``json.dumps(raw, separators=(",", ":"))`` (no cycles: ``encode`` refuses them).
+_c_encoder: Callable[[Any, int], Any] = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+_join = "".join
+_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_pack, _unpack_from = HEADER.pack, HEADER.unpack_from
 _type, _id, _len, _isinstance = type, id, len, isinstance
 _int_format, _float_repr, _decimal_str = int.__format__, float.__repr__, decimal.Decimal.__str__
 _dict_items, _list_iter = dict.items, list.__iter__
 _function_type = _type(lambda: None)
+_MISSING = object()
 
 SPECIAL: dict[str, Callable[..., Any]] = {
     "__len__": len, "__iter__": iter, "__next__": next, "__bool__": bool, "__hash__": hash,
@@ -148,29 +158,38 @@ class Message:
         self.kwargs = kwargs  # (name, encoded value)
 
     def to_bytes(self) -> bytes:
-        data = _dumps([self.op, self.target, self.name, list(self.args), [list(kv) for kv in self.kwargs]],
-                      separators=(",", ":")).encode()
-        return HEADER.pack(len(data)) + data
+        return frame([self.op, self.target, self.name, list(self.args), [list(kv) for kv in self.kwargs]])
 
     @classmethod
-    def parse(cls, data: bytes) -> Message:
+    def parse(cls, data: bytes | bytearray) -> Message:
         try:
-            raw = _loads(data)
-        except (ValueError, RecursionError, MemoryError) as exc:
+            text = data.decode()
+            raw, end = _scan(text, 0)
+        except (ValueError, StopIteration, RecursionError, MemoryError) as exc:
             raise Malformed("not JSON") from exc
+        if end != _len(text):
+            raise Malformed("not JSON")
         if _type(raw) is not list or _len(raw) != 5:
             raise Malformed("not a message")
         op, target, name, args, kwargs = raw
-        if op not in REQUESTS and op not in REPLIES:
+        if _type(op) is not str or op not in _OPS:  # a list here is unhashable: check the type first
             raise Malformed("unknown op")
         if _type(name) is not str or _type(args) is not list or _type(kwargs) is not list:
             raise Malformed("bad fields")
+        if not kwargs:  # the usual case
+            return cls(op, target, name, tuple(args))
         pairs = []
         for pair in kwargs:
             if _type(pair) is not list or _len(pair) != 2 or _type(pair[0]) is not str:
                 raise Malformed("bad keyword")
             pairs.append((pair[0], pair[1]))
         return cls(op, target, name, tuple(args), tuple(pairs))
+
+
+def frame(raw: list[Any]) -> bytes:
+    """``raw`` (``[op, target, name, args, kwargs]``) as one frame: its length, then its JSON."""
+    data = _join(_c_encoder(raw, 0)).encode()
+    return _pack(_len(data)) + data
 
 
 def exception_name(exc: BaseException) -> str:
@@ -188,25 +207,46 @@ class Connection:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.depth = 0  # requests being served inside a wait on this connection
-        self.buffer = b""  # bytes received past the last frame (one recv usually brings a whole frame)
+        self.buffer: bytes | bytearray = b""  # received past the last frame (one recv usually brings a whole frame)
+        self.scratch = bytearray(8 << 10)  # what recv_into fills (recv(64 KiB) allocates that much every frame)
 
     def send(self, message: Message) -> None:
+        self.send_frame(message.to_bytes())
+
+    def send_frame(self, data: bytes) -> None:
         try:
-            self.sock.sendall(message.to_bytes())
+            self.sock.sendall(data)
         except OSError as exc:
             raise Lost(f"the other side closed the connection ({exc.__class__.__name__})") from None
 
     def receive(self) -> Message:
+        buffer = self.buffer
+        if not buffer:  # one recv usually brings the whole frame: take it without going round _exactly
+            try:
+                got = self.sock.recv_into(self.scratch)
+            except OSError:
+                got = 0
+            if not got:
+                raise Lost("the other side closed the connection")
+            self.buffer = buffer = self.scratch[:got]
+        if _len(buffer) >= 4 and _len(buffer) >= (size := _unpack_from(buffer)[0]) + 4 and size <= MAX_MESSAGE:
+            self.buffer = buffer[size + 4:]
+            data = buffer[4:size + 4]
+        else:
+            data = self._frame()
+        try:
+            return Message.parse(data)
+        except Malformed as exc:
+            raise Lost(f"a malformed message ({exc})") from None
+
+    def _frame(self) -> bytes | bytearray:
         header = self._exactly(HEADER.size)
         (size,) = HEADER.unpack(header)
         if size > MAX_MESSAGE:
             raise Lost("a message over the size cap")
-        try:
-            return Message.parse(self._exactly(size))
-        except Malformed as exc:
-            raise Lost(f"a malformed message ({exc})") from None
+        return self._exactly(size)
 
-    def _exactly(self, size: int) -> bytes:
+    def _exactly(self, size: int) -> bytes | bytearray:
         buffer = self.buffer
         while _len(buffer) < size:
             try:
@@ -231,18 +271,18 @@ class Proxy:
         object.__setattr__(self, "_lm_methods", methods)
 
     def _lm_special(self, name: str, *args: Any) -> Any:
-        return self._lm_peer.ask(Message("special", self._lm_ref, name), args)
+        return self._lm_peer.request("special", self._lm_ref, name, args, None)
 
     def __getattr__(self, name: str) -> Any:
         if name in self._lm_methods:
             return BoundProxy(self, name)
-        return self._lm_peer.ask(Message("getattr", self._lm_ref, name), ())
+        return self._lm_peer.request("getattr", self._lm_ref, name, (), None)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._lm_peer.ask(Message("setattr", self._lm_ref, name), (value,))
+        self._lm_peer.request("setattr", self._lm_ref, name, (value,), None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._lm_peer.ask(Message("call", self._lm_ref), args, kwargs)
+        return self._lm_peer.request("call", self._lm_ref, "", args, kwargs)
 
     def __len__(self) -> int:
         return self._lm_special("__len__")  # type: ignore[no-any-return]
@@ -319,7 +359,7 @@ class BoundProxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         owner = self.owner
-        return owner._lm_peer.ask(Message("callattr", owner._lm_ref, self.name), args, kwargs)
+        return owner._lm_peer.request("callattr", owner._lm_ref, self.name, args, kwargs)
 
 
 def _class_methods(value: Any) -> list[str]:
@@ -412,7 +452,7 @@ class Peer:
                 request = conn.receive()
                 if request.op not in REQUESTS:
                     return
-                conn.send(self.perform(request))
+                conn.send_frame(self.perform(request))
         except Lost:
             return
         finally:
@@ -427,13 +467,20 @@ class Peer:
 
     def ask(self, request: Message, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         """Send ``request`` with ``args``/``kwargs`` encoded; serve nested requests until its reply comes."""
+        return self.request(request.op, request.target, request.name, args, kwargs)
+
+    def request(self, op: str, target: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> Any:
+        """``ask`` without a ``Message``: the proxies' path, one frame built straight from its fields."""
         if self.lost is not None:
             raise Lost(self.lost)
-        conn = self.connection()
-        message = Message(request.op, request.target, request.name, tuple(self.encode(a) for a in args),
-                          tuple((k, self.encode(v)) for k, v in (kwargs or {}).items()))
+        conn: Connection | None = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.connection()
+        encode = self.encode
+        data = frame([op, target, name, [encode(a) for a in args],
+                      [[k, encode(v)] for k, v in kwargs.items()] if kwargs else []])
         try:
-            conn.send(message)
+            conn.send_frame(data)
             while True:
                 reply = conn.receive()
                 if reply.op == "return" and len(reply.args) == 1:
@@ -447,46 +494,47 @@ class Peer:
                     answer = self.perform(reply)
                 finally:
                     conn.depth -= 1
-                conn.send(answer)
+                conn.send_frame(answer)
         except Lost as exc:
             self.lost = self.lost or str(exc)
             raise
 
     # ---- serving ------------------------------------------------------------------------------
 
-    def perform(self, request: Message) -> Message:
-        """The reply to one request about this side's objects (every exception becomes a ``raise``)."""
+    def perform(self, request: Message) -> bytes:
+        """The reply frame to one request about this side's objects (every exception becomes a ``raise``)."""
         op, name = request.op, request.name
         try:
             if request.target is None:
                 action = self.actions.get(op)
                 if action is None:
                     raise PermissionError(op)
-                return Message("return", args=(self.encode(action()),))
+                return frame(["return", None, "", [self.encode(action())], []])
             if not self.allowed(op, name):
                 raise PermissionError(f"{op} {name}")
-            target = self.decode(request.target)
-            args = [self.decode(a) for a in request.args]
-            kwargs = {k: self.decode(v) for k, v in request.kwargs}
-            if op == "getattr":
+            decode = self.decode
+            target = decode(request.target)
+            args = [decode(a) for a in request.args]
+            kwargs = {k: decode(v) for k, v in request.kwargs} if request.kwargs else {}
+            if op == "callattr":
+                result = getattr(target, name)(*args, **kwargs)
+            elif op == "getattr":
                 result = getattr(target, name)
                 if self.side == "a" and _type(result) is _type(self.perform) and result.__self__ is target \
                         and name in _class_methods(target):
-                    return Message("return", args=(["m", self.number(target), name],))
+                    return frame(["return", None, "", [["m", self.number(target), name]], []])
             elif op == "setattr":
                 setattr(target, name, *args[:1])
                 result = None
             elif op == "call":
                 result = target(*args, **kwargs)
-            elif op == "callattr":
-                result = getattr(target, name)(*args, **kwargs)
             else:
                 result = SPECIAL[name](target, *args)
-            return Message("return", args=(self.encode(result),))
+            return frame(["return", None, "", [self.encode(result)], []])
         except Lost:
             raise
         except BaseException as exc:
-            return Message("raise", name=exception_name(exc))
+            return frame(["raise", None, exception_name(exc), [], []])
 
     # ---- values -------------------------------------------------------------------------------
 
@@ -507,6 +555,8 @@ class Peer:
             return ["bool", value is True]
         if kind is int:
             return ["int", _int_format(value, "x")]
+        if value is None:
+            return ["none"]
         try:
             return self._encode(value, 0, [0], set())
         except (TooBig, RecursionError):
@@ -567,6 +617,17 @@ class Peer:
                 return item
             if tag == "str" and _type(item) is str:
                 return item
+            if tag == self.side and _type(item) is int:  # our own object: a call's target
+                found = self.objects.get(item, _MISSING)
+                if found is not _MISSING:
+                    return found
+            if tag == "int" and _type(item) is str and _len(item) <= 64:
+                try:
+                    return int(item, 16)
+                except ValueError:
+                    pass  # _decode says it is malformed
+        elif _type(data) is list and _len(data) == 1 and data[0] == "none":
+            return None
         try:
             return self._decode(data, depth)
         except Lost:
