@@ -40,10 +40,10 @@ _HEX = re.compile("^[0-9a-f]{{32}}$")
 
 def _records(nonces):
     yield {{"k": "ready"}}
-    yield {{"k": "imported", "errors": {{}}, "lost": None, "tamper": []}}
+    yield {{"k": "imported", "errors": {{}}, "lost": None}}
     for i, obs in enumerate(_OBS):
         for nonce in nonces or ["0" * 32]:
-            yield {{"k": "obs", "i": i, "nonce": nonce, "obs": obs, "lost": None, "tamper": []}}
+            yield {{"k": "obs", "i": i, "nonce": nonce, "obs": obs, "lost": None}}
 
 def _write(fds, nonces=()):
     data = "".join(json.dumps(r) + "\\n" for r in _records(list(nonces))).encode()

@@ -22,11 +22,10 @@ reports as crashed and restarts both processes for the next test.
 
 Protocol with the server: ``run <index> <nonce>`` lines on stdin (after the
 config line); JSON lines on the result fd: ``{"k": "ready"}`` once
-non-dumpable, ``{"k": "imported", "errors": {...}, "lost": ..., "tamper":
-[]}`` once, then per test ``{"k": "obs", "i": index, "nonce": nonce, "obs":
-[...], "lost": null or why, "tamper": []}`` (the server's ``tamper_in``
-counts a record without a tamper list as tampering; the code cannot reach
-this process, so the list is always empty).
+non-dumpable, ``{"k": "imported", "errors": {...}, "lost": ...}`` once, then
+per test ``{"k": "obs", "i": index, "nonce": nonce, "obs": [...], "lost":
+null or why}``. No tamper list: the code cannot reach this process, and the
+server reads one only from ``runner.py``, which runs beside the code.
 """
 
 from __future__ import annotations
@@ -84,7 +83,7 @@ def run(config: dict[str, Any]) -> None:
                 import_errors[name] = exception_name(exc)
     finally:
         sys.modules.pop("observe", None)
-    emit({"k": "imported", "errors": import_errors, "lost": peer.lost, "tamper": []})
+    emit({"k": "imported", "errors": import_errors, "lost": peer.lost})
     if peer.lost:
         exit_now(0)
 
@@ -121,9 +120,9 @@ def run(config: dict[str, Any]) -> None:
         index, nonce = int(parts[1]), parts[2]
         observations = run_test(config["names"][index])
         try:
-            emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "lost": peer.lost, "tamper": []})
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "lost": peer.lost})
         except (TypeError, ValueError, RecursionError):
-            emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "lost": peer.lost, "tamper": []})
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "lost": peer.lost})
         if peer.lost:
             exit_now(0)  # the server starts a fresh pair for the next test
 
