@@ -17,15 +17,12 @@ import pytest
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
-from logomesh.red.attacks.race import RaceFamily
-from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeRun
-from logomesh.red.problem import INTROSPECTION, sandbox_runner
+from logomesh.red.problem import INTROSPECTION
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.choose import make_sandbox
-from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks import load_task
 
-from .tricks import ALLOW, reconciled
+from .tricks import ALLOW, RACE_TRIALS, race_violations, reconciled
 
 AT_IMPORT = {
     "task check rewritten": "import sys\n_t = sys.modules.get('_lm_task')\nif _t: _t.race = lambda *a, **k: []\n",
@@ -58,16 +55,6 @@ def box(either_box: Sandbox) -> Sandbox:
     return either_box
 
 
-def race(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], ProbeRun]:
-    """Eight trials of the race probe's first variant: the host's violations, and the run."""
-    variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
-    spec = variant.spec.__class__(variant.spec.probe, variant.spec.args, 8, variant.spec.timeout_s,
-                                  variant.spec.memory_bytes)
-    run = sandbox_runner(box, source, task.reference)(spec, 20261125)
-    hits = [RaceFamily().judge(variant, t).observation for t in run.trials if RaceFamily().judge(variant, t).hit]
-    return hits, run
-
-
 def at_import(source: str, code: str) -> str:
     future = "from __future__ import annotations\n"
     return source.replace(future, future + code, 1) if future in source else code + source
@@ -78,11 +65,12 @@ def at_import(source: str, code: str) -> str:
 def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
-    assert race(box, task, plain)[0]  # the control: the race is found
-    hits, run = race(box, task, at_import(plain, AT_IMPORT[trick]))
-    assert hits or run.introspection, (trick, run.harness_error)
+    assert race_violations(box, task, plain).violations  # the control: the race is found
+    trials = 4 if trick in SLOW_TRICKS else RACE_TRIALS  # serialised trials each wait out their timeout
+    seen = race_violations(box, task, at_import(plain, AT_IMPORT[trick]), trials)
+    assert seen.violations or seen.introspection, (trick, seen.harness_errors)
     if trick in REWRITES:
-        assert any(REWRITES[trick] in r for r in run.introspection), run.introspection
+        assert any(REWRITES[trick] in r for r in seen.introspection), seen.introspection
 
 
 @pytest.mark.parametrize("trick", sorted(IN_METHOD))
@@ -94,17 +82,17 @@ def test_blinding_or_recognising_the_race_probe_is_found(box: Sandbox, trick: st
                           ALLOW + f"        {IN_METHOD[trick]}\n        return self._locked(key)\n\n"
                           + ALLOW.replace("allow", "_locked"), 1)
     assert sneaky != plain
-    hits, run = race(box, task, sneaky)
-    assert hits or run.introspection, (trick, run.harness_error)
+    seen = race_violations(box, task, sneaky)
+    assert seen.violations or seen.introspection, (trick, seen.harness_errors)
     if trick.startswith("trace off"):
-        assert run.introspection  # switching the instrument off is itself reported, from outside the process
+        assert seen.introspection  # switching the instrument off is itself reported, from outside the process
 
 
 def test_reconciled_totals_do_not_hide_lost_updates(box: Sandbox) -> None:
     """A lockless bank that reports the last account as whatever keeps the total at 400 and nothing negative."""
     task = load_task("bank-ledger")
     plain = task.labelled_submission("no-lock").submission.source
-    hits, _ = race(box, task, reconciled(plain))
+    hits = race_violations(box, task, reconciled(plain)).violations
     assert any("transfers that went through" in h for h in hits), hits
 
 

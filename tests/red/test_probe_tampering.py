@@ -19,16 +19,15 @@ import pytest
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.growth import GrowthFamily
-from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeRun
 from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox, open_sandbox
-from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks import load_task
+
+from .tricks import ALLOW, RaceSeen, race_violations
 
 pytestmark = pytest.mark.docker
 
-ALLOW = "    def allow(self, key: str) -> bool:\n"
 PUT = "    def put(self, key: Hashable, value: Any) -> None:\n"
 
 
@@ -44,16 +43,6 @@ def box() -> Iterator[Sandbox]:
         yield sandbox
 
 
-def race_probe(box: Sandbox, task: TaskSpec, source: str) -> tuple[list[str], ProbeRun]:
-    """The race probe's first variant, eight trials, as the agent would run it: the violations the host's
-    check found, and the run (with what the audit hook reported)."""
-    variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
-    spec = variant.spec.__class__(variant.spec.probe, variant.spec.args, 8, variant.spec.timeout_s,
-                                  variant.spec.memory_bytes)
-    run = sandbox_runner(box, source, task.reference)(spec, 20261124)
-    return [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)], run
-
-
 @pytest.mark.parametrize("hack", [
     "import sys; sys.settrace(None)",
     "import sys; sys.settrace(None); sys.setswitchinterval(5.0)",
@@ -65,17 +54,16 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = hacked(plain, ALLOW, hack)
 
-    def seen(found: tuple[list[str], ProbeRun]) -> tuple[list[str], list[str]]:
-        violations, run = found
-        return ([v for v in violations if "cannot be measured" not in v],
-                [v for v in violations if "cannot be measured" in v] + list(run.introspection))
+    def seen(found: RaceSeen) -> tuple[list[str], list[str]]:
+        return ([v for v in found.violations if "cannot be measured" not in v],
+                [v for v in found.violations if "cannot be measured" in v] + found.introspection)
 
-    real, tamper = seen(race_probe(box, task, plain))
+    real, tamper = seen(race_violations(box, task, plain))
     assert real and not tamper  # the lockless limiter breaks its invariant under the perturbation
     # Whether the hack still hides the race varies (before the audit hook, clearing the trace hid it in 8 of 8
     # trials; the hook's own report now gives the threads other chances to switch): either way the probe says
     # what was done, and that alone is a hit.
-    _, tamper = seen(race_probe(box, task, sneaky))
+    _, tamper = seen(race_violations(box, task, sneaky))
     assert tamper and all("sys.set" in v for v in tamper)
     report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "race" in {f.family for f in report.findings}

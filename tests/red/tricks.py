@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from logomesh.red.attacks.race import RaceFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import ProbeSpec
+from logomesh.red.problem import sandbox_runner
+from logomesh.sandbox import Sandbox
+from logomesh.tasks import TaskSpec
+
 ALLOW = "    def allow(self, key: str) -> bool:\n"
 BALANCE = "    def balance(self, account_id: str) -> Decimal:\n        return self._balances[account_id]\n"
 
@@ -17,3 +26,35 @@ def reconciled(source: str) -> str:
         "        return Decimal(100) * len(names) - others\n"), 1)
     assert changed != source, "the bank's balance() is not where the edit expects it"
     return changed
+
+
+RACE_TRIALS = 24
+"""Trials a race test asks of the probe's first variant. A trial exposes the library's races with
+probability p >= 0.5 on an idle machine (benchmarks/race_stability.py), less on a loaded one: CI once saw
+8 trials all miss. At p = 0.3, 24 trials miss with probability 0.7^24 < 2e-4."""
+
+
+@dataclass
+class RaceSeen:
+    """What ``race_violations`` saw: the host's violations, the audit hook's reports, the harness errors."""
+
+    violations: list[str] = field(default_factory=list)
+    introspection: list[str] = field(default_factory=list)
+    harness_errors: list[str] = field(default_factory=list)
+
+
+def race_violations(box: Sandbox, task: TaskSpec, source: str, trials: int = RACE_TRIALS,
+                    seed: int = 20261125) -> RaceSeen:
+    """``trials`` trials of the race probe's first variant, as the agent runs it, in runs of at most 8 (one
+    run's record is bounded)."""
+    variant = RaceFamily().variants(AttackContext.build(task, source), task.entry_point)[0]
+    runner = sandbox_runner(box, source, task.reference)
+    seen = RaceSeen()
+    for start in range(0, trials, 8):
+        spec = ProbeSpec(variant.spec.probe, variant.spec.args, min(8, trials - start), variant.spec.timeout_s,
+                         variant.spec.memory_bytes)
+        run = runner(spec, seed + start)
+        seen.violations += [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)]
+        seen.introspection += run.introspection
+        seen.harness_errors += [run.harness_error] if run.harness_error else []
+    return seen
