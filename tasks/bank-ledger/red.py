@@ -78,57 +78,91 @@ def _is_decimal(text: str) -> bool:
     return True
 
 
+ACCOUNTS = ("a", "b")
+UNKNOWN = "z"  # an id no account was opened under: KeyError, for either side of a transfer
+
+
 def model(rng: random.Random, steps: int) -> dict[str, Any]:
-    """Deposits, withdrawals and transfers; records whether each was refused and every balance after it."""
+    """Deposits, withdrawals and transfers, some aliased (a transfer to its own source), some on an unknown
+    account, some with an invalid amount, each at most one fault; records the exception class each call
+    raised (None, ValueError, KeyError or another name) and every balance after it."""
     bank = solution.Bank()
     opening = {"a": "50", "b": "50"}
     for name, amount in opening.items():
         bank.open_account(name, Decimal(amount))
     record: list[dict[str, Any]] = []
     for _ in range(steps):
-        op = rng.choice(["deposit", "withdraw", "transfer"])
+        op = rng.choice(["deposit", "withdraw", "transfer", "transfer"])
         amount = Decimal(rng.randint(1, 40)) / (10 if rng.random() < 0.3 else 1)
-        src, dst = rng.sample(["a", "b"], 2)
+        src, dst = rng.sample(ACCOUNTS, 2)
+        fault = rng.random()
+        if fault < 0.15 and op == "transfer":
+            dst = src  # aliased: the same account on both sides
+        elif fault < 0.25:
+            src = UNKNOWN if op != "transfer" or rng.random() < 0.5 else src
+            dst = UNKNOWN if src != UNKNOWN else dst
+        elif fault < 0.3:
+            amount = rng.choice([Decimal(0), Decimal(-1) * amount])
         args = (src, dst, amount) if op == "transfer" else (src, amount)
-        refused = False
+        raised = None
         try:
             getattr(bank, op)(*args)
         except ValueError:
-            refused = True
+            raised = "ValueError"
+        except KeyError:
+            raised = "KeyError"
+        except Exception as exc:
+            raised = type(exc).__name__[:40]
         balances = {}
         for name in opening:
-            got = bank.balance(name)
+            try:
+                got = bank.balance(name)
+            except Exception as exc:
+                got = exc
             balances[name] = str(got) if type(got) is Decimal else repr(got)[:40]
-        record.append({"op": op, "args": [str(a) for a in args], "refused": refused, "balances": balances})
+        record.append({"op": op, "args": [str(a) for a in args], "raised": raised, "balances": balances})
     return {"opening": opening, "steps": record}
 
 
+def expected_error(ledger: dict[str, Decimal], op: str, op_args: list[str]) -> str | None:
+    """What the contract says the call raises (the model makes at most one fault per call)."""
+    accounts, amount = op_args[:-1], Decimal(op_args[-1])
+    if amount <= 0:
+        return "ValueError"
+    if any(a not in ledger for a in accounts):
+        return "KeyError"
+    if op == "transfer" and accounts[0] == accounts[1]:
+        return "ValueError"
+    if op != "deposit" and ledger[accounts[0]] < amount:
+        return "ValueError"
+    return None
+
+
 def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
-    """On the host: the calls up to the first refusal, overdraft or balance a dict of Decimals disagrees with."""
+    """On the host: the calls up to the first call that raised what the contract does not say (or did not
+    raise what it says), or the first balance a dict of Decimals disagrees with (money created or lost)."""
     ledger = {str(k): Decimal(str(v)) for k, v in dict(observed["opening"]).items()}
     calls = [f"bank.open_account({name!r}, Decimal('{amount}'))" for name, amount in ledger.items()]
     for step in observed["steps"]:
         op, op_args = str(step["op"]), [str(a) for a in step["args"]]
         amount = Decimal(op_args[-1])
-        src = op_args[0]
         shown = ", ".join([*(repr(a) for a in op_args[:-1]), f"Decimal('{amount}')"])
         calls.append(f"bank.{op}({shown})")
-        allowed = op == "deposit" or ledger[src] >= amount
-        if step["refused"] and allowed:
-            return [*calls, "# refused a valid operation"]
-        if not step["refused"] and not allowed:
-            return [*calls, "# allowed an overdraft"]
-        if allowed:
+        want, got = expected_error(ledger, op, op_args), step["raised"]
+        if got != want:
+            said = f"raised {got}" if got else "returned normally"
+            return [*calls, f"# {said}; the contract says {'it raises ' + want if want else 'it succeeds'}"]
+        if want is None:
             if op == "deposit":
-                ledger[src] += amount
+                ledger[op_args[0]] += amount
             else:
-                ledger[src] -= amount
+                ledger[op_args[0]] -= amount
                 if op == "transfer":
                     ledger[op_args[1]] += amount
-        for name, want in ledger.items():
-            got = str(step["balances"].get(name))
-            if not _is_decimal(got) or Decimal(got) != want:
-                return [*calls, f"# balance({name!r}) is {got}; the ledger says {want}"]
+        for name, balance in ledger.items():
+            shown_balance = str(step["balances"].get(name))
+            if not _is_decimal(shown_balance) or Decimal(shown_balance) != balance:
+                return [*calls, f"# balance({name!r}) is {shown_balance}; the ledger says {balance}"]
     return []
 
 

@@ -1,0 +1,99 @@
+"""Stateful models try aliased arguments, foreign objects and repeated calls; both backends.
+
+Each hostile library submission below passes the simple sequences a model
+drew before: it breaks its task's contract only when arguments alias (a
+transfer to its own source account creates money) or come from outside the
+instance (a connection released twice, or one the pool never handed out, or
+one it tracks by equality). The model reports the first call that breaks the
+contract (the self-transfer that should have raised, before the balance it
+inflates). Each is an edit of a correct submission, which is the control:
+its model sequences show no divergence.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from logomesh.battle.context import BattleContext
+from logomesh.red import attack
+from logomesh.red.attacks.stateful import StatefulFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.problem import sandbox_runner
+from logomesh.sandbox import Sandbox
+from logomesh.tasks import TaskSpec, load_task
+
+POOL_CHECK = ("            if key not in self._out or self._out[key] is not conn:\n"
+              "                raise ValueError(\"this connection was not acquired from this pool\")\n"
+              "            del self._out[key]\n")
+HOSTILE = {
+    # (task, the correct submission it edits, the edit, what the divergence's last line says)
+    "self-transfer creates money": (
+        "bank-ledger", "reference",
+        ("            if src == dst:\n                raise ValueError(\"cannot transfer to the same account\")\n", ""),
+        "the contract says it raises ValueError"),
+    "a second release accepted": (
+        "connection-pool", "good",
+        (POOL_CHECK, "            if key not in self._out and not any(c is conn for c in self._idle):\n"
+                     "                raise ValueError(\"not from this pool\")\n"
+                     "            self._out.pop(key, None)\n"),
+        "checked out"),
+    "connections tracked by equality": (
+        "connection-pool", "good",
+        (POOL_CHECK, "            key = next((k for k, c in self._out.items() if c == conn), None)\n"
+                     "            if key is None:\n"
+                     "                raise ValueError(\"not from this pool\")\n"
+                     "            del self._out[key]\n"),
+        "releasing what is not checked out"),
+}
+
+
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
+
+
+def source_of(task: TaskSpec, which: str) -> str:
+    return task.reference if which == "reference" else task.labelled_submission(which).submission.source
+
+
+def divergences(box: Sandbox, task: TaskSpec, source: str) -> list[list[str]]:
+    """Every model variant's first trial: the calls up to the divergence it found ([] where none)."""
+    family = StatefulFamily()
+    runner = sandbox_runner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        [trial] = runner(variant.spec, 20261128).trials
+        assert trial.status == "ok", (trial.status, trial.exc, trial.message)
+        found.append(family.divergence(variant, trial))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_aliased_and_foreign_arguments_break_the_model_and_the_control_holds(box: Sandbox, name: str) -> None:
+    task_id, control, (old, new), says = HOSTILE[name]
+    task = load_task(task_id)
+    plain = source_of(task, control)
+    assert old in plain, "the edit no longer matches the submission it edits"
+    hostile = plain.replace(old, new, 1)
+    assert divergences(box, task, plain) == [[], [], []]
+    found = [calls for calls in divergences(box, task, hostile) if calls]
+    assert found, name
+    assert says in found[0][-1], found[0][-3:]
+
+
+@pytest.mark.parametrize("task_id", ["bank-ledger", "connection-pool"])
+def test_every_correct_library_submission_agrees_with_the_model(box: Sandbox, task_id: str) -> None:
+    task = load_task(task_id)
+    good = [n for n in task.submission_names() if task.labelled_submission(n).label == "good"]
+    for which in ["reference", *good]:
+        assert divergences(box, task, source_of(task, which)) == [[], [], []], which
+
+
+@pytest.mark.slow
+def test_the_agent_reports_a_self_transfer_at_medium_with_its_reproducer(box: Sandbox) -> None:
+    task_id, control, (old, new), _ = HOSTILE["self-transfer creates money"]
+    task = load_task(task_id)
+    report = attack(task, source_of(task, control).replace(old, new, 1), box, BattleContext(seed=3), budget_s=6.0)
+    models = [f for f in report.findings if f.family == "stateful-model"]
+    assert models and models[0].severity == "medium", [(f.family, f.severity) for f in report.findings]
+    assert "bank.transfer('a', 'a'" in models[0].reproducer or "bank.transfer('b', 'b'" in models[0].reproducer
