@@ -258,8 +258,10 @@ def _best(families: dict[str, list[Leaf]]) -> float:
 
 
 def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunner:
-    """Probes run in ``box``; differential probes run against the submission and, separately, the reference."""
+    """Probes run in ``box``: differential probes against the submission and, separately, the reference;
+    the probes that only make calls as drivers (``driven.py``); the rest in the fork server."""
     from logomesh.red.attacks.differential import PROBE, DifferentialRunner
+    from logomesh.red.driven import DRIVEN, run_driven
 
     differential = DifferentialRunner(box, source, reference) if reference else None
 
@@ -268,6 +270,8 @@ def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunne
             if differential is None:
                 return ProbeRun((), harness_error="no reference to compare with")
             return differential.run(spec, seed)
+        if spec.probe in DRIVEN:
+            return run_driven(box, source, spec, seed)
         return run_probe(box, source, spec, seed)
 
     return run

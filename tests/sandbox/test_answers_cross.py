@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
+from logomesh.red.attacks.stateful import StatefulFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.tasks import TaskSpec, load_task
@@ -155,6 +158,60 @@ def test_the_reference_behind_the_forgers_passes(box: Sandbox, task: TaskSpec, c
     """The pair runs honest code as before: the reference passes every hidden test, untampered."""
     run = run_hidden(box, task, task.reference, cache=cache).suite
     assert (run.passed, run.total, run.tampered) == (16, 16, False), run.outcomes
+
+
+# ---- the red agent's stateful model: its record is the driver's, never the code's ----------------------
+
+FIFO_GET = "    def get(self, key: Hashable) -> Any:\n"
+
+
+def model_divergences(box: Sandbox, task: TaskSpec, source: str) -> list[list[str]]:
+    """Each model variant's first trial, as the agent runs it: the calls up to the divergence, or []."""
+    family = StatefulFamily()
+    runner = sandbox_runner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        trials = runner(variant.spec, 20261128).trials
+        found.append(family.divergence(variant, trials[0]) if trials and trials[0].status == "ok" else ["died"])
+    return found
+
+
+# What beat the fork server that ran the model in the code's own process: /dev/null over every descriptor from
+# 3 up (the server's copy of stdout, where its audit hook reports), then the run's nonce from the heap, and one
+# result line on stdout saying each trial saw a cache take no call.
+OLD_CHANNEL = """
+import gc, json, os, re
+_null = os.open(os.devnull, os.O_WRONLY)
+for _fd in range(3, 65):
+    if _fd != _null:
+        try:
+            os.dup2(_null, _fd)
+        except OSError:
+            pass
+for _o in gc.get_objects():
+    if isinstance(_o, dict) and isinstance(_o.get("nonce"), str) and re.fullmatch("[0-9a-f]{16}", _o["nonce"]):
+        _trial = {"status": "ok", "result": {"observed": [{"capacity": 1, "steps": []}], "seed": 0}, "cpu_s": 0.0}
+        _record = {"trials": [_trial] * int(_o.get("trials", 1)), "elapsed": 0.1, "introspection": []}
+        print("\\nLMPROBE " + _o["nonce"] + " " + json.dumps(_record), flush=True)
+"""
+
+
+@pytest.mark.parametrize("trick", ["the fork server's channel", *sorted(TRICKS)])
+def test_forged_model_records_hide_no_divergence(box: Sandbox, trick: str) -> None:
+    """A FIFO cache (wrong: the model finds it) that forges the record of model trials that saw nothing: on the
+    fork server's channel, or, with every nonce it can find, on every descriptor it can reach, as a driver."""
+    task = load_task("lru-cache")
+    fifo = task.labelled_submission("fifo").submission.source
+    assert FIFO_GET in fifo
+    if trick in TRICKS:
+        nothing = {"observed": [{"capacity": 1, "steps": []}], "seed": 0}  # a sequence without a call
+        clean = [[["value", ["str", json.dumps(nothing)]]]] * 4
+        forger = FORGE.format(observations=json.dumps(clean)) + TRICKS[trick]
+        hostile = forger + fifo.replace(FIFO_GET, FIFO_GET + IN_CALL.get(trick, ""), 1)
+    else:
+        hostile = OLD_CHANNEL + fifo
+    assert any(model_divergences(box, task, fifo))  # the control: the model finds the FIFO eviction
+    assert any(model_divergences(box, task, hostile)), trick
 
 
 # ---- structure: what the answerer's process holds ------------------------------------------------------
