@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
+import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from importlib.util import find_spec
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from test_bad_inputs import _ledger, cli, one_line
@@ -122,6 +125,35 @@ def test_a_refused_ray_campaign_leaves_nothing_and_is_refused_the_same_way_again
     assert not home.exists()
     assert one_line(cli(*command), 1, "the campaign cannot start") == first  # not "already exists"
     assert not home.exists()
+
+
+@contextlib.contextmanager
+def _silent_port() -> Iterator[str]:
+    """A port that takes connections (the kernel queues them) and never says a word."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/"
+
+
+@pytest.mark.skipif(find_spec("ray") is None, reason="the Ray extra is not installed (pip install 'logomesh[ray]')")
+@pytest.mark.parametrize(("server", "why"), [
+    pytest.param(lambda: _serving(_Files), "its answer is not gRPC", id="web-server"),
+    pytest.param(_silent_port, "it said nothing within 5 s", id="silent-port",
+                 marks=pytest.mark.slow),  # waits 5 s for a greeting, twice: about 15 s
+])
+def test_a_ray_address_where_something_else_answers_is_refused_before_anything_is_written(
+        tmp_path: Path, server: Callable[[], contextlib.AbstractContextManager[str]], why: str) -> None:
+    home = tmp_path / "home"
+    with server() as url:
+        address = urlsplit(url).netloc
+        command = ("campaign", "run", "--mock", "good", "--tasks", "rate-limiter", "--executor", "ray",
+                   "--ray-address", address, "--home", str(home))
+        first = one_line(cli(*command), 1, "the campaign cannot start (nothing was recorded): ")
+        assert first == (f"logomesh: error: the campaign cannot start (nothing was recorded): {address} answers, "
+                         f"but not as a Ray cluster ({why}): check --ray-address (the head node's HOST:PORT, "
+                         "6379 by default)")
+        assert not home.exists()
+        assert one_line(cli(*command), 1, "the campaign cannot start") == first  # not "already exists"
+        assert not home.exists()
 
 
 def test_workers_beyond_the_limit_are_refused(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from ray_cluster import Node, two_node_cluster
 from ledger import Ledger
 from ledger.verify import verify_ledger
 from logomesh.campaign.plan import CampaignPlan, Settings, battle_id, new_plan, parse_agents
-from logomesh.campaign.ray_executor import RayExecutor, RayUnavailable
+from logomesh.campaign.ray_executor import RayExecutor, RayUnavailable, check_joins, check_ray
 from logomesh.campaign.runner import CampaignProgress, campaign_battles, run_campaign
 from logomesh.campaign.work import JobDone
 from logomesh.sandbox.docker import RUN_ENV
@@ -40,6 +41,28 @@ def test_an_unreachable_cluster_is_one_clear_error_within_seconds(tmp_path: Path
     assert not ray.is_initialized()
 
 
+def test_a_join_that_hangs_is_refused_at_its_deadline_and_ray_stays_down() -> None:
+    """An HTTP/2 server that is not Ray passes the greeting; Ray's own join would then retry for minutes."""
+    held: list[socket.socket] = []
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        def greet() -> None:  # HTTP/2 settings, as Ray's GCS sends, then nothing
+            with contextlib.suppress(OSError):
+                while True:
+                    conn, _ = server.accept()
+                    conn.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+                    held.append(conn)
+
+        threading.Thread(target=greet, daemon=True).start()
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(RayUnavailable, match=f"no Ray cluster at {address} let this machine join within 3 s"):
+            check_joins(address, timeout_s=3)
+        assert time.monotonic() - started < 10
+        for conn in held:
+            conn.close()
+    assert not ray.is_initialized()
+
+
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """One small local Ray instance for the module; the executor joins it rather than starting its own."""
@@ -53,6 +76,19 @@ def _plan(campaign_id: str, repeat: int = 2, **settings: object) -> CampaignPlan
     return new_plan(parse_agents([], ["good"]), ("rate-limiter", "fib-recursive"), repeat, 5,
                     Settings(**settings), campaign_id)  # type: ignore[arg-type]
 
+
+def test_a_running_cluster_passes_the_check_before_a_campaign(local_ray: None) -> None:
+    check_ray(ray.get_runtime_context().gcs_address)  # a driver process of its own joined and left
+    assert ray.is_initialized()  # this process's session is untouched
+
+
+@pytest.mark.slow
+def test_a_driver_without_the_cluster_token_is_told_so(local_ray: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    address = ray.get_runtime_context().gcs_address
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "0" * 64)  # not the token this instance was started with
+    with pytest.raises(RayUnavailable, match=f"the Ray cluster at {address} refused this machine's token"):
+        check_ray(address)  # after Ray's 20 s of retries
 
 @pytest.mark.slow
 def test_a_ray_worker_lost_mid_battle_is_retried_and_the_retry_recorded(local_ray: None, tmp_path: Path) -> None:
