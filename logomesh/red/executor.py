@@ -60,10 +60,15 @@ def _source(name: str) -> str:
     return (PROBES_DIR / name).read_text(encoding="utf-8")
 
 
+def library_source() -> str:
+    """The probe functions (``probes/library.py``): shipped to the fork server, or the body of a probe driver."""
+    return _source("library.py")
+
+
 def probe_files(source: str, task_module: str = "") -> dict[str, str]:
     """What the box gets: the artifact, the fork server, the probes, the audit hook, and the task's own red
     module if any. The fork server removes all but ``solution.py`` before the artifact is imported."""
-    files = {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": _source("library.py"),
+    files = {"solution.py": source, "_lm_runtime.py": _source("runtime.py"), "_lm_probes.py": library_source(),
              "_lm_audit.py": harness_source("audit.py")}
     if task_module:
         files["_lm_task.py"] = task_module

@@ -17,7 +17,11 @@ from pathlib import Path
 import pytest
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
+from logomesh.red.attacks.base import Family
+from logomesh.red.attacks.evaluation import EvalInjectionFamily
+from logomesh.red.attacks.sqli import SqlInjectionFamily
 from logomesh.red.attacks.stateful import StatefulFamily
+from logomesh.red.attacks.traversal import TraversalFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox
@@ -176,21 +180,21 @@ def model_divergences(box: Sandbox, task: TaskSpec, source: str) -> list[list[st
     return found
 
 
-# What beat the fork server that ran the model in the code's own process: /dev/null over every descriptor from
-# 3 up (the server's copy of stdout, where its audit hook reports), then the run's nonce from the heap, and one
-# result line on stdout saying each trial saw a cache take no call.
+# What beat the fork server that ran a probe in the code's own process: /dev/null over every descriptor from 3
+# up but sockets (the server's copy of stdout, where its audit hook reports, is a pipe), then the run's nonce
+# from the heap, and one result line on stdout whose every trial holds the record CLEAN (a probe's clean record).
 OLD_CHANNEL = """
-import gc, json, os, re
+import gc, json, os, re, stat
 _null = os.open(os.devnull, os.O_WRONLY)
 for _fd in range(3, 65):
-    if _fd != _null:
-        try:
+    try:
+        if _fd != _null and not stat.S_ISSOCK(os.fstat(_fd).st_mode):  # a socket may be how it answers
             os.dup2(_null, _fd)
-        except OSError:
-            pass
+    except OSError:
+        pass
 for _o in gc.get_objects():
     if isinstance(_o, dict) and isinstance(_o.get("nonce"), str) and re.fullmatch("[0-9a-f]{16}", _o["nonce"]):
-        _trial = {"status": "ok", "result": {"observed": [{"capacity": 1, "steps": []}], "seed": 0}, "cpu_s": 0.0}
+        _trial = {"status": "ok", "result": CLEAN, "cpu_s": 0.0}
         _record = {"trials": [_trial] * int(_o.get("trials", 1)), "elapsed": 0.1, "introspection": []}
         print("\\nLMPROBE " + _o["nonce"] + " " + json.dumps(_record), flush=True)
 """
@@ -209,9 +213,67 @@ def test_forged_model_records_hide_no_divergence(box: Sandbox, trick: str) -> No
         forger = FORGE.format(observations=json.dumps(clean)) + TRICKS[trick]
         hostile = forger + fifo.replace(FIFO_GET, FIFO_GET + IN_CALL.get(trick, ""), 1)
     else:
-        hostile = OLD_CHANNEL + fifo
+        hostile = OLD_CHANNEL.replace("CLEAN", repr({"observed": [{"capacity": 1, "steps": []}], "seed": 0})) + fifo
     assert any(model_divergences(box, task, fifo))  # the control: the model finds the FIFO eviction
     assert any(model_divergences(box, task, hostile)), trick
+
+
+# Injection probes: the record of a clean trial, forged on the fork server's channel, hides nothing.
+INJECTIONS = {
+    "sqli": ("sql-select", "interpolated-values", SqlInjectionFamily(),
+             {"sql": "SELECT", "params": 1, "rows": 0, "vault": False, "vault_intact": True}),
+    "traversal": ("safe-path", "prefix-check", TraversalFamily(), {"returned": "/b", "inside": True, "secret": False}),
+    "eval": ("safe-calculator", "eval-based", EvalInjectionFamily(), {"type": "int", "repr": "3", "canary": False}),
+}
+
+
+def hits(box: Sandbox, task: TaskSpec, source: str, family: Family) -> list[str]:
+    """What the family's variants found in one run each, judged as the agent judges them."""
+    runner = sandbox_runner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        found += [family.judge(variant, t).observation for t in runner(variant.spec, 20261128).trials
+                  if family.judge(variant, t).hit]
+    return found
+
+
+@pytest.mark.parametrize("probe", sorted(INJECTIONS))
+def test_a_forged_clean_injection_record_hides_nothing(box: Sandbox, probe: str) -> None:
+    task_id, labelled, family, clean = INJECTIONS[probe]
+    task = load_task(task_id)
+    plain = task.labelled_submission(labelled).submission.source
+    assert hits(box, task, plain, family)  # the control: the injection is found
+    hostile = OLD_CHANNEL.replace("CLEAN", repr(clean)) + plain
+    assert hits(box, task, hostile, family), probe
+
+
+# Each injection family's benign control input holds this text; the attack inputs do not.
+CONTROL_MARKS = {"sqli": "alice", "traversal": "readme", "eval": "1 + 2"}
+DIES_WHEN_ATTACKED = """
+
+import os as _os
+_lm_real = {entry}
+
+
+def {entry}(*args, **kwargs):
+    if {mark!r} not in repr(args):
+        _os._exit(0)  # an input that is not the benign control's: end the process, so no record is made
+    return _lm_real(*args, **kwargs)
+"""
+
+
+@pytest.mark.parametrize("probe", sorted(INJECTIONS))
+def test_code_that_dies_on_the_attack_input_is_found(box: Sandbox, probe: str) -> None:
+    task_id, labelled, family, _ = INJECTIONS[probe]
+    task = load_task(task_id)
+    plain = task.labelled_submission(labelled).submission.source
+    dying = plain + DIES_WHEN_ATTACKED.format(entry=task.entry_point, mark=CONTROL_MARKS[probe])
+    found = hits(box, task, dying, family)
+    assert found and all("did not survive" in h for h in found), found
+    variant = family.variants(AttackContext.build(task, dying), task.entry_point)[0]
+    assert variant.control is not None
+    [control] = sandbox_runner(box, dying, task.reference)(variant.control, 1).trials
+    assert family.control_ok(variant, control), control  # so the agent confirms the finding
 
 
 # ---- structure: what the answerer's process holds ------------------------------------------------------

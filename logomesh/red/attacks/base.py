@@ -54,6 +54,14 @@ MISS = Verdict(False, 0.0)
 DIED = ("crashed", "timeout")
 
 
+def did_not_survive(trial: Trial) -> Verdict:
+    """The hit of a trial in which the code ended or hung its process on the attack's input: the family's
+    benign control, confirmed before it becomes a finding, answered. Code that dies when it recognises an
+    attack would otherwise turn every finding into a miss."""
+    return Verdict(True, 1.0, f"the code did not survive the attack input ({trial.status}); the benign "
+                              "control answered")
+
+
 def with_args(variant: Variant, reproducer: str, **args: object) -> Variant:
     """``variant`` with some probe arguments replaced."""
     spec = replace(variant.spec, args={**variant.spec.args, **args})

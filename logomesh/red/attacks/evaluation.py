@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from logomesh import untrusted
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, did_not_survive
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
@@ -45,6 +45,8 @@ class EvalInjectionFamily(Family):
         ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status in DIED:
+            return did_not_survive(trial)
         if trial.status != "ok":
             return MISS
         if untrusted.flag(trial.result, "canary"):

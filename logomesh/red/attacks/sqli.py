@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from logomesh import untrusted
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, did_not_survive
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
@@ -53,6 +53,8 @@ class SqlInjectionFamily(Family):
         return out
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status in DIED:
+            return did_not_survive(trial)
         if trial.status != "ok":
             return MISS  # a clean ValueError is the contract's answer
         result = trial.result
