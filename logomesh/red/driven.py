@@ -1,7 +1,7 @@
 """Red probes whose records are only answers: they run as observation drivers, in the judge's process.
 
 Most probes need nothing from inside the code's process: the stateful model
-makes calls and records what came back; the injection probes call the code
+and the boundary calls make calls and record what came back; the injection probes call the code
 and then look at what it built or touched (a query run against a canary
 database, a path resolved against a secret outside the base folder, a canary
 file an evaluated expression creates). So they run as a hidden-suite driver
@@ -15,10 +15,12 @@ records as what the code answered. Each trial's record has the fork server's
 shape and is parsed as strictly (``executor.parse_trial``); it leaves the box
 through the driver's result channel.
 
+An exception of the code comes back as its nearest builtin class, with the
+message and the ``solution.py`` frames the answerer reports (``wire.py``), so
+a boundary finding quotes them as before.
+
 What still runs in the fork server (``probes/runtime.py``): the probes that
-instrument the code's process (race perturbation, retained memory, CPU time)
-and the boundary calls, whose findings quote the code's exception messages,
-which do not cross processes.
+instrument the code's process (race perturbation, retained memory, CPU time).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from logomesh import untrusted
 from logomesh.red.executor import MALFORMED, TASK_MODULE, ProbeRun, ProbeSpec, Trial, library_source, parse_trial
 from logomesh.sandbox.base import Observed, Sandbox
 
-DRIVEN = frozenset({"model", "sqli", "traversal", "eval"})  # every other probe runs in ``probes/runtime.py``
+DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval"})  # every other probe runs in ``probes/runtime.py``
 DRIVER_FILE = "test_lm_probe.py"
 MAX_RECORD_CHARS = 900_000  # one trial's record, as JSON text (the harness caps a test's observations at 1 MiB)
 SLACK_S = 5.0  # the suite's wall clock beyond its trials' time: starting the driver and the answerer
@@ -56,8 +58,11 @@ def _lm_trial(seed):
         record = {{"status": "ok", "result": _lm_probe(_lm_args, seed, lambda progress: None)}}
     except MemoryError:
         record = {{"status": "memory"}}
-    except Exception as exc:
-        record = {{"status": "exception", "exc": type(exc).__name__, "msg": str(exc)[:200]}}
+    except Exception as exc:  # the code's comes as its nearest builtin class, with the answerer's account of it
+        message = getattr(exc, "_lm_message", None)
+        record = {{"status": "exception", "exc": type(exc).__name__,
+                  "msg": (str(exc) if message is None else message)[:200],
+                  "where": [str(w) for w in getattr(exc, "_lm_where", [])][-3:]}}
     record["cpu_s"] = 0.0
     _lm_see(_lm_json.dumps(record, default=str))
 {tests}'''
@@ -107,6 +112,10 @@ def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRu
     duration = time.monotonic() - started
     if suite.error is not None and not any(o.status == "observed" for o in suite.tests):
         return ProbeRun((), harness_error=f"the probe driver did not run: {suite.error}", duration_s=duration)
+    failed = [r for o in suite.tests for r in o.observations if isinstance(r, list) and r[:1] == ["import-failed"]]
+    if failed:  # as the fork server says it: the code's import, not a probe, failed
+        why = str(failed[0][1] if len(failed[0]) > 1 else "")[:200]
+        return ProbeRun((), harness_error=f"the artifact does not import: {why}", duration_s=duration)
     by_name = {o.name.rpartition(".")[2]: o for o in suite.tests}
     found = [by_name.get(f"test_lm_trial_{i}") for i in range(trials)]
     if any(o is None for o in found):

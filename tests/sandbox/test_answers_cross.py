@@ -18,6 +18,7 @@ import pytest
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.attacks.base import Family
+from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.sqli import SqlInjectionFamily
 from logomesh.red.attacks.stateful import StatefulFamily
@@ -274,6 +275,25 @@ def test_code_that_dies_on_the_attack_input_is_found(box: Sandbox, probe: str) -
     assert variant.control is not None
     [control] = sandbox_runner(box, dying, task.reference)(variant.control, 1).trials
     assert family.control_ok(variant, control), control  # so the agent confirms the finding
+
+
+def test_a_boundary_finding_quotes_the_codes_exception_from_the_answerer(box: Sandbox) -> None:
+    """The boundary call runs in the driver; the code's exception crosses as its nearest builtin class, with the
+    message and the solution.py frame the answerer reports, so the finding still says what escaped and where."""
+    task = load_task("bank-ledger")
+    good = task.labelled_submission("good").submission.source
+    line = "        amount = _validate(amount)\n        account = self._get(account_id)\n"
+    assert line in good
+    leaky = good.replace(line, "        if amount < 0:\n            raise AttributeError('no quantize here')\n"
+                               + line, 1)
+    family = BoundaryFamily()
+    [variant] = [v for v in family.variants(AttackContext.build(task, leaky), task.entry_point)
+                 if v.id == "negative-deposit"]
+    [trial] = sandbox_runner(box, leaky, task.reference)(variant.spec, 1).trials
+    verdict = family.judge(variant, trial)
+    assert verdict.hit and verdict.observation.startswith("escaped with AttributeError: no quantize here at deposit:")
+    [clean] = sandbox_runner(box, good, task.reference)(variant.spec, 1).trials
+    assert (clean.status, clean.exc) == ("exception", "ValueError") and not family.judge(variant, clean).hit
 
 
 # ---- structure: what the answerer's process holds ------------------------------------------------------

@@ -25,7 +25,10 @@ args, kwargs]`` (``Message``), at most ``MAX_MESSAGE`` bytes. Requests:
 - ``import`` / ``reload`` the submission (answerer only).
 
 Replies: ``return`` (``args == [value]``) or ``raise`` (``name`` = the nearest
-builtin exception class, ``exception_name``). While a side waits for its
+builtin exception class, ``exception_name``; from the answerer, ``args`` = the
+exception's message and the ``function:line`` of its traceback's frames in
+``solution.py``, plain bounded strings, so a finding can quote them; the
+driver sends none of its own). While a side waits for its
 reply it serves the other side's requests on the same connection (a
 callback, nested as deep as ``MAX_NESTING``).
 
@@ -65,6 +68,8 @@ MAX_MESSAGE = 8 << 20  # bytes in one frame (200,000 encoded values take about 3
 MAX_DEPTH = 100  # containers nest at most this deep on the wire (observe.py records "too-deep" past 64)
 MAX_NODES = 250_000  # values in one message (observe.py records "too-large" past 200,000)
 MAX_NESTING = 64  # requests nested inside requests on one connection
+MAX_DETAIL = 200  # characters of an exception's message, or of one of its frames, that cross
+MAX_WHERE = 3  # frames of an exception's traceback in solution.py that cross
 MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
 HEADER = struct.Struct("!I")
 REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
@@ -486,7 +491,7 @@ class Peer:
                 if reply.op == "return" and len(reply.args) == 1:
                     return self.decode(reply.args[0])
                 if reply.op == "raise":
-                    raise _exception(reply.name)
+                    raise _exception(reply.name, reply.args)
                 if reply.op not in REQUESTS or conn.depth >= MAX_NESTING:
                     raise Lost("an unexpected or too deeply nested message")
                 conn.depth += 1
@@ -534,7 +539,7 @@ class Peer:
         except Lost:
             raise
         except BaseException as exc:
-            return frame(["raise", None, exception_name(exc), [], []])
+            return frame(["raise", None, exception_name(exc), _account(exc) if self.side == "a" else [], []])
 
     # ---- values -------------------------------------------------------------------------------
 
@@ -690,9 +695,35 @@ class Peer:
         return proxy
 
 
-def _exception(name: str) -> BaseException:
-    """An instance of the builtin exception class ``name`` (``Lost`` for anything else), made without its __init__."""
+def _exception(name: str, details: tuple[Any, ...] = ()) -> BaseException:
+    """An instance of the builtin exception class ``name`` (``Lost`` for anything else), made without its __init__,
+    carrying the message and the ``solution.py`` frames the answerer sent (``_lm_message``, ``_lm_where``)."""
     cls = _BUILTIN_CLASSES.get(name)
     if cls is None or not issubclass(cls, BaseException):
         return Lost(f"an unknown exception class {name[:40]!r}")
-    return cls.__new__(cls)
+    exc = cls.__new__(cls)
+    texts = [d[:MAX_DETAIL] for d in details[:1 + MAX_WHERE] if _type(d) is str]
+    if texts:
+        exc.args = (texts[0],)
+        exc._lm_message = texts[0]  # type: ignore[attr-defined]
+        exc._lm_where = texts[1:]  # type: ignore[attr-defined]
+    return exc
+
+
+def _account(exc: BaseException) -> list[str]:
+    """What the answerer says about an exception of the code: its message, bounded (a message that cannot be
+    made is empty), then the ``function:line`` of the last ``MAX_WHERE`` frames in ``solution.py``."""
+    try:
+        message = str(exc)
+        message = message[:MAX_DETAIL] if _type(message) is str else ""
+    except BaseException:
+        message = ""
+    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    where: list[str] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename:
+            where.append(f"{code.co_name}:{tb.tb_lineno}"[:MAX_DETAIL])
+        tb = tb.tb_next
+    return [message, *where[-MAX_WHERE:]]
