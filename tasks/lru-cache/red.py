@@ -65,39 +65,59 @@ def grow(size: int) -> Any:
     return cache
 
 
+FALSY = (0, "", False)  # values the contract says come back as stored
+
+
 def model(rng: random.Random, steps: int) -> dict[str, Any]:
-    """Random put/get; records what each get returned (judged against an OrderedDict by ``check_model``)."""
+    """Random put/get over tuple keys made afresh each call (equal, never the same object), some values falsy,
+    the same key put again; records what each get returned and len() after every call (judged against an
+    OrderedDict by ``check_model``)."""
     capacity = rng.randint(1, 3)
     cache = solution.LRUCache(capacity)
     record: list[list[Any]] = []
     for step in range(steps):
         key = rng.randrange(capacity + 2)
         if rng.random() < 0.5:
-            cache.put(key, step)
-            record.append(["put", key, step])
+            value: Any = rng.choice(FALSY) if rng.random() < 0.25 else step
+            cache.put(("k", key), value)
+            record.append(["put", key, value, _length(cache)])
         else:
-            got = cache.get(key)
-            record.append(["get", key, got if got is None or type(got) is int else repr(got)[:40]])
+            got = cache.get(("k", key))
+            shown = got if got is None or type(got) in (int, str, bool) else repr(got)[:40]
+            record.append(["get", key, shown, _length(cache)])
     return {"capacity": capacity, "steps": record}
 
 
+def _length(cache: Any) -> Any:
+    """len(cache) as typed, or what went wrong."""
+    try:
+        got = len(cache)
+    except Exception as exc:
+        return f"len() raised {type(exc).__name__}"
+    return got if type(got) is int else repr(got)[:40]
+
+
 def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
-    """On the host: the calls up to the first get an LRU cache would answer differently; [] if none."""
+    """On the host: the calls up to the first get an LRU cache would answer differently (value and exact
+    type), or the first len() that is not the number of keys it holds; [] if none."""
     capacity = int(observed["capacity"])
-    shadow: OrderedDict[int, int] = OrderedDict()
+    shadow: OrderedDict[int, Any] = OrderedDict()
     calls = [f"c = LRUCache({capacity})"]
-    for kind, key, value in observed["steps"]:
+    for step in observed["steps"]:
+        kind, key, value, length = step[0], step[1], step[2], step[3]
         if kind == "put":
-            calls.append(f"c.put({key}, {value})")
+            calls.append(f"c.put(('k', {key}), {value!r})")
             shadow[key] = value
             shadow.move_to_end(key)
             if len(shadow) > capacity:
                 shadow.popitem(last=False)
-            continue
-        calls.append(f"c.get({key})")
-        want = shadow.get(key)
-        if key in shadow:
-            shadow.move_to_end(key)
-        if value != want or type(value) is not type(want):
-            return [*calls, f"# returned {value!r}; an LRU cache returns {want!r}"]
+        else:
+            calls.append(f"c.get(('k', {key}))")
+            want = shadow.get(key)
+            if key in shadow:
+                shadow.move_to_end(key)
+            if value != want or type(value) is not type(want):
+                return [*calls, f"# returned {value!r}; an LRU cache returns {want!r}"]
+        if type(length) is not int or length != len(shadow):
+            return [*calls, f"len(c)  # {length!r}; the cache holds {len(shadow)} keys"]
     return []

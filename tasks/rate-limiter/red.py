@@ -62,32 +62,40 @@ def grow(size: int) -> Any:
     return limiter
 
 
+START_TIMES = (0, 0, 1_000_000, 1_000_000_000)  # where the clock starts: a host up for days reads large values
+
+
 def model(rng: random.Random, steps: int) -> dict[str, Any]:
-    """Integer clock readings and allow() calls; records each answer (judged by ``check_model``)."""
+    """Integer clock steps, now and then a jump past the window, from a start that may be large (a long-running
+    host's monotonic clock), and allow() calls on keys made afresh each call (equal, never the same object);
+    records each answer exactly as typed (judged by ``check_model``)."""
     limit = rng.randint(1, 3)
     window = rng.randint(2, 4)
+    start = rng.choice(START_TIMES)
     now = [0]
-    limiter = solution.RateLimiter(limit, float(window), clock=lambda: float(now[0]))
+    limiter = solution.RateLimiter(limit, float(window), clock=lambda: float(start + now[0]))
     record: list[list[Any]] = []
     for _ in range(steps):
         if rng.random() < 0.4:
-            now[0] += rng.randint(1, 2)
+            now[0] += rng.randint(1, 2) if rng.random() < 0.9 else rng.randint(window, 3 * window)
             record.append(["t", now[0]])
-        key = rng.choice("ab")
-        record.append(["allow", key, bool(limiter.allow(key))])
-    return {"limit": limit, "window": window, "steps": record}
+        key = "".join(["k", rng.choice("ab")])
+        got = limiter.allow(key)
+        record.append(["allow", key, got if type(got) is bool else repr(got)[:40]])
+    return {"limit": limit, "window": window, "start": start, "steps": record}
 
 
 def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
-    """On the host: the calls up to the first answer an exact sliding window would not give; [] if none."""
-    limit, window = int(observed["limit"]), int(observed["window"])
-    calls = [f"t = 0; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
+    """On the host: the calls up to the first answer an exact sliding window would not give, or that is not a
+    bool; [] if none."""
+    limit, window, start = int(observed["limit"]), int(observed["window"]), int(observed.get("start", 0))
+    calls = [f"t = {start}; r = RateLimiter({limit}, {float(window)}, clock=lambda: t)"]
     now = 0
     grants: dict[str, list[int]] = {}
     for step in observed["steps"]:
         if step[0] == "t":
             now = int(step[1])
-            calls.append(f"t = {now}")
+            calls.append(f"t = {start + now}")
             continue
         key, got = str(step[1]), step[2]
         calls.append(f"r.allow({key!r})")
@@ -96,6 +104,7 @@ def check_model(args: dict[str, Any], observed: dict[str, Any]) -> list[str]:
         if want:
             live.append(now)
         grants[key] = live
-        if got != want:
-            return [*calls, f"# returned {got!r}; the sliding window allows {want!r}"]
+        if type(got) is not bool or got != want:  # what is not a bool was recorded as its repr
+            shown = got if type(got) is str else repr(got)
+            return [*calls, f"# returned {shown}; the sliding window allows {want!r}"]
     return []
