@@ -32,7 +32,7 @@ from logomesh import untrusted
 from logomesh.red.executor import MALFORMED, TASK_MODULE, ProbeRun, ProbeSpec, Trial, library_source, parse_trial
 from logomesh.sandbox.base import Observed, Sandbox
 
-DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval"})  # every other probe runs in ``probes/runtime.py``
+DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval", "race"})  # the rest: ``probes/runtime.py``
 DRIVER_FILE = "test_lm_probe.py"
 MAX_RECORD_CHARS = 900_000  # one trial's record, as JSON text (the harness caps a test's observations at 1 MiB)
 SLACK_S = 5.0  # the suite's wall clock beyond its trials' time: starting the driver and the answerer
@@ -64,6 +64,8 @@ def _lm_trial(seed):
                   "msg": (str(exc) if message is None else message)[:200],
                   "where": [str(w) for w in getattr(exc, "_lm_where", [])][-3:]}}
     record["cpu_s"] = 0.0
+    record["introspection"] = sorted(set(LOOKS))
+    LOOKS.clear()
     _lm_see(_lm_json.dumps(record, default=str))
 {tests}'''
 TEST = '''
@@ -120,4 +122,6 @@ def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRu
     found = [by_name.get(f"test_lm_trial_{i}") for i in range(trials)]
     if any(o is None for o in found):
         return ProbeRun((), harness_error="the probe driver's tests were not all run", duration_s=duration)
-    return ProbeRun(tuple(trial_of(o) for o in found if o is not None), duration_s=duration)
+    recorded = tuple(trial_of(o) for o in found if o is not None)
+    looks = tuple(dict.fromkeys(r for t in recorded for r in t.introspection))  # the answerer's, as answers
+    return ProbeRun(recorded, duration_s=duration, introspection=looks)

@@ -4,11 +4,12 @@ Every hostile submission is a lockless submission of the library (its honest
 control, whose race the probe finds) plus one trick a submission that read our
 source would try: rewrite the task's race check or the fork server's trial
 routine through ``sys.modules``, rewrite the builtins the old in-box check
-summed with, die whenever a trace function is set, switch the trace off for
-its own body and on again (directly or through ``ctypes``), reconcile the
-totals the old check read, or behave only while the probe's files are in
-view. Each must still show the race (or a reported look at the judge, which
-the agent turns into a hit and a critical finding).
+summed with, the JSON encoder the old record went through or the threads the
+answerer serves with, die whenever a trace function is set, switch the trace
+off for its own body (directly or through ``ctypes``), reconcile the totals the
+old check read, or behave only while the probe's files are in view. The race
+scenario now runs in the driver, so what the code rewrites in its own process
+reaches none of it: each must still show the race, or the schedule it lifted.
 """
 
 from __future__ import annotations
@@ -35,10 +36,7 @@ AT_IMPORT = {
     "threads run one at a time": "import threading\n_s = threading.Thread.start\n"
                                  "def _serial(self):\n    _s(self)\n    self.join()\n"
                                  "threading.Thread.start = _serial\n",
-    "output closed": "import os\nos.closerange(1, 256)\n",
 }
-REWRITES = {"builtins rewritten": "builtins.sum", "records rewritten": "json.dumps",
-            "threads run one at a time": "threading.Thread.start"}
 SLOW_TRICKS = {"threads run one at a time"}  # ~50 s of serialised race trials: the full tier only
 IN_METHOD = {
     "dies when traced": "import sys, os\n        if sys.gettrace() is not None: os._exit(0)",
@@ -68,9 +66,18 @@ def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str)
     assert race_violations(box, task, plain).violations  # the control: the race is found
     trials = 4 if trick in SLOW_TRICKS else RACE_TRIALS  # serialised trials each wait out their timeout
     seen = race_violations(box, task, at_import(plain, AT_IMPORT[trick]), trials)
-    assert seen.violations or seen.introspection, (trick, seen.harness_errors)
-    if trick in REWRITES:
-        assert any(REWRITES[trick] in r for r in seen.introspection), seen.introspection
+    assert seen.violations, (trick, seen.harness_errors)
+
+
+def test_closing_every_descriptor_at_import_ends_the_run_as_the_codes_own_failure(box: Sandbox) -> None:
+    """Code that closes what its process holds cuts only its own answers: every run says the code's process
+    failed while importing, at once, rather than waiting out the probe's time."""
+    task = load_task("rate-limiter")
+    plain = task.labelled_submission("no-lock").submission.source
+    seen = race_violations(box, task, at_import(plain, "import os\nos.closerange(1, 256)\n"), trials=8)
+    assert not seen.violations
+    assert seen.harness_errors and all("the code's process failed while importing" in e
+                                       for e in seen.harness_errors), seen.harness_errors
 
 
 @pytest.mark.parametrize("trick", sorted(IN_METHOD))
@@ -83,9 +90,9 @@ def test_blinding_or_recognising_the_race_probe_is_found(box: Sandbox, trick: st
                           + ALLOW.replace("allow", "_locked"), 1)
     assert sneaky != plain
     seen = race_violations(box, task, sneaky)
-    assert seen.violations or seen.introspection, (trick, seen.harness_errors)
-    if trick.startswith("trace off"):
-        assert seen.introspection  # switching the instrument off is itself reported, from outside the process
+    assert seen.violations, (trick, seen.harness_errors)
+    if trick.startswith("trace off"):  # lifting the schedule is itself a hit, whether or not it hid the race
+        assert any("lifted the probe's schedule" in v for v in seen.violations), seen.violations
 
 
 def test_reconciled_totals_do_not_hide_lost_updates(box: Sandbox) -> None:

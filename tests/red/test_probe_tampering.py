@@ -1,11 +1,14 @@
 """A submission that reads the probes' source and switches their measurement off is still found out.
 
-The race probe perturbs threads through a trace function and a short switch
-interval; the growth probe measures retained memory with tracemalloc. Code
-can turn each of these off from inside its own methods. Each race hack is
-run beside the same code without it; whether or not it still blinds the
+The race probe's calls come from the driver's threads, and the answerer's
+thread serving each one yields at seeded opcodes through a trace function;
+the growth probe measures retained memory with tracemalloc. Code can turn
+the trace function off from inside its own methods. Each race hack is run
+beside the same code without it; whether or not it still blinds the
 perturbation, the probe must report what was done as a hit, so the attack
-still ends in a confirmed finding of the same family. Restarting
+still ends in a confirmed finding of the same family. A longer switch
+interval blinds nothing: the yields are sleeps, which let another thread
+run whatever the interval. Restarting
 tracemalloc forgets every trace taken before, by its own definition, so the
 growth probe must report that too.
 """
@@ -43,13 +46,13 @@ def box() -> Iterator[Sandbox]:
         yield sandbox
 
 
-@pytest.mark.parametrize("hack", [
-    "import sys; sys.settrace(None)",
-    "import sys; sys.settrace(None); sys.setswitchinterval(5.0)",
-    "import sys; sys.setswitchinterval(5.0)",
+@pytest.mark.parametrize(("hack", "lifts"), [
+    ("import sys; sys.settrace(None)", True),
+    ("import sys; sys.settrace(None); sys.setswitchinterval(5.0)", True),
+    ("import sys; sys.setswitchinterval(5.0)", False),
 ])
 @pytest.mark.slow
-def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str) -> None:
+def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: str, lifts: bool) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = hacked(plain, ALLOW, hack)
@@ -60,11 +63,13 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
 
     real, tamper = seen(race_violations(box, task, plain))
     assert real and not tamper  # the lockless limiter breaks its invariant under the perturbation
-    # Whether the hack still hides the race varies (before the audit hook, clearing the trace hid it in 8 of 8
-    # trials; the hook's own report now gives the threads other chances to switch): either way the probe says
-    # what was done, and that alone is a hit.
-    _, tamper = seen(race_violations(box, task, sneaky))
-    assert tamper and all("sys.set" in v for v in tamper)
+    # Whether lifting the schedule still hides the race varies: either way the probe says what was done, and
+    # that alone is a hit. A switch interval is no setting of the judge's: the race is found as before.
+    real, tamper = seen(race_violations(box, task, sneaky))
+    if lifts:
+        assert tamper and all("sys.settrace" in v for v in tamper)
+    else:
+        assert real and not tamper
     report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "race" in {f.family for f in report.findings}
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import os
 import random
-import sys
 import tempfile
 import threading
 import time
@@ -27,11 +26,8 @@ from types import ModuleType
 from typing import Any
 
 # Bound before the artifact is imported, so that what it does to these names cannot blind the probes: a
-# submission that reads this file could otherwise lift the race perturbation (sys.settrace(None) in its own
-# methods), stop the scheduler switching threads (sys.setswitchinterval) or stop memory tracing. Each probe
-# checks its measurement was still in force when the artifact's code returned, and reports it as a hit if not.
-_settrace, _gettrace = sys.settrace, sys.gettrace
-_setswitchinterval, _getswitchinterval = sys.setswitchinterval, sys.getswitchinterval
+# submission that reads this file could otherwise stop memory tracing. Each probe checks its measurement was
+# still in force when the artifact's code returned, and reports it as a hit if not.
 _trace_start, _trace_stop = tracemalloc.start, tracemalloc.stop
 _is_tracing, _traced_memory = tracemalloc.is_tracing, tracemalloc.get_traced_memory
 _traceback_of = tracemalloc.get_object_traceback
@@ -228,49 +224,43 @@ def probe_eval(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 
 # -- races -----------------------------------------------------------------------------------------
-def _perturber(rng: random.Random, chance: float) -> Any:
-    """A trace function that, inside the artifact's own frames only, yields the GIL at random opcodes."""
+def _schedule(seed: int, chance: float) -> bool:
+    """Ask the answerer to perturb the thread that serves this thread's connection (``wire._schedule``);
+    True if the schedule it set before was still in force."""
+    return bool(solution._lm_remote._lm_special("__schedule__", seed, chance))
 
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "opcode" and rng.random() < chance:
-            time.sleep(0.0001)
-        return local
 
-    def global_trace(frame: Any, event: str, arg: Any) -> Any:
-        if frame.f_code.co_filename.endswith("solution.py"):
-            frame.f_trace_opcodes = True
-            frame.f_trace_lines = False
-            return local
-        return None
-
-    return global_trace
+LOOKS: list[str] = []  # what the answerer said the code did to the judge's one instrument, in this trial
+LIFTED = "lifted the race probe's schedule (sys.settrace in its own thread)"
+BARRIER_S = 10.0  # how long a scenario thread waits for the others to be scheduled
 
 
 def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
-    """Run ``work(index, rng)`` on ``count`` threads under seeded perturbation; return their escapes.
+    """Run ``work(index, rng)`` on ``count`` threads of the driver, each calling the code over a connection of
+    its own that the answerer serves under seeded perturbation; return their escapes.
 
-    The task's ``race(args, seed, run_threads)`` gets this function as its third argument.
+    The task's ``race(args, seed, run_threads)`` gets this function as its third argument. Every call and
+    answer the scenario records is made here, in the judge's process.
     """
     errors: list[str] = []
     barrier = threading.Barrier(count)
-    interval = _getswitchinterval()
 
     def body(index: int) -> None:
         rng = _Random(seed * 1000 + index)
-        barrier.wait()
-        perturber = _perturber(rng, chance) if chance > 0 else None  # the benign control runs uninstrumented
-        _settrace(perturber)
         try:
+            if chance > 0:  # the benign control runs unperturbed
+                _schedule(seed * 1000 + index, chance)
+            barrier.wait(BARRIER_S)
             work(index, rng)
         except Exception as exc:
+            barrier.abort()  # the others stop waiting for this thread
             errors.append(f"{type(exc).__name__}: {exc}"[:120])
         finally:
-            if _gettrace() is not perturber:
-                errors.append("the code replaced the probe's trace function (sys.settrace): its thread-safety "
-                              "cannot be measured")
-            _settrace(None)
+            if chance > 0 and not _schedule(0, 0.0):
+                errors.append("the code lifted the probe's schedule (sys.settrace in its own thread): its "
+                              "thread-safety cannot be measured")
+                LOOKS.append(LIFTED)
 
-    threading.stack_size(256 * 1024)  # the trial's address-space limit must fit every stack
     threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
     for thread in threads:
         thread.start()
@@ -278,9 +268,6 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
         thread.join(20.0)
     if any(t.is_alive() for t in threads):
         errors.append("deadlock: a worker thread never finished")
-    if _getswitchinterval() != interval:
-        errors.append(f"the code changed the thread switch interval from {interval} to {_getswitchinterval()} s "
-                      "(sys.setswitchinterval): its thread-safety cannot be measured")
     return errors
 
 
@@ -297,7 +284,6 @@ def _task() -> ModuleType:
 def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """The task's race scenario under perturbation: what it recorded (judged on the host by its
     ``check_race``), or, from a scenario that judges itself, the violations it saw."""
-    _setswitchinterval(1e-5)
     recorded = _task().race(args, seed, run_threads)
     if isinstance(recorded, dict):
         return {"observed": recorded}

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 from typing import Any
 
 
@@ -46,7 +45,7 @@ def run(config: dict[str, Any]) -> None:
             peer.serve_in_thread(handed[1])
         exit_now(0)  # the driver is gone
 
-    threading.Thread(target=accept_more, daemon=True).start()
+    wire["spawn"](accept_more)
     peer.serve(main_connection)
     exit_now(0)
 

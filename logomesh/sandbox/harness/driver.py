@@ -161,10 +161,9 @@ class RemoteModule(types.ModuleType):
 
 
 def _public(op: str, name: str) -> bool:
-    """What the code may ask of the driver's objects: calls, special methods and public attributes."""
-    if op == "special":
-        return name != "__recursion__"
-    return op == "call" or (op in ("getattr", "setattr", "callattr") and not name.startswith("_"))
+    """What the code may ask of the driver's objects: calls, special methods (none that instruments: the wire
+    refuses ``ANSWERER_ONLY`` on this side) and public attributes."""
+    return op in ("call", "special") or (op in ("getattr", "setattr", "callattr") and not name.startswith("_"))
 
 
 def _non_dumpable() -> bool:

@@ -565,6 +565,7 @@ class Server:
                 record = parse_record(line) if kind == "line" else None
                 if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                     pids.append(self.start_answerer(sol_dir, theirs, pipes))
+                theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
             kind, line = next_record(pipes, deadline, state)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported" or record.get("lost"):

@@ -51,16 +51,19 @@ failed test.
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import decimal
 import json
 import json.encoder
 import json.scanner
 import operator
+import random
 import socket
 import struct
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +109,59 @@ SPECIAL: dict[str, Callable[..., Any]] = {
     "__exit__": lambda obj, *exc: _type(obj).__exit__(obj, *exc),
     "__instancecheck__": lambda obj, other: _isinstance(other, obj),
     "__recursion__": lambda obj, *args: _recursion(obj, *args),
+    "__schedule__": lambda obj, seed, chance: _schedule(int(seed), float(chance)),
 }
+ANSWERER_ONLY = frozenset({"__recursion__", "__schedule__"})  # specials the driver never serves
+# Bound when this module loads, before the submission is imported: code that rewrites them cannot steer
+# where its own thread yields.
+_settrace, _gettrace, _Random, _sleep = sys.settrace, sys.gettrace, random.Random, time.sleep
+_schedules = threading.local()
+_start_new_thread = _thread.start_new_thread
+
+
+def spawn(function: Callable[..., Any], *args: Any) -> None:
+    """Run ``function(*args)`` in a new thread, through the interpreter's own primitive bound when this module
+    loaded: code that rewrites ``threading`` (to run threads one at a time, say) cannot stop the answerer
+    serving connections at once."""
+    _start_new_thread(function, args)
+
+YIELD_S = 0.0001  # how long a perturbed thread sleeps at a chosen opcode: long enough for another to run
+
+
+def _schedule(seed: int, chance: float) -> bool:
+    """From now on, this thread (serving one driver connection) yields at seeded random opcodes of the
+    submission's frames, with probability ``chance`` each (0: stop). True if the schedule set before, if any,
+    was still in force: the code can lift it, and the race probe counts a lifted schedule as a hit.
+
+    This is the one instrument the judge puts in the code's process, and it only moves the scheduler:
+    the history of calls and answers is recorded by the driver's threads. CPython's lock on the interpreter
+    lets a thread switch only where the running one checks for a request, so a check-then-act window a few
+    opcodes wide is never entered by a second thread when calls only arrive over the wire (0 of 2,000
+    rounds of 8 concurrent clients, with or without CPU pressure; docs/sandbox.md, "Races")."""
+    previous = getattr(_schedules, "tracer", None)
+    intact = previous is None or _gettrace() is previous
+    if chance <= 0:
+        _schedules.tracer = None
+        _settrace(None)
+        return intact
+    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    draw = _Random(seed).random
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "opcode" and draw() < chance:
+            _sleep(YIELD_S)
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename != filename:
+            return None
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return local
+
+    _schedules.tracer = tracer
+    _settrace(tracer)
+    return intact
 
 
 def _recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
@@ -466,7 +521,7 @@ class Peer:
                 self.serving -= 1
 
     def serve_in_thread(self, conn: Connection) -> None:
-        threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+        spawn(self.serve, conn)
 
     # ---- asking -------------------------------------------------------------------------------
 
@@ -515,7 +570,7 @@ class Peer:
                 if action is None:
                     raise PermissionError(op)
                 return frame(["return", None, "", [self.encode(action())], []])
-            if not self.allowed(op, name):
+            if not self.allowed(op, name) or (op == "special" and self.side == "d" and name in ANSWERER_ONLY):
                 raise PermissionError(f"{op} {name}")
             decode = self.decode
             target = decode(request.target)
