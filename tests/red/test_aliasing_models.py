@@ -20,11 +20,10 @@ import pytest
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
-from logomesh.red.attacks.stateful import StatefulFamily
-from logomesh.red.context import AttackContext
-from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task
+
+from .tricks import model_divergences
 
 POOL_CHECK = ("            if key not in self._out or self._out[key] is not conn:\n"
               "                raise ValueError(\"this connection was not acquired from this pool\")\n"
@@ -84,18 +83,6 @@ def source_of(task: TaskSpec, which: str) -> str:
     return task.reference if which == "reference" else task.labelled_submission(which).submission.source
 
 
-def divergences(box: Sandbox, task: TaskSpec, source: str) -> list[list[str]]:
-    """Every model variant's first trial: the calls up to the divergence it found ([] where none)."""
-    family = StatefulFamily()
-    runner = sandbox_runner(box, source, task.reference)
-    found = []
-    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
-        [trial] = runner(variant.spec, 20261128).trials
-        assert trial.status == "ok", (trial.status, trial.exc, trial.message)
-        found.append(family.divergence(variant, trial))
-    return found
-
-
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_aliased_and_foreign_arguments_break_the_model_and_the_control_holds(box: Sandbox, name: str) -> None:
     case = HOSTILE[name]
@@ -104,8 +91,8 @@ def test_aliased_and_foreign_arguments_break_the_model_and_the_control_holds(box
     for old, new in case.edits:
         assert old in hostile, "the edit no longer matches the submission it edits"
         hostile = hostile.replace(old, new, 1)
-    assert divergences(box, task, plain) == [[], [], []]
-    found = [calls for calls in divergences(box, task, hostile) if calls]
+    assert model_divergences(box, task, plain) == [[], [], []]
+    found = [calls for calls in model_divergences(box, task, hostile) if calls]
     assert found, name
     assert case.says in found[0][-1], found[0][-3:]
 
@@ -115,7 +102,7 @@ def test_every_correct_library_submission_agrees_with_the_model(box: Sandbox, ta
     task = load_task(task_id)
     good = [n for n in task.submission_names() if task.labelled_submission(n).label == "good"]
     for which in ["reference", *good]:
-        assert divergences(box, task, source_of(task, which)) == [[], [], []], which
+        assert model_divergences(box, task, source_of(task, which)) == [[], [], []], which
 
 
 @pytest.mark.slow

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from logomesh.red.attacks.base import Family
 from logomesh.red.attacks.race import RaceFamily
+from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec
 from logomesh.red.problem import sandbox_runner
@@ -58,3 +60,26 @@ def race_violations(box: Sandbox, task: TaskSpec, source: str, trials: int = RAC
         seen.introspection += run.introspection
         seen.harness_errors += [run.harness_error] if run.harness_error else []
     return seen
+
+
+def model_divergences(box: Sandbox, task: TaskSpec, source: str, seed: int = 20261128) -> list[list[str]]:
+    """Each model variant's first trial, as the agent runs it: the calls up to the divergence it found, [] where
+    none, or ``["died: <status>"]`` where the code did not answer."""
+    family = StatefulFamily()
+    runner = sandbox_runner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        trials = runner(variant.spec, seed).trials
+        ok = bool(trials) and trials[0].status == "ok"
+        found.append(family.divergence(variant, trials[0]) if ok else [f"died: {trials[0].status if trials else '-'}"])
+    return found
+
+
+def family_hits(box: Sandbox, task: TaskSpec, source: str, family: Family, seed: int = 20261128) -> list[str]:
+    """What ``family``'s variants found in one run each, judged as the agent judges them."""
+    runner = sandbox_runner(box, source, task.reference)
+    found = []
+    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
+        verdicts = [family.judge(variant, t) for t in runner(variant.spec, seed).trials]
+        found += [v.observation for v in verdicts if v.hit]
+    return found

@@ -15,13 +15,12 @@ import json
 from pathlib import Path
 
 import pytest
+from red.tricks import family_hits, model_divergences
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
-from logomesh.red.attacks.base import Family
 from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.sqli import SqlInjectionFamily
-from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.attacks.traversal import TraversalFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import sandbox_runner
@@ -170,17 +169,6 @@ def test_the_reference_behind_the_forgers_passes(box: Sandbox, task: TaskSpec, c
 FIFO_GET = "    def get(self, key: Hashable) -> Any:\n"
 
 
-def model_divergences(box: Sandbox, task: TaskSpec, source: str) -> list[list[str]]:
-    """Each model variant's first trial, as the agent runs it: the calls up to the divergence, or []."""
-    family = StatefulFamily()
-    runner = sandbox_runner(box, source, task.reference)
-    found = []
-    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
-        trials = runner(variant.spec, 20261128).trials
-        found.append(family.divergence(variant, trials[0]) if trials and trials[0].status == "ok" else ["died"])
-    return found
-
-
 # What beat the fork server that ran a probe in the code's own process: /dev/null over every descriptor from 3
 # up but sockets (the server's copy of stdout, where its audit hook reports, is a pipe), then the run's nonce
 # from the heap, and one result line on stdout whose every trial holds the record CLEAN (a probe's clean record).
@@ -228,24 +216,14 @@ INJECTIONS = {
 }
 
 
-def hits(box: Sandbox, task: TaskSpec, source: str, family: Family) -> list[str]:
-    """What the family's variants found in one run each, judged as the agent judges them."""
-    runner = sandbox_runner(box, source, task.reference)
-    found = []
-    for variant in family.variants(AttackContext.build(task, source), task.entry_point):
-        found += [family.judge(variant, t).observation for t in runner(variant.spec, 20261128).trials
-                  if family.judge(variant, t).hit]
-    return found
-
-
 @pytest.mark.parametrize("probe", sorted(INJECTIONS))
 def test_a_forged_clean_injection_record_hides_nothing(box: Sandbox, probe: str) -> None:
     task_id, labelled, family, clean = INJECTIONS[probe]
     task = load_task(task_id)
     plain = task.labelled_submission(labelled).submission.source
-    assert hits(box, task, plain, family)  # the control: the injection is found
+    assert family_hits(box, task, plain, family)  # the control: the injection is found
     hostile = OLD_CHANNEL.replace("CLEAN", repr(clean)) + plain
-    assert hits(box, task, hostile, family), probe
+    assert family_hits(box, task, hostile, family), probe
 
 
 # Each injection family's benign control input holds this text; the attack inputs do not.
@@ -269,7 +247,7 @@ def test_code_that_dies_on_the_attack_input_is_found(box: Sandbox, probe: str) -
     task = load_task(task_id)
     plain = task.labelled_submission(labelled).submission.source
     dying = plain + DIES_WHEN_ATTACKED.format(entry=task.entry_point, mark=CONTROL_MARKS[probe])
-    found = hits(box, task, dying, family)
+    found = family_hits(box, task, dying, family)
     assert found and all("did not survive" in h for h in found), found
     variant = family.variants(AttackContext.build(task, dying), task.entry_point)[0]
     assert variant.control is not None

@@ -128,6 +128,11 @@ def spawn(function: Callable[..., Any], *args: Any) -> None:
 YIELD_S = 0.0001  # how long a perturbed thread sleeps at a chosen opcode: long enough for another to run
 
 
+def _solution_file() -> str | None:
+    """The submission's file, as its frames name it (None before it is imported)."""
+    return getattr(sys.modules.get("solution"), "__file__", None)
+
+
 def _schedule(seed: int, chance: float) -> bool:
     """From now on, this thread (serving one driver connection) yields at seeded random opcodes of the
     submission's frames, with probability ``chance`` each (0: stop). True if the schedule set before, if any,
@@ -144,7 +149,7 @@ def _schedule(seed: int, chance: float) -> bool:
         _schedules.tracer = None
         _settrace(None)
         return intact
-    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    filename = _solution_file()
     draw = _Random(seed).random
 
     def local(frame: Any, event: str, arg: Any) -> Any:
@@ -167,7 +172,7 @@ def _schedule(seed: int, chance: float) -> bool:
 def _recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
     """``[func(*args), d]``: the most activations of one function of the submission's file that overlapped
     during the call, counted up to 2 (``observe.recursion``; measured where the code runs, an answer)."""
-    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    filename = _solution_file()
     depth: dict[Any, int] = {}
     deepest = [0]
 
@@ -773,7 +778,7 @@ def _account(exc: BaseException) -> list[str]:
         message = message[:MAX_DETAIL] if _type(message) is str else ""
     except BaseException:
         message = ""
-    filename = getattr(sys.modules.get("solution"), "__file__", None)
+    filename = _solution_file()
     where: list[str] = []
     tb = exc.__traceback__
     while tb is not None:
