@@ -103,6 +103,11 @@ def number(record: Mapping[str, Any], key: str, default: float | None = None) ->
     return float(_field(record, key, (int, float), default))
 
 
+def optional_number(record: Mapping[str, Any], key: str) -> float | None:
+    """A number field that may be missing or null."""
+    return None if record.get(key) is None else number(record, key)
+
+
 def integer(record: Mapping[str, Any], key: str, default: int | None = None) -> int:
     """An int field (never a bool); missing is ``default`` (None: required)."""
     value: int = _field(record, key, int, default)

@@ -92,6 +92,22 @@ class Observed:
     observations: tuple[Any, ...] = ()
     reason: str = ""
     duration_s: float = 0.0  # wall time measured by the harness server, outside the runner
+    cpu_s: float | None = None  # CPU time of the code's process, read by the server from the kernel
+
+
+Clock = Literal["cpu", "wall"]
+CLOCKS: dict[str, str] = {"cpu": "CPU time, read from the kernel", "wall": "wall time"}
+
+
+@dataclass(frozen=True)
+class TimeBound:
+    """A hidden test's declared time bounds (``@within``) and the clock they are read on: ``cpu`` where the
+    bound is about work (the code's process's CPU time, which a loaded machine does not stretch), ``wall``
+    only where waiting is the point (a timeout)."""
+
+    min_s: float | None
+    max_s: float | None
+    clock: Clock
 
 
 @dataclass(frozen=True)

@@ -316,14 +316,15 @@ def _observed(raw: dict[str, Any]) -> Observed:
     try:
         status = untrusted.text(raw, "status", limit=40)
         duration, reason = untrusted.number(raw, "duration_s"), untrusted.text(raw, "reason", "")
+        cpu = untrusted.optional_number(raw, "cpu_s")
         if status != "observed":
-            return Observed(name, status if status in _OBSERVED else "error", (), reason, duration)
+            return Observed(name, status if status in _OBSERVED else "error", (), reason, duration, cpu)
         obs = untrusted.items(raw, "obs")
         if len(json.dumps(obs)) > MAX_OBSERVATION_BYTES:  # its depth was bounded when the line was parsed
             raise untrusted.Malformed(f"observations over {MAX_OBSERVATION_BYTES} bytes")
     except untrusted.Malformed as exc:
         return Observed(name, "error", (), f"the harness's record of this test is malformed ({exc})", 0.0)
-    return Observed(name, "observed", tuple(obs), reason, duration)
+    return Observed(name, "observed", tuple(obs), reason, duration, cpu)
 
 
 class HarnessRuns:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from logomesh.sandbox.base import CLOCKS, TimeBound
 from logomesh.syntax import PARSE_ERRORS, parse
 
 
@@ -104,25 +105,30 @@ def _literal_seconds(node: ast.expr | None) -> float | None:
     return float(value)
 
 
-def _within(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[float | None, float | None] | None:
-    """The literal bounds of a ``@within(min_s, max_s)`` decorator, read from the source."""
+def _within(func: ast.FunctionDef | ast.AsyncFunctionDef) -> TimeBound | None:
+    """The literal bounds and clock of a ``@within(min_s, max_s, clock=...)`` decorator, read from the source."""
     for deco in func.decorator_list:
         if isinstance(deco, ast.Call) and _base_name(deco.func) == "within":
-            args: dict[str, ast.expr] = dict(zip(("min_s", "max_s"), deco.args, strict=False))
+            args: dict[str, ast.expr] = dict(zip(("min_s", "max_s", "clock"), deco.args, strict=False))
             args.update({kw.arg: kw.value for kw in deco.keywords if kw.arg})
             try:
-                return _literal_seconds(args.get("min_s")), _literal_seconds(args.get("max_s"))
+                low, high = _literal_seconds(args.get("min_s")), _literal_seconds(args.get("max_s"))
+                clock = ast.literal_eval(args["clock"]) if "clock" in args else None
             except ValueError:
                 raise SuiteSourceError(f"line {deco.lineno}: within() takes literal numbers only") from None
+            if clock not in CLOCKS:
+                raise SuiteSourceError(f"line {deco.lineno}: within() must name its clock: clock='cpu' where the "
+                                       "bound is about work, clock='wall' where waiting is the point")
+            return TimeBound(low, high, "cpu" if clock == "cpu" else "wall")
     return None
 
 
-def timing_bounds(tests: Mapping[str, str]) -> dict[str, tuple[float | None, float | None]]:
-    """Test id -> (min_s, max_s) for every driver marked ``@within``: the monitor checks its wall time.
+def timing_bounds(tests: Mapping[str, str]) -> dict[str, TimeBound]:
+    """Test id -> its bounds and clock, for every driver marked ``@within``.
 
     Read on the host from the source, so nothing the submission does at run time can change the bounds.
     """
-    bounds: dict[str, tuple[float | None, float | None]] = {}
+    bounds: dict[str, TimeBound] = {}
     for file_name in sorted(tests):
         mod = module_name(file_name)
         tree = parse(tests[file_name], filename=file_name)

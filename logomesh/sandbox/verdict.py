@@ -1,9 +1,11 @@
 """Hidden-test verdicts, decided on the host from observations: the submission never runs here.
 
 A hidden test passes when the submission's driver run recorded exactly what
-the reference solution's run of the same driver recorded (``same``), and its
-wall time, measured by the harness server outside the submission's process,
-lies within the bounds the driver's source declares (``discover.timing_bounds``).
+the reference solution's run of the same driver recorded (``same``), and the
+time it took lies within the bounds the driver's source declares
+(``discover.timing_bounds``), on the clock they name: the CPU time of the
+code's process, which the harness server reads from the kernel outside that
+process, or the wall time the server measures.
 
 Comparison is type-strict: the observations are tagged data (see
 ``harness/observe.py``), so a look-alike value, an ``int`` subclass or a
@@ -21,11 +23,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from logomesh.sandbox.base import Observed, ObservedSuite, SuiteRun, TestOutcome
+from logomesh.sandbox.base import CLOCKS, Observed, ObservedSuite, SuiteRun, TestOutcome, TimeBound
 
 FLOAT_REL_TOL = 1e-9
 FLOAT_ABS_TOL = 1e-12
-Bounds = tuple[float | None, float | None]
 
 
 def canonical(value: Any) -> Any:
@@ -81,7 +82,7 @@ def describe(observation: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def judge_test(got: Observed, want: Observed, bounds: Bounds = (None, None)) -> TestOutcome:
+def judge_test(got: Observed, want: Observed, bound: TimeBound | None = None) -> TestOutcome:
     """One hidden test's verdict."""
     if want.status != "observed":
         return TestOutcome(got.name, "error", f"the reference did not complete this test: {want.reason}",
@@ -97,23 +98,32 @@ def judge_test(got: Observed, want: Observed, bounds: Bounds = (None, None)) -> 
     if len(mine) != len(theirs):
         return TestOutcome(got.name, "failed", f"{len(mine)} observations where the reference made {len(theirs)}",
                            got.duration_s)
-    low, high = bounds
-    if low is not None and got.duration_s < low:
-        return TestOutcome(got.name, "failed", f"took {got.duration_s:.3f} s, at least {low:g} s expected",
-                           got.duration_s)
-    if high is not None and got.duration_s > high:
-        return TestOutcome(got.name, "failed", f"took {got.duration_s:.3f} s, at most {high:g} s allowed",
-                           got.duration_s)
+    late = _out_of_bounds(got, bound) if bound is not None else None
+    if late:
+        return TestOutcome(got.name, "error" if late.startswith("no ") else "failed", late, got.duration_s)
     return TestOutcome(got.name, "passed", "", got.duration_s)
 
 
-def judge_suite(got: ObservedSuite, want: ObservedSuite, bounds: Mapping[str, Bounds] | None = None) -> SuiteRun:
+def _out_of_bounds(got: Observed, bound: TimeBound) -> str | None:
+    """Why the time ``got`` took breaks ``bound``, on the bound's clock; None if it does not."""
+    spent = got.duration_s if bound.clock == "wall" else got.cpu_s
+    clock = CLOCKS[bound.clock]
+    if spent is None:
+        return f"no measurement of its {clock}: a bound on it cannot be judged"
+    if bound.min_s is not None and spent < bound.min_s:
+        return f"took {spent:.3f} s of {clock}, at least {bound.min_s:g} s expected"
+    if bound.max_s is not None and spent > bound.max_s:
+        return f"took {spent:.3f} s of {clock}, at most {bound.max_s:g} s allowed"
+    return None
+
+
+def judge_suite(got: ObservedSuite, want: ObservedSuite, bounds: Mapping[str, TimeBound] | None = None) -> SuiteRun:
     """The hidden suite's verdicts. Signs of tampering fail every test, as a suite that could not be trusted."""
     reference = {t.name: t for t in want.tests}
     outcomes = []
     for test in got.tests:
         expected = reference.get(test.name, Observed(test.name, "error", (), "not in the reference's run"))
-        outcome = judge_test(test, expected, (bounds or {}).get(test.name, (None, None)))
+        outcome = judge_test(test, expected, (bounds or {}).get(test.name))
         if got.tamper_reasons and outcome.status == "passed":
             outcome = TestOutcome(test.name, "failed", "tampered: " + got.tamper_reasons[0], test.duration_s)
         outcomes.append(outcome)

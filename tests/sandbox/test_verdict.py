@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from logomesh.sandbox.base import Observed, ObservedSuite
+from logomesh.sandbox.base import Observed, ObservedSuite, TimeBound
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
 from logomesh.sandbox.harness import observe
 from logomesh.sandbox.verdict import canonical, judge_suite, judge_test, observations_bytes, same
@@ -134,8 +134,9 @@ def test_sets_and_dicts_compare_without_order() -> None:
     assert not same(canonical(["list", a[1]]), canonical(["list", b[1]]))
 
 
-def _obs(name: str, *observations: Any, duration: float = 0.01, status: str = "observed") -> Observed:
-    return Observed(name, status, tuple(observations), "", duration)  # type: ignore[arg-type]
+def _obs(name: str, *observations: Any, duration: float = 0.01, status: str = "observed",
+         cpu: float | None = 0.01) -> Observed:
+    return Observed(name, status, tuple(observations), "", duration, cpu)  # type: ignore[arg-type]
 
 
 def test_verdicts_follow_the_reference_and_the_monitor() -> None:
@@ -145,10 +146,27 @@ def test_verdicts_follow_the_reference_and_the_monitor() -> None:
     assert judge_test(_obs("t"), want).status == "failed"  # nothing observed is no pass
     assert judge_test(_obs("t", ["value", ["int", "3"]], ["value", ["int", "3"]]), want).status == "failed"
     assert judge_test(_obs("t", status="timeout"), want).status == "timeout"
-    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=0.01), want, (0.08, None)).status == "failed"
-    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=3.0), want, (None, 2.0)).status == "failed"
-    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=0.1), want, (0.08, 2.0)).status == "passed"
+    wall = TimeBound(0.08, 2.0, "wall")
+    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=0.01), want, wall).status == "failed"
+    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=3.0), want, wall).status == "failed"
+    assert judge_test(_obs("t", ["value", ["int", "3"]], duration=0.1), want, wall).status == "passed"
     assert judge_test(_obs("t", ["value", ["int", "3"]]), _obs("t", status="crashed")).status == "error"
+
+
+def test_a_bound_is_judged_on_the_clock_it_names() -> None:
+    """Work is bounded in the code's CPU time, so a machine busy with other work does not fail it; waiting is
+    bounded in wall time; a bound whose clock was not measured is an error, never a pass."""
+    want = _obs("t", ["value", ["int", "3"]])
+    loaded = _obs("t", ["value", ["int", "3"]], duration=2.5, cpu=0.2)  # little work, a long wait for a CPU
+    busy = _obs("t", ["value", ["int", "3"]], duration=1.2, cpu=1.1)
+    assert judge_test(loaded, want, TimeBound(None, 1.0, "cpu")).status == "passed"
+    slow = judge_test(busy, want, TimeBound(None, 1.0, "cpu"))
+    assert slow.status == "failed"
+    assert slow.reason == "took 1.100 s of CPU time, read from the kernel, at most 1 s allowed"
+    waited = judge_test(loaded, want, TimeBound(None, 1.0, "wall"))
+    assert waited.reason == "took 2.500 s of wall time, at most 1 s allowed"
+    unmeasured = judge_test(_obs("t", ["value", ["int", "3"]], cpu=None), want, TimeBound(None, 1.0, "cpu"))
+    assert unmeasured.status == "error" and "no measurement of its CPU time" in unmeasured.reason
 
 
 def test_a_differing_observation_names_what_was_expected_beside_what_was_got() -> None:
@@ -169,12 +187,17 @@ def test_tampering_fails_the_whole_suite_and_bytes_are_deterministic() -> None:
 def test_timing_bounds_are_read_from_the_source_as_literals() -> None:
     source = ("from observe import within\n"
               "class TestT:\n"
-              "    @within(min_s=0.08, max_s=2)\n"
+              "    @within(min_s=0.08, max_s=2, clock='wall')\n"
               "    def test_wait(self):\n        pass\n"
-              "@within(None, 0.5)\n"
+              "@within(None, 0.5, 'cpu')\n"
               "def test_fast():\n    pass\n")
-    assert timing_bounds({"test_t.py": source}) == {"test_t.TestT.test_wait": (0.08, 2.0),
-                                                    "test_t.test_fast": (None, 0.5)}
-    with pytest.raises(SuiteSourceError):
-        timing_bounds({"test_t.py": "from observe import within\nLIMIT = 1\n@within(max_s=LIMIT)\n"
+    assert timing_bounds({"test_t.py": source}) == {"test_t.TestT.test_wait": TimeBound(0.08, 2.0, "wall"),
+                                                    "test_t.test_fast": TimeBound(None, 0.5, "cpu")}
+    with pytest.raises(SuiteSourceError, match="literal"):
+        timing_bounds({"test_t.py": "from observe import within\nLIMIT = 1\n@within(max_s=LIMIT, clock='cpu')\n"
+                                    "def test_x():\n    pass\n"})
+    with pytest.raises(SuiteSourceError, match="must name its clock: clock='cpu'"):
+        timing_bounds({"test_t.py": "from observe import within\n@within(max_s=1)\ndef test_x():\n    pass\n"})
+    with pytest.raises(SuiteSourceError, match="must name its clock"):
+        timing_bounds({"test_t.py": "from observe import within\n@within(max_s=1, clock='process')\n"
                                     "def test_x():\n    pass\n"})

@@ -21,9 +21,10 @@ the real MRO by identity, never by a name the class reports about itself.
 
 Driver style: guard valid and invalid calls alike with ``call`` or
 ``raised``, so a submission cannot tell from the harness which calls are
-expected to fail. ``within(min_s, max_s)`` marks a test whose wall time the
-monitor (the harness server, outside this process) measures; the host reads
-the bounds from the driver's source, not from here.
+expected to fail. ``within(min_s, max_s, clock=...)`` marks a test whose
+time the monitor (the harness server, outside this process) measures: the
+code's CPU time from the kernel (``"cpu"``) or the wall time (``"wall"``);
+the host reads the bounds from the driver's source, not from here.
 """
 
 from __future__ import annotations
@@ -198,8 +199,9 @@ def recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
     return measured
 
 
-def within(min_s: float | None = None, max_s: float | None = None) -> Callable[[T], T]:
-    """Mark a test's wall-time bounds. A no-op here: the host reads the literal bounds from the source."""
+def within(min_s: float | None = None, max_s: float | None = None, clock: str | None = None) -> Callable[[T], T]:
+    """Mark a test's time bounds and the clock they are read on (``"cpu"``: the code's CPU time, for work;
+    ``"wall"``: for waiting). A no-op here: the host reads the literal bounds from the source."""
 
     def mark(func: T) -> T:
         return func

@@ -379,6 +379,21 @@ class Pipes:
                     os.close(fd)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds process ``pid`` has used, all its threads and the children it has reaped, as the kernel
+    counts them (``/proc/<pid>/stat``: utime, stime, cutime, cstime); None once it is gone. Read from here,
+    outside the process, so nothing the code does to its own clocks changes it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @dataclass
 class SuiteState:
     """What one suite run has found so far."""
@@ -393,9 +408,12 @@ class SuiteState:
             if reason not in self.tamper:
                 self.tamper.append(reason)
 
-    def set(self, index: int, status: str, reason: str, elapsed: float, obs: Any = None) -> None:
+    def set(self, index: int, status: str, reason: str, elapsed: float, obs: Any = None,
+            cpu_s: float | None = None) -> None:
         outcome: dict[str, Any] = {"name": self.names[index], "status": status, "reason": reason[:500],
                                    "duration_s": round(elapsed, 6)}
+        if cpu_s is not None:
+            outcome["cpu_s"] = round(cpu_s, 6)
         if obs is not None:
             outcome["obs"] = obs
         self.outcomes[index] = outcome
@@ -627,6 +645,8 @@ class Server:
         name = state.names[index]
         pipes.output.set_origin(name)
         nonce = os.urandom(16).hex()
+        code_pid = pids[-1]  # the runner, or the answerer: the process the code runs in
+        cpu0 = cpu_seconds(code_pid)
         t0 = time.monotonic()
         deadline = min(suite_deadline, t0 + test_timeout)
         try:
@@ -636,6 +656,8 @@ class Server:
             deadline = min(deadline, time.monotonic() + 1.0)
         kind, line = next_record(pipes, deadline, state)
         elapsed = time.monotonic() - t0
+        cpu1 = cpu_seconds(code_pid)
+        cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         pipes.drain_ready()  # output written before the record belongs to this test
         if kind == "line":
             record = parse_record(line)
@@ -643,7 +665,7 @@ class Server:
             if record is None or record.get("k") != expected_kind or record.get("nonce") != nonce \
                     or record.get("i") != index:
                 state.note_tamper([f"forged or out-of-order result record during {name}"])
-                state.set(index, "error", "forged result record on the judge's channel", elapsed)
+                state.set(index, "error", "forged result record on the judge's channel", elapsed, cpu_s=cpu)
                 return False
             reasons = tamper_in(record) if mode == "suite" else []
             state.note_tamper(reasons)
@@ -652,11 +674,11 @@ class Server:
                     end = end_all(pids)
                     lost = str(record["lost"])[:200]
                     reason = f"the code's process broke the protocol or died ({lost}; {end})"
-                    state.set(index, "crashed", reason, elapsed)
+                    state.set(index, "crashed", reason, elapsed, cpu_s=cpu)
                     return False
                 obs = record.get("obs")
                 well_formed = isinstance(obs, list) and shallow(obs)
-                state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]])
+                state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]], cpu)
                 return True
             status = record.get("status")
             reason = str(record.get("reason", ""))
@@ -664,20 +686,20 @@ class Server:
                 status, reason = "error", "bad verdict"
             if reasons:
                 status, reason = "failed", "tampered: " + reasons[0]
-            state.set(index, str(status), reason, elapsed)
+            state.set(index, str(status), reason, elapsed, cpu_s=cpu)
             return True
         # timeout, eof, flood: the runner is gone or must go.
         end = end_all(pids)
         if kind == "timeout":
             if time.monotonic() >= suite_deadline:
-                state.set(index, "timeout", "suite wall clock exceeded", elapsed)
+                state.set(index, "timeout", "suite wall clock exceeded", elapsed, cpu_s=cpu)
             else:
-                state.set(index, "timeout", f"test exceeded {test_timeout:g} s", elapsed)
+                state.set(index, "timeout", f"test exceeded {test_timeout:g} s", elapsed, cpu_s=cpu)
         elif kind == "flood":
             state.note_tamper(["flooded the result channel"])
-            state.set(index, "error", "flooded the judge's channel", elapsed)
+            state.set(index, "error", "flooded the judge's channel", elapsed, cpu_s=cpu)
         else:
-            state.set(index, "crashed", "the test process " + end, elapsed)
+            state.set(index, "crashed", "the test process " + end, elapsed, cpu_s=cpu)
         return False
 
     # ---- scripts --------------------------------------------------------------------------------

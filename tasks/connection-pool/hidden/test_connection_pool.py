@@ -154,7 +154,7 @@ class TestBasics:
 
 
 class TestTimeouts:
-    @within(max_s=0.5)
+    @within(max_s=0.5, clock="wall")
     def test_exhausted_pool_with_zero_timeout(self):
         factory = CountingFactory()
         pool = ConnectionPool(factory, 2)
@@ -163,7 +163,7 @@ class TestTimeouts:
         call(pool.acquire, timeout=0)
         see(factory.calls)
 
-    @within(min_s=0.08, max_s=2.0)
+    @within(min_s=0.08, max_s=2.0, clock="wall")
     def test_positive_timeout_waits_then_raises(self):
         pool = ConnectionPool(CountingFactory(), 1)
         call(pool.acquire, timeout=0.1)

@@ -99,7 +99,7 @@ class TestValidation:
 
 
 class TestSpeedAndShape:
-    @within(max_s=1.0)
+    @within(max_s=1.0, clock="cpu")
     def test_fib_300_fast_on_fresh_import(self):
         if _too_slow():
             see(TOO_SLOW)

@@ -85,7 +85,7 @@ class TestStructure:
             with raised(TypeError, ValueError):
                 see(merkle_root(leaves))
 
-    @within(max_s=1.0)
+    @within(max_s=1.0, clock="cpu")
     def test_ten_thousand_leaves(self):
         leaves = [i.to_bytes(4, "big") for i in range(10000)]
         see(merkle_root(leaves))
