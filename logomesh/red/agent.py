@@ -168,7 +168,7 @@ def run_attack(
         shown = f"{finding.summary}: {finding.evidence}" if finding.evidence else finding.summary  # live view
         emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe, shown, node_id))
 
-    problem = RedProblem(AttackContext.build(task, source), runner, on_finding=confirmed, started=started)
+    problem = RedProblem(AttackContext.build(task, source, seed), runner, on_finding=confirmed, started=started)
     plays = play_budget(budget_s)
     leaves = len(problem.all_leaves())
     tree: tuple[TreeNode, ...] = ()

@@ -15,10 +15,11 @@ class AttackContext:
     source: str
     features: Features
     red: TaskRed  # what the task itself says to the red agent (task.toml [red], red.py)
+    seed: int = 0  # the battle's: the families draw their attack inputs from it, so no input is fixed and public
 
     @classmethod
-    def build(cls, task: TaskSpec, source: str) -> AttackContext:
-        return cls(task, source, read_features(source), load_red(task))
+    def build(cls, task: TaskSpec, source: str, seed: int = 0) -> AttackContext:
+        return cls(task, source, read_features(source), load_red(task), seed)
 
     def defines(self, name: str) -> bool:
         """Whether the artifact has a public class or function ``name``."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import json
+import posixpath
+import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,9 @@ from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.complexity import ComplexityFamily
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
-from logomesh.red.attacks.sqli import SqlInjectionFamily
-from logomesh.red.attacks.traversal import TraversalFamily
+from logomesh.red.attacks.sqli import SqlInjectionFamily, payloads
+from logomesh.red.attacks.traversal import PAYLOADS as TRAVERSALS
+from logomesh.red.attacks.traversal import TraversalFamily, spelling
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import MARK, ProbeRun, ProbeSpec, Trial, parse_output, probe_script, run_nonce
 from logomesh.red.seeder import read_features
@@ -206,7 +209,7 @@ class Canned:
             if self.control_dead:
                 return ProbeRun((Trial("timeout"),))
             return ProbeRun((ok(rows=0 if self.control_broken else 1),))
-        hit = "OR '1'='1" in str(where.get("name", ""))
+        hit = "' OR '" in str(where.get("name", ""))
         trials = []
         for index in range(spec.trials):
             leaks = hit and not (self.flaky and index > 0)
@@ -221,7 +224,7 @@ def test_agent_confirms_one_finding_and_emits_the_tree() -> None:
                         BattleContext(seed=5, battle_id="b1", emit=events.append), budget_s=30)
     assert [(f.family, f.cwe, f.severity, f.confirmations, f.attempts) for f in report.findings] == [
         ("sql-injection", "CWE-89", "critical", 3, 3)]
-    assert "zz' OR '1'='1" in report.findings[0].reproducer
+    assert "' OR '" in report.findings[0].reproducer and "'1'='1" not in report.findings[0].reproducer
     assert report.stats.stopped_because == "exhausted"
     added = [e for e in events if isinstance(e, MctsNodeAdded)]
     assert added[0].parent_id is None and len(added) == report.nodes
@@ -328,3 +331,22 @@ def test_a_check_runs_on_the_host_with_solution_a_placeholder() -> None:
     assert "malformed" in RaceFamily.violations(variant, spec, forged)[0]
     assert RaceFamily.violations(replace(variant, oracle=None), spec, legacy) == ["seen in the box"]
     assert RaceFamily().judge(variant, Trial("crashed")).hit  # a probe the code does not survive
+
+
+def test_injection_inputs_are_drawn_per_battle_and_keep_their_meaning() -> None:
+    """No payload text is fixed: two battles' SQL payloads and path spellings differ, one battle's repeat, and
+    every spelling names the same path as the payload it spells (a ``.`` segment changes no path)."""
+    first, again, other = payloads(0), payloads(0), payloads(1)
+    assert first == again and first != other
+    for (ident, args, table, _), (_, other_args, other_table, _) in zip(first, other, strict=True):
+        assert table.isidentifier() and table != "vault" and table != other_table
+        assert args != other_args, ident
+    tautology = first[0][1][2]["name"]
+    word, _, rest = tautology.partition("' OR '")
+    key, _, tail = rest.partition("'='")
+    assert word.startswith("zz") and tail == key  # '<key>'='<key>: true for every row
+    rng = random.Random(7)
+    for _, payload, _, _ in TRAVERSALS:
+        spelled = spelling(payload, rng)
+        assert posixpath.normpath(spelled) == posixpath.normpath(payload)
+        assert spelled.split("/")[-1] == payload.split("/")[-1]

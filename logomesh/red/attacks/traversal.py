@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from logomesh import untrusted
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, did_not_survive
 from logomesh.red.context import AttackContext
@@ -19,6 +21,21 @@ PAYLOADS = (
 )
 
 
+def spelling(payload: str, rng: random.Random) -> str:
+    """``payload`` as the battle spells it: a ``.`` segment, which names the same path to every path API, before
+    some of its segments, so code that refuses one known payload has no fixed text to refuse. An absolute
+    payload (the secret's own path, filled in by the probe) keeps its spelling."""
+    if payload.startswith(("{", "/")):
+        return payload
+    parts = payload.split("/")
+    out: list[str] = []
+    for index, part in enumerate(parts):
+        if index < len(parts) - 1 and rng.random() < 0.35:
+            out.append(".")
+        out.append(part)
+    return "/".join(out)
+
+
 class TraversalFamily(Family):
     name = "path-traversal"
     cwe = "CWE-22"
@@ -30,6 +47,8 @@ class TraversalFamily(Family):
         if entry not in ctx.features.functions or not ctx.declares(entry, "path-traversal"):
             return []
         lift = -0.2 if ctx.features.resolves_paths else 0.1
+        rng = random.Random(f"path-traversal:{ctx.seed}")
+        spelled = [(ident, spelling(payload, rng), cwe, prior) for ident, payload, cwe, prior in PAYLOADS]
         return [
             Variant(
                 id=ident,
@@ -40,7 +59,7 @@ class TraversalFamily(Family):
                 prior=max(0.05, min(0.95, prior + (lift if cwe == "CWE-22" else 0.0))),
                 cwe=cwe,
             )
-            for ident, payload, cwe, prior in PAYLOADS
+            for ident, payload, cwe, prior in spelled
         ]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
