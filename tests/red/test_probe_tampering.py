@@ -1,13 +1,13 @@
 """A submission that reads the probes' source and switches their measurement off is still found out.
 
 The race probe perturbs threads through a trace function and a short switch
-interval; the growth probe measures retained memory with tracemalloc. Code
-can turn each of these off from inside its own methods. Each race hack is
-run beside the same code without it; whether or not it still blinds the
-perturbation, the probe must report what was done as a hit, so the attack
-still ends in a confirmed finding of the same family. Restarting
-tracemalloc forgets every trace taken before, by its own definition, so the
-growth probe must report that too.
+interval. Code can turn each of these off from inside its own methods. Each
+race hack is run beside the same code without it; whether or not it still
+blinds the perturbation, the probe must report what was done as a hit, so the
+attack still ends in a confirmed finding of the same family. The growth probe
+reads retained memory from the kernel, outside the code's process: restarting
+tracemalloc there changes nothing (``test_measured_outside.py``, both
+backends).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
 
 
 @pytest.mark.slow
-def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
+def test_resetting_memory_tracing_changes_nothing(box: Sandbox) -> None:
     task = load_task("lru-cache")
     plain = task.labelled_submission("lazy-queue").submission.source
     sneaky = hacked(plain, PUT, "import tracemalloc; tracemalloc.stop(); tracemalloc.start()")
@@ -80,6 +80,6 @@ def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
     plain_trial = run(variant.spec, 0).trials[0]
     sneaky_trial = sandbox_runner(box, sneaky, task.reference)(variant.spec, 0).trials[0]
     assert family.judge(variant, plain_trial).hit and "tampered" not in plain_trial.result
-    assert "tampered" in sneaky_trial.result and family.judge(variant, sneaky_trial).hit
+    assert family.judge(variant, sneaky_trial).hit and "tampered" not in sneaky_trial.result
     report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "resource-growth" in {f.family for f in report.findings}
