@@ -215,6 +215,23 @@ class Watchdog:
         return round(self.spent, 6)
 
 
+def fresh_after(probe: Any) -> Any:
+    """``probe``, ending the code's processes once it returns or raises: the next trial starts from a fresh
+    import, as a fork of the imported code did in the fork server. What one trial left behind (a module-level
+    cache filled with the same inputs, freed heap the next ``grow`` would reuse) cannot hide the next one's."""
+
+    def trial(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = probe(args, seed, emit)
+        finally:
+            _code().stop()
+        return result
+
+    trial.__doc__ = probe.__doc__
+    return trial
+
+
+@fresh_after
 def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """CPU time of one call per input size, read from the kernel; stops at the first call over ``cap_s``.
 
@@ -399,6 +416,7 @@ def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 
 # -- resource growth -------------------------------------------------------------------------------
+@fresh_after
 def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """Memory the code's processes retain after ``size`` operations whose state the contract lets it drop.
 
