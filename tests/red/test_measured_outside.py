@@ -11,6 +11,7 @@ hostile submission sits beside its honest control.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -132,9 +133,15 @@ def test_the_librarys_leaks_are_found_and_correct_code_is_not(box: Sandbox, task
     family = GrowthFamily()
     assert leaking(task), "every task with a growth driver has a submission labelled with a growth defect"
     for name in leaking(task):
-        variant, trial = growth_trial(box, task, task.labelled_submission(name).submission.source)
-        assert family.judge(variant, trial).hit, (name, retained(trial))
-        assert retained(trial)[-1] > 2 * MIN_GROWTH_BYTES, (name, retained(trial))
+        source = task.labelled_submission(name).submission.source
+        variant = growth_variant(task, source)
+        # The confirming replay's trials share one suite: each must start from a fresh import (merkle-root's
+        # module-level leaf cache, filled by the first trial, hid the leak from the next two before).
+        run = sandbox_runner(box, source, task.reference)(replace(variant.spec, trials=variant.confirm_trials), 0)
+        assert run.harness_error == "" and len(run.trials) == variant.confirm_trials > 1, run
+        for trial in run.trials:
+            assert family.judge(variant, trial).hit, (name, retained(trial))
+            assert retained(trial)[-1] > 2 * MIN_GROWTH_BYTES, (name, retained(trial))
     for name, source in (("reference", task.reference), ("good", task.labelled_submission("good").submission.source)):
         variant, trial = growth_trial(box, task, source)
         assert not family.judge(variant, trial).hit, (name, retained(trial))
