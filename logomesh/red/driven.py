@@ -19,8 +19,18 @@ An exception of the code comes back as its nearest builtin class, with the
 message and the ``solution.py`` frames the answerer reports (``wire.py``), so
 a boundary finding quotes them as before.
 
-What still runs in the fork server (``probes/runtime.py``): the probes that
-instrument the code's process (race perturbation, retained memory, CPU time).
+The growth and timing probes measure the code from outside as well: the
+server tells the driver the answerer's pid (``observe.CODE``), and the probes
+read the code's memory (``/proc/<pid>/smaps_rollup``) and CPU time
+(``/proc/<pid>/stat``) from the kernel, so stopping tracemalloc or rewriting
+``time.process_time`` in the code changes nothing; a call over its CPU cap is
+ended by killing the code's process from the driver, and the trial's record,
+written by the driver, still counts.
+
+The race scenario runs here too, its threads calling over connections of
+their own; the one instrument in the code's process is the schedule the
+answerer's serving threads yield on (``wire._schedule``, docs/sandbox.md,
+"Races").
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from logomesh import untrusted
 from logomesh.red.executor import MALFORMED, TASK_MODULE, ProbeRun, ProbeSpec, Trial, library_source, parse_trial
 from logomesh.sandbox.base import Observed, Sandbox
 
-DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval", "race"})  # the rest: ``probes/runtime.py``
+DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval", "race", "growth", "timing"})  # every probe
 DRIVER_FILE = "test_lm_probe.py"
 MAX_RECORD_CHARS = 900_000  # one trial's record, as JSON text (the harness caps a test's observations at 1 MiB)
 SLACK_S = 5.0  # the suite's wall clock beyond its trials' time: starting the driver and the answerer
@@ -44,6 +54,7 @@ TRIALS = '''
 import json as _lm_json
 import types as _lm_types
 from observe import see as _lm_see
+from observe import CODE  # the code's process, which the growth and timing probes measure from outside
 
 _lm_task_source = {task_module!r}
 if _lm_task_source:

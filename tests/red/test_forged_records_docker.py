@@ -111,15 +111,17 @@ def test_an_unfinished_line_cannot_hide_the_result(box: Sandbox) -> None:
 
 @pytest.mark.docker
 def test_score_of_a_forging_submission_ends_with_a_finding_not_a_traceback(tmp_path: Path) -> None:
-    task = load_task("sql-select")
-    good = task.labelled_submission("good").submission
+    # Only the race probe still runs in a probe server (the others are drivers, with no line to forge): the
+    # lockless rate limiter's race is played first.
+    task = load_task("rate-limiter")
+    good = task.labelled_submission("no-lock").submission
     results = {}
     for name, source in (("honest", good.source), ("forging", forging(good.source, FORGERIES[
             "deep line after the real one"]))):
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({"sourceCode": source, "testCode": good.tests, "rationale": good.rationale}))
         done = subprocess.run(
-            [sys.executable, "-m", "logomesh", "score", "--task", "sql-select", "--submission", str(path),
+            [sys.executable, "-m", "logomesh", "score", "--task", "rate-limiter", "--submission", str(path),
              "--sandbox", "docker", "--red-budget", "2", "--json", "--seed", "0"],
             cwd=ROOT, capture_output=True, timeout=600, env={**os.environ, "LOGOMESH_HOME": str(tmp_path / "home")})
         assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-600:]

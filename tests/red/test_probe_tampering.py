@@ -1,16 +1,15 @@
 """A submission that reads the probes' source and switches their measurement off is still found out.
 
 The race probe's calls come from the driver's threads, and the answerer's
-thread serving each one yields at seeded opcodes through a trace function;
-the growth probe measures retained memory with tracemalloc. Code can turn
-the trace function off from inside its own methods. Each race hack is run
-beside the same code without it; whether or not it still blinds the
-perturbation, the probe must report what was done as a hit, so the attack
-still ends in a confirmed finding of the same family. A longer switch
-interval blinds nothing: the yields are sleeps, which let another thread
-run whatever the interval. Restarting
-tracemalloc forgets every trace taken before, by its own definition, so the
-growth probe must report that too.
+thread serving each one yields at seeded opcodes through a trace function.
+Code can turn the trace function off from inside its own methods. Each race
+hack is run beside the same code without it; whether or not it still blinds
+the perturbation, the probe must report what was done as a hit, so the
+attack still ends in a confirmed finding of the same family. A longer switch
+interval blinds nothing: the yields are sleeps, which let another thread run
+whatever the interval. The growth probe reads retained memory from the
+kernel, outside the code's process: restarting tracemalloc there changes
+nothing (``test_measured_outside.py``, both backends).
 """
 
 from __future__ import annotations
@@ -75,7 +74,7 @@ def test_lifting_the_race_perturbation_is_itself_reported(box: Sandbox, hack: st
 
 
 @pytest.mark.slow
-def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
+def test_resetting_memory_tracing_changes_nothing(box: Sandbox) -> None:
     task = load_task("lru-cache")
     plain = task.labelled_submission("lazy-queue").submission.source
     sneaky = hacked(plain, PUT, "import tracemalloc; tracemalloc.stop(); tracemalloc.start()")
@@ -85,6 +84,6 @@ def test_resetting_memory_tracing_is_itself_reported(box: Sandbox) -> None:
     plain_trial = run(variant.spec, 0).trials[0]
     sneaky_trial = sandbox_runner(box, sneaky, task.reference)(variant.spec, 0).trials[0]
     assert family.judge(variant, plain_trial).hit and "tampered" not in plain_trial.result
-    assert "tampered" in sneaky_trial.result and family.judge(variant, sneaky_trial).hit
+    assert family.judge(variant, sneaky_trial).hit and "tampered" not in sneaky_trial.result
     report = attack(task, sneaky, box, BattleContext(seed=0), budget_s=3.0)
     assert "resource-growth" in {f.family for f in report.findings}

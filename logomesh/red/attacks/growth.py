@@ -2,7 +2,19 @@
 
 The driver is the task's own (``[red.growth]`` in its task.toml, ``grow(size)``
 in its red.py; ``docs/tasks.md``): ``size`` operations whose state the
-contract lets the artifact drop. Retained memory is measured at two sizes.
+contract lets the artifact drop. Retained memory is measured at two sizes,
+from outside the code's process: the probe runs as a driver and reads the
+code's processes' ``Pss_Anon + Pss_Shmem`` from the kernel before and after
+``grow(size)`` (``probes/library.py::memory_of``), so memory kept in
+anonymous ``mmap`` counts, and stopping tracemalloc changes nothing.
+
+The answerer cannot be made to collect garbage and keeps its freed heap, so a
+correct implementation reads a little, in pages: at n=8000 at most 116 kB
+over the library's correct submissions (rate-limiter no-lock; 0-4 kB for
+every other), while every submission labelled with a growth defect retains
+0.98-6.6 MB (Docker and bubblewrap alike). ``MIN_GROWTH_BYTES`` lies between.
+The reading at the small size starts in the heap the import left free, so it
+is often 0 and the ratio large.
 """
 
 from __future__ import annotations

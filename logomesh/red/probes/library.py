@@ -13,25 +13,15 @@ is the task's own ``red.py``, shipped next to this file as ``_lm_task.py``
 
 from __future__ import annotations
 
-import gc
+import contextlib
 import os
 import random
 import tempfile
 import threading
-import time
-import tracemalloc
 import types
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
-
-# Bound before the artifact is imported, so that what it does to these names cannot blind the probes: a
-# submission that reads this file could otherwise stop memory tracing. Each probe checks its measurement was
-# still in force when the artifact's code returned, and reports it as a hit if not.
-_trace_start, _trace_stop = tracemalloc.start, tracemalloc.stop
-_is_tracing, _traced_memory = tracemalloc.is_tracing, tracemalloc.get_traced_memory
-_traceback_of = tracemalloc.get_object_traceback
-_process_time = time.process_time
 
 
 class _Random(random.Random):
@@ -103,24 +93,142 @@ def probe_call(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     return {"type": type(result).__name__, "repr": repr(result)[:200]}
 
 
-class CpuCap(Exception):
-    """Raised by the SIGPROF handler when one call has used its CPU allowance."""
+# -- the code's process, read from the kernel -------------------------------------------------------
+# The growth and timing probes run as drivers (``red/driven.py``), in the judge's process, and read what the
+# code's processes use from ``/proc``: nothing the code does to its own interpreter (stop tracemalloc, rewrite
+# time.process_time, block a signal) moves these readings.
+CODE: Any = None  # ``observe.CODE`` (the code's process: its pid, ``stop()``), set when the probe runs as a driver
+CAP_POLL_S = 0.005  # how often the timing probe's watchdog reads the code's CPU time
+# What the answerer spends to keep one object of the code's alive for the judge (``CODE.held()``): its entries in
+# the wire's two tables, its id as an int, and a small object (measured: 142 B per ``object()`` that
+# ConnectionPool(object, 2) made afresh on each of 8,000 acquires). Not the code's retained memory.
+HELD_BYTES = 192
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _on_cap(signum: int, frame: Any) -> None:
-    raise CpuCap()
+def _code() -> Any:
+    """The code's process; only a probe that runs as a driver, beside the answerer, has one."""
+    if CODE is None or CODE.pid is None:
+        raise RuntimeError("this probe measures the code from outside and must run as a driver")
+    return CODE
 
 
+def _proc_text(path: str) -> str | None:
+    """A ``/proc`` file's text; ``""`` when the process is gone, None when the kernel refuses to show it."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+    except OSError:
+        return None
+
+
+def _kib(text: str, *fields: str) -> int:
+    """The sum of the ``Field:  n kB`` lines named ``fields`` in a ``/proc`` status-like text, in bytes."""
+    total = 0
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        if name in fields:
+            total += int(rest.split()[0]) * 1024
+    return total
+
+
+def memory_of(pid: int) -> int | None:
+    """Memory that process ``pid`` made for itself, in bytes, read from the kernel; None if it may not be read.
+
+    ``Pss_Anon + Pss_Shmem`` of ``/proc/<pid>/smaps_rollup``: anonymous pages (the Python heap: malloc's brk
+    and mmap arenas, private anonymous ``mmap``) and shared-memory pages (``mmap.mmap(-1, n)`` is a shared
+    anonymous mapping, which ``Anonymous`` leaves out), each shared page divided among the processes that
+    map it, so a sum over the code's processes counts a page once even after a fork. File-backed pages
+    (libraries, the interpreter) are left out: touching one is not keeping state. ``/proc/<pid>/status``
+    (``RssAnon + RssShmem``) on a kernel without ``smaps_rollup``'s ``Pss_*`` lines."""
+    rollup = _proc_text(f"/proc/{pid}/smaps_rollup")
+    if rollup is None:
+        return None
+    if "Pss_Anon:" in rollup:
+        return _kib(rollup, "Pss_Anon", "Pss_Shmem")
+    status = _proc_text(f"/proc/{pid}/status")
+    return None if status is None else _kib(status, "RssAnon", "RssShmem")
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds process ``pid`` has used, read from the kernel: user and system, all its threads, and its
+    children it has waited for (``/proc/<pid>/stat`` utime, stime, cutime, cstime); 0 when it is gone."""
+    text = _proc_text(f"/proc/{pid}/stat") or ""
+    fields = text.rpartition(")")[2].split()
+    with contextlib.suppress(IndexError, ValueError):
+        return sum(int(f) for f in fields[11:15]) / _TICK
+    return 0.0
+
+
+def code_memory(code: Any) -> int | None:
+    """Memory of all the code's processes (``memory_of``); None if one may not be read."""
+    readings = [memory_of(pid) for pid in code.pids()]
+    return None if any(r is None for r in readings) else sum(r for r in readings if r is not None)
+
+
+def code_cpu(code: Any) -> float:
+    """CPU seconds of all the code's processes (``cpu_of``)."""
+    return sum(cpu_of(pid) for pid in code.pids())
+
+
+class Watchdog:
+    """Kills the code's processes (``CODE.stop()``) once a call has used more than ``cap`` CPU seconds.
+
+    A thread of the judge's process reads the code's CPU time every ``CAP_POLL_S``; the call in flight then
+    ends as ``Lost`` (the wire's), which the timing probe records as capped."""
+
+    def __init__(self, code: Any, cap: float) -> None:
+        self.code = code
+        self.cap = cap
+        self.started = code_cpu(code)
+        self.spent = 0.0
+        self.fired = False
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(CAP_POLL_S):
+            self.spent = code_cpu(self.code) - self.started
+            if self.spent > self.cap:
+                self.fired = True
+                self.code.stop()
+                return
+
+    def finish(self) -> float:
+        """Stop watching; the CPU seconds the call used (at the kill, for a call it killed)."""
+        self.done.set()
+        self.thread.join()
+        if not self.fired:
+            self.spent = code_cpu(self.code) - self.started
+        return round(self.spent, 6)
+
+
+def fresh_after(probe: Any) -> Any:
+    """``probe``, ending the code's processes once it returns or raises: the next trial starts from a fresh
+    import, as a fork of the imported code did in the fork server. What one trial left behind (a module-level
+    cache filled with the same inputs, freed heap the next ``grow`` would reuse) cannot hide the next one's."""
+
+    def trial(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = probe(args, seed, emit)
+        finally:
+            _code().stop()
+        return result
+
+    trial.__doc__ = probe.__doc__
+    return trial
+
+
+@fresh_after
 def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """CPU time of one call per input size; stops at the first call over ``cap_s``.
+    """CPU time of one call per input size, read from the kernel; stops at the first call over ``cap_s``.
 
-    A profiling timer interrupts a call at the cap (the regex engine and the
-    interpreter both check for signals); C code that never checks is killed by
-    the fork server's wall clock instead.
-    """
-    import signal
-
-    signal.signal(signal.SIGPROF, _on_cap)
+    The code answers in its own process; a watchdog here kills it once a call has used the cap (a
+    backtracking regex, C code that never checks for signals alike), and the call is recorded as capped."""
+    code = _code()
     fn = target(args)
     template = args["input"]
     cap = float(args.get("cap_s", 1.0))
@@ -130,22 +238,20 @@ def probe_timing(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
             value: Any = int(n)
         else:
             value = str(template.get("prefix", "")) + str(template["pump"]) * int(n) + str(template.get("suffix", ""))
-        started = _process_time()
         error = None
-        signal.setitimer(signal.ITIMER_PROF, cap * 1.1)
+        watchdog = Watchdog(code, cap)
         try:
             fn(value)
-        except CpuCap:
-            error = "cap"
-        except Exception as exc:
-            error = type(exc).__name__
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-        spent = _process_time() - started
-        point = {"n": n, "t": round(spent, 6), "exc": error}
+        except BaseException as exc:  # the wire's Lost, when the watchdog killed the code mid-call
+            if not watchdog.fired and not isinstance(exc, Exception):
+                watchdog.finish()
+                raise
+            error = "cap" if watchdog.fired else type(exc).__name__
+        spent = watchdog.finish()
+        point = {"n": n, "t": spent, "exc": error}
         points.append(point)
         emit(point)
-        if spent > cap or error == "cap":
+        if spent > cap or watchdog.fired:
             return {"points": points, "capped": True}
     return {"points": points, "capped": False}
 
@@ -294,23 +400,27 @@ def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 
 
 # -- resource growth -------------------------------------------------------------------------------
+@fresh_after
 def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
-    """Memory an instance retains after ``size`` operations whose state the contract lets it drop."""
+    """Memory the code's processes retain after ``size`` operations whose state the contract lets it drop.
+
+    Read from the kernel (``code_memory``) before the task's ``grow(size)`` and after it, with what it returned
+    still alive; the difference is what those operations left behind. The answerer is never asked to collect
+    its garbage (the driver cannot run code there): the growth family's thresholds allow for what a correct
+    implementation's heap keeps as slack. Objects the code handed over (a fresh connection per ``acquire``)
+    are kept alive by the wire, not by the code: ``HELD_BYTES`` each is not counted."""
     grow = _task().grow
+    code = _code()
     points: list[dict[str, int]] = []
     for size in args["sizes"]:
-        gc.collect()
-        _trace_start()
-        sentinel = [size]  # traced from here on: stopping, restarting or clearing the traces forgets it
+        before, held = code_memory(code), code.held()
         kept = grow(int(size))
-        gc.collect()
-        if not _is_tracing() or _traceback_of(sentinel) is None:
-            return {"points": points, "tampered": "the code stopped or reset memory tracing (tracemalloc) while "
-                                                  "it ran: its retained memory cannot be measured"}
-        current, _ = _traced_memory()
-        _trace_stop()
+        after, held = code_memory(code), code.held() - held
+        if before is None or after is None:
+            return {"points": points, "tampered": "the code hid its process's memory from the judge (/proc/<pid>/"
+                                                  "smaps_rollup unreadable): its retained memory cannot be measured"}
         del kept
-        points.append({"n": size, "bytes": current})
+        points.append({"n": size, "bytes": max(0, after - before - HELD_BYTES * held)})
         emit(points[-1])
     return {"points": points}
 

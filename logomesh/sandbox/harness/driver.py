@@ -20,12 +20,22 @@ lies, breaks the protocol or dies only changes its own answers: a broken
 protocol or a lost answerer ends the test (``lost``), which the server
 reports as crashed and restarts both processes for the next test.
 
-Protocol with the server: ``run <index> <nonce>`` lines on stdin (after the
-config line); JSON lines on the result fd: ``{"k": "ready"}`` once
-non-dumpable, ``{"k": "imported", "errors": {...}, "lost": ...}`` once, then
-per test ``{"k": "obs", "i": index, "nonce": nonce, "obs": [...], "lost":
-null or why}``. No tamper list: the code cannot reach this process, and the
-server reads one only from ``runner.py``, which runs beside the code.
+Protocol with the server: on stdin, after the config line, ``code <pid>``
+once (the answerer's pid, written as soon as the server has started it, before
+any test; the answerer itself is never told) and ``run <index> <nonce>``
+lines; JSON lines on the result fd: ``{"k": "ready"}`` once non-dumpable,
+``{"k": "imported", "errors": {...}, "lost": ...}`` once, then per test
+``{"k": "obs", "i": index, "nonce": nonce, "obs": [...], "lost": null or
+why, "stopped": bool}``. ``stopped``: the test killed the code's process on
+purpose (``observe.CODE.stop()``, a call over its CPU cap): what it recorded
+stands, and the server starts a fresh pair for the next test, as after a
+loss. No tamper list: the code cannot reach this process, and the server
+reads one only from ``runner.py``, which runs beside the code.
+
+The answerer's pid is ``observe.CODE.pid``, for drivers that measure the code
+from outside through the kernel (``/proc/<pid>``: the red agent's growth and
+timing probes), so that nothing the code does to its own interpreter moves
+the measurement.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ import threading
 import types
 from typing import Any
 
-CONTROL_FD = 0  # stdin: the config line (read by the server's BOOT), then ``run <index> <nonce>`` lines
+CONTROL_FD = 0  # stdin: the config line (read by the server's BOOT), ``code <pid>``, then ``run <index> <nonce>``
 PR_SET_DUMPABLE = 4
 
 
@@ -70,7 +80,8 @@ def run(config: dict[str, Any]) -> None:
     sys.meta_path.insert(0, SolutionFinder(peer, wire["Message"], os.path.join(config["sol_dir"], "solution.py")))
 
     observe = _load_module("observe", config["observe"], "observe.py")
-    recorder, exception_name = observe.RECORDER, observe.exception_name
+    recorder, exception_name, code = observe.RECORDER, observe.exception_name, observe.CODE
+    code.held = lambda: len(peer.proxies)  # one proxy per object of the code's the answerer keeps for us
     drivers: dict[str, types.ModuleType] = {}
     import_errors: dict[str, str] = {}
     sys.modules["observe"] = observe
@@ -115,15 +126,21 @@ def run(config: dict[str, Any]) -> None:
             pending += chunk
         line, pending = pending.split(b"\n", 1)
         parts = line.decode().split()
+        if len(parts) == 2 and parts[0] == "code" and parts[1].isdigit():
+            code.pid = int(parts[1])
+            continue
         if len(parts) != 3 or parts[0] != "run":
             exit_now(3)
         index, nonce = int(parts[1]), parts[2]
         observations = run_test(config["names"][index])
+        lost = None if code.stopped else peer.lost  # stopped on purpose: what the test recorded stands
         try:
-            emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "lost": peer.lost})
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": observations, "lost": lost,
+                  "stopped": code.stopped})
         except (TypeError, ValueError, RecursionError):
-            emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "lost": peer.lost})
-        if peer.lost:
+            emit({"k": "obs", "i": index, "nonce": nonce, "obs": [["unencodable"]], "lost": lost,
+                  "stopped": code.stopped})
+        if peer.lost or code.stopped:
             exit_now(0)  # the server starts a fresh pair for the next test
 
 

@@ -25,12 +25,20 @@ expected to fail. ``within(min_s, max_s, clock=...)`` marks a test whose
 time the monitor (the harness server, outside this process) measures: the
 code's CPU time from the kernel (``"cpu"``) or the wall time (``"wall"``);
 the host reads the bounds from the driver's source, not from here.
+
+``CODE`` is the code's process as the driver knows it: its pid (the server
+tells the driver, never the answerer), for drivers that measure the code from
+outside, through the kernel (``/proc/<pid>``: its memory, its CPU time), and
+``stop()``, which kills it from outside; what the test recorded then stands.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import decimal
+import os
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -85,6 +93,55 @@ class Recorder:
 
 
 RECORDER = Recorder()
+
+
+class CodeProcess:
+    """The process that runs the submission (the answerer), as the driver knows it.
+
+    ``pid`` is set by the driver from the server's ``code <pid>`` control line (None until then, and in a
+    process that shares the code's). ``stop()`` kills the code's processes from outside (SIGKILL; the
+    answerer runs as our uid) and marks the test as stopped by the judge: the call in flight ends as
+    ``Lost``, and the test's observations still count, as those of a test the judge ended on purpose (a call
+    over its CPU cap). ``held()`` counts the code's objects that have crossed to the judge as references:
+    the answerer keeps each of them alive for as long as it runs (``wire.Peer.objects``; the protocol has
+    no release), memory the code itself no longer holds. The code's processes are ``pids()``: every
+    process in the box but this one and its ancestors (the box has its own pid namespace, and the server
+    sweeps it after each run), so a child or a double-forked daemon of the code is the code's too."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.stopped = False
+        self.held: Callable[[], int] = lambda: 0  # how many of the code's objects the judge holds (driver.py)
+
+    def pids(self) -> list[int]:
+        """The code's processes: the answerer first, then every other process that is not the judge's."""
+        if self.pid is None:
+            return []
+        judge = _ancestors(os.getpid())
+        others = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in judge and int(e) != self.pid]
+        return [self.pid, *sorted(others)]
+
+    def stop(self) -> None:
+        self.stopped = True
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _ancestors(pid: int) -> set[int]:
+    """``pid`` and its ancestors, read from ``/proc`` (the judge's processes: this driver, the server, bwrap)."""
+    seen = {0, 1}
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                pid = int(handle.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return seen
+
+
+CODE = CodeProcess()
 
 
 def exception_name(exc: BaseException, group: tuple[type[BaseException], ...] = ()) -> str:

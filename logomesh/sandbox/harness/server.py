@@ -13,8 +13,9 @@ end of each run. Requests:
   observations go back to the host to be judged there. Per run the server
   starts the driver (given the result pipe and one end of a control
   socketpair), waits for its ``ready`` (it is non-dumpable from then on),
-  and only then starts the answerer with the other end: the code's process
-  never holds a descriptor the host reads;
+  and only then starts the answerer with the other end (then tells the
+  driver its pid, so the driver can measure it through ``/proc``): the code's
+  process never holds a descriptor the host reads;
 * ``script``: one script (red-agent probes), its exit status and output.
 
 Untrusted code only ever runs in children (fork + exec of python3) whose
@@ -583,6 +584,8 @@ class Server:
                 record = parse_record(line) if kind == "line" else None
                 if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                     pids.append(self.start_answerer(sol_dir, theirs, pipes))
+                    with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
+                        write_all(ctl_w, f"code {pids[-1]}\n".encode())
                 theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
             kind, line = next_record(pipes, deadline, state)
             record = parse_record(line) if kind == "line" else None
@@ -679,6 +682,9 @@ class Server:
                 obs = record.get("obs")
                 well_formed = isinstance(obs, list) and shallow(obs)
                 state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]], cpu)
+                if record.get("stopped") is True:  # the driver killed the code's process on purpose
+                    end_all(pids)
+                    return False
                 return True
             status = record.get("status")
             reason = str(record.get("reason", ""))

@@ -1,0 +1,213 @@
+"""Growth and timing are measured from outside the code's process, through the kernel; both backends.
+
+The growth and timing probes run as drivers (``red/driven.py``): the code
+answers in a process of its own, whose memory (``/proc/<pid>/smaps_rollup``)
+and CPU time (``/proc/<pid>/stat``) the judge's process reads. So memory the
+code keeps where tracemalloc cannot see (anonymous ``mmap``) counts, and what
+the code does to its own interpreter's instruments (``tracemalloc.stop()``, a
+rewritten ``time.process_time``, an ignored SIGPROF) changes nothing. Each
+hostile submission sits beside its honest control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from logomesh.battle.context import BattleContext
+from logomesh.red import attack
+from logomesh.red.attacks.base import Variant
+from logomesh.red.attacks.complexity import ComplexityFamily
+from logomesh.red.attacks.growth import MIN_GROWTH_BYTES, GrowthFamily
+from logomesh.red.context import AttackContext
+from logomesh.red.executor import Trial
+from logomesh.red.problem import sandbox_runner
+from logomesh.sandbox import Sandbox
+from logomesh.tasks import TaskSpec, load_task
+
+GROWTH_TASKS = ("rate-limiter", "lru-cache", "connection-pool", "merkle-root")
+
+LRU = '''
+import threading
+from collections import OrderedDict
+
+
+class LRUCache:
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self._data = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key not in self._data:
+                return None
+            self._data.move_to_end(key)
+            return self._data[key]
+
+    def put(self, key, value):
+        with self._lock:
+            self._note(key, value)
+            self._data[key] = value
+            self._data.move_to_end(key)
+            if len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+
+    def __len__(self):
+        with self._lock:
+            return len(self._data)
+
+    def _note(self, key, value):
+        pass
+'''
+# A journal of every put, 128 bytes a record, in anonymous mmap chunks: tracemalloc sees a few small objects.
+MMAP_JOURNAL = LRU.replace("        pass\n", '''        record = repr((key, value)).encode()[:128].ljust(128)
+        if not self._chunks or self._at + 128 > CHUNK:
+            self._chunks.append(mmap.mmap(-1, CHUNK))
+            self._at = 0
+        self._chunks[-1][self._at:self._at + 128] = record
+        self._at += 128
+''').replace("        self._lock = threading.Lock()\n", "        self._lock = threading.Lock()\n"
+                                                   "        self._chunks = []\n        self._at = 0\n")
+MMAP_JOURNAL = "import mmap\nCHUNK = 1 << 16\n" + MMAP_JOURNAL
+# The honest control: the same journal as a ring in one chunk, overwritten in turn.
+MMAP_RING = LRU.replace("        pass\n", '''        record = repr((key, value)).encode()[:128].ljust(128)
+        self._ring[self._at:self._at + 128] = record
+        self._at = (self._at + 128) % CHUNK
+''').replace("        self._lock = threading.Lock()\n", "        self._lock = threading.Lock()\n"
+                                                   "        self._ring = mmap.mmap(-1, CHUNK)\n        self._at = 0\n")
+MMAP_RING = "import mmap\nCHUNK = 1 << 16\n" + MMAP_RING
+# Leaks like the library's lazy-queue LRU, and turns memory tracing off (and on) on every put.
+TRACE_OFF = "    def _note(self, key, value):\n        import tracemalloc; tracemalloc.stop(); tracemalloc.start()\n"
+KEEP_ALL = "        self._seen.append((key, value, object()))\n"
+
+REDOS = "import re\nR = re.compile(r'^([a-z]+\\.?)*@x$')\n\ndef is_valid_email(s):\n    return bool(R.match(s))\n"
+LINEAR = "import re\nR = re.compile(r'^[a-z.]+@x$')\n\ndef is_valid_email(s):\n    return bool(R.match(s))\n"
+# Rewrites every clock and signal of its own process the fork server's timing probe used to rely on.
+BLIND_CLOCKS = '''
+import signal, time
+time.process_time = lambda: 0.0
+time.perf_counter = lambda: 0.0
+signal.signal(signal.SIGPROF, signal.SIG_IGN)
+signal.setitimer = lambda *args: (0.0, 0.0)
+'''
+
+
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
+
+
+def growth_variant(task: TaskSpec, source: str) -> Variant:
+    """The task's growth variant (its ``[red.growth]`` entry), built against ``source``."""
+    ctx = AttackContext.build(task, source)
+    reference = AttackContext.build(task, task.reference)
+    [entry] = [e for e in reference.entries() if GrowthFamily().variants(reference, e)]
+    [variant] = GrowthFamily().variants(ctx, entry)
+    return variant
+
+
+def growth_trial(box: Sandbox, task: TaskSpec, source: str) -> tuple[Variant, Trial]:
+    variant = growth_variant(task, source)
+    run = sandbox_runner(box, source, task.reference)(variant.spec, 0)
+    assert run.harness_error == "" and len(run.trials) == 1, run
+    return variant, run.trials[0]
+
+
+def retained(trial: Trial) -> list[int]:
+    assert trial.status == "ok", trial
+    return [int(p["bytes"]) for p in trial.result["points"]]
+
+
+def leaking(task: TaskSpec) -> list[str]:
+    return [n for n in task.submission_names() if task.labelled_submission(n).label == "unbounded-growth"]
+
+
+@pytest.mark.parametrize("task_id", GROWTH_TASKS)
+def test_the_librarys_leaks_are_found_and_correct_code_is_not(box: Sandbox, task_id: str) -> None:
+    task = load_task(task_id)
+    family = GrowthFamily()
+    assert leaking(task), "every task with a growth driver has a submission labelled with a growth defect"
+    for name in leaking(task):
+        source = task.labelled_submission(name).submission.source
+        variant = growth_variant(task, source)
+        # The confirming replay's trials share one suite: each must start from a fresh import (merkle-root's
+        # module-level leaf cache, filled by the first trial, hid the leak from the next two before).
+        run = sandbox_runner(box, source, task.reference)(replace(variant.spec, trials=variant.confirm_trials), 0)
+        assert run.harness_error == "" and len(run.trials) == variant.confirm_trials > 1, run
+        for trial in run.trials:
+            assert family.judge(variant, trial).hit, (name, retained(trial))
+            assert retained(trial)[-1] > 2 * MIN_GROWTH_BYTES, (name, retained(trial))
+    for name, source in (("reference", task.reference), ("good", task.labelled_submission("good").submission.source)):
+        variant, trial = growth_trial(box, task, source)
+        assert not family.judge(variant, trial).hit, (name, retained(trial))
+        assert retained(trial)[-1] < MIN_GROWTH_BYTES / 2, (name, retained(trial))
+
+
+def test_a_journal_in_anonymous_mmap_is_found_and_a_bounded_ring_is_not(box: Sandbox) -> None:
+    task = load_task("lru-cache")
+    family = GrowthFamily()
+    variant, ring = growth_trial(box, task, MMAP_RING)
+    assert not family.judge(variant, ring).hit, retained(ring)
+    variant, journal = growth_trial(box, task, MMAP_JOURNAL)
+    assert family.judge(variant, journal).hit, retained(journal)
+    assert retained(journal)[-1] >= 8000 * 128 * 0.9  # the journal's pages, which tracemalloc never saw
+    report = attack(task, MMAP_JOURNAL, box, BattleContext(seed=0), budget_s=3.0)
+    found = [f for f in report.findings if f.family == "resource-growth"]
+    assert len(found) == 1 and found[0].severity == "medium" and found[0].cwe == "CWE-770"
+
+
+def test_stopping_memory_tracing_changes_nothing(box: Sandbox) -> None:
+    task = load_task("lru-cache")
+    family = GrowthFamily()
+    keeper = LRU.replace("        self._lock = threading.Lock()\n",
+                         "        self._lock = threading.Lock()\n        self._seen = []\n")
+    for leaks in (False, True):
+        plain = keeper.replace("        pass\n", KEEP_ALL if leaks else "        pass\n")
+        sneaky = plain.replace("    def _note(self, key, value):\n", TRACE_OFF, 1)
+        assert sneaky != plain
+        (variant, honest), (_, hostile) = growth_trial(box, task, plain), growth_trial(box, task, sneaky)
+        assert family.judge(variant, honest).hit is family.judge(variant, hostile).hit is leaks
+        assert "tampered" not in hostile.result
+
+
+def test_a_process_the_judge_may_not_read_is_not_bounded(box: Sandbox) -> None:
+    """Code that makes its process non-dumpable hides its /proc/<pid>/smaps_rollup: that alone is a hit."""
+    task = load_task("lru-cache")
+    hidden = "import ctypes\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n" + LRU
+    variant, trial = growth_trial(box, task, hidden)
+    verdict = GrowthFamily().judge(variant, trial)
+    assert verdict.hit and "cannot be measured" in verdict.observation
+
+
+def timing(box: Sandbox, source: str) -> tuple[Variant, Trial]:
+    task = load_task("email-validator")
+    variants = ComplexityFamily().variants(AttackContext.build(task, source), "is_valid_email")
+    variant = max(variants, key=lambda v: v.prior)
+    run = sandbox_runner(box, source, task.reference)(variant.spec, 0)
+    assert run.harness_error == "" and len(run.trials) == 1, run
+    return variant, run.trials[0]
+
+
+def capped_at(trial: Trial) -> Any:
+    assert trial.status == "ok", trial
+    return trial.result["points"][-1]["n"] if trial.result["capped"] else None
+
+
+@pytest.mark.parametrize("blind", [False, True], ids=["honest", "blinds its clocks"])
+def test_backtracking_is_capped_by_cpu_time_read_from_the_kernel(box: Sandbox, blind: bool) -> None:
+    family = ComplexityFamily()
+    prefix = BLIND_CLOCKS if blind else ""
+    variant, slow = timing(box, prefix + REDOS)
+    verdict = family.judge(variant, slow)
+    assert verdict.hit and "CPU time read from the kernel" in verdict.observation
+    assert capped_at(slow) is not None and capped_at(slow) <= 30  # exponential: capped on a short input
+    last = slow.result["points"][-1]
+    assert last["exc"] == "cap" and last["t"] >= variant.spec.args["cap_s"]
+    variant, fast = timing(box, prefix + LINEAR)
+    assert not family.judge(variant, fast).hit and capped_at(fast) is None
+    assert [p["n"] for p in fast.result["points"]] == variant.spec.args["sizes"]  # every size, up to 50,000
