@@ -50,8 +50,7 @@ def hit_rates(box: Sandbox, task: TaskSpec, source: str, trials: int) -> dict[st
     run = sandbox_runner(box, source, task.reference)
     rates: dict[str, float] = {}
     for variant in race_variants(task, source):
-        spec = ProbeSpec(variant.spec.probe, variant.spec.args, trials, variant.spec.timeout_s,
-                         variant.spec.memory_bytes)
+        spec = ProbeSpec(variant.spec.probe, variant.spec.args, trials, variant.spec.timeout_s)
         probe = run(spec, 20261124)
         hits = sum(family.judge(variant, t).hit for t in probe.trials)
         rates[variant.id] = hits / len(probe.trials) if probe.trials else 0.0

@@ -1,11 +1,11 @@
 """Bytes that came back from the sandbox, read on the host with limits: the one way to parse them.
 
 Everything the box prints was written by, or next to, code that may read our source and forge it: the
-probe server's result line, the audit hook's reports, the harness server's events and the records inside
-them. ``parse`` reads such text with a cap on its size and on its nesting, checked before the JSON
-parser runs (so no recursion limit is ever reached); the field readers below read one field of a parsed
-record with the type it must have. Anything else raises ``Malformed``, which every reader turns into a
-failed observation (a finding, a failed test), never into a host exception and never into "clean".
+harness server's events and the records inside them (a driver's observations, a probe driver's trials).
+``parse`` reads such text with a cap on its size and on its nesting, checked before the JSON parser runs
+(so no recursion limit is ever reached); the field readers below read one field of a parsed record with
+the type it must have. Anything else raises ``Malformed``, which every reader turns into a failed observation
+(a finding, a failed test), never into a host exception and never into "clean".
 
 The harness server keeps its own copy of the depth rule (``harness/server.py``: ``parse_record`` and
 ``shallow``), as it must stay stdlib-only inside the box.
@@ -21,7 +21,7 @@ from typing import Any
 
 MAX_DEPTH = 200  # values nest at most this deep (observe.py stops at 64; the server's MAX_DEPTH is 200)
 ENVELOPE_DEPTH = 8  # the records around a value: event, result, outcomes, outcome, trial, result, ...
-MAX_RECORD_BYTES = 1 << 20  # one record line (the probe server's result, an audit report): above any honest one
+MAX_RECORD_BYTES = 1 << 20  # one record line (a probe driver's trial): above any honest one
 # A string runs to its closing quote or, unclosed, to the end: every match attempt succeeds, so the scan is linear.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")

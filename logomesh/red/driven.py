@@ -11,9 +11,11 @@ write to, trace nor read, where ``import solution`` gives proxies whose calls
 the answerer, the code's own process, answers (``harness/answerer.py``).
 What the code does to its own process (rewrite ``json``, ``dup2`` over every
 descriptor, print a record) changes only its answers, which the driver
-records as what the code answered. Each trial's record has the fork server's
-shape and is parsed as strictly (``executor.parse_trial``); it leaves the box
-through the driver's result channel.
+records as what the code answered. Each trial's record is parsed strictly
+(``executor.parse_trial``); it leaves the box through the driver's result
+channel. A watchdog thread of the driver (``library.Watchdog``) ends a trial
+at its timeout in CPU time read from the kernel, or in wall time once the
+code has stopped using CPU (a hang), or at ``WALL_BACKSTOP`` times it.
 
 An exception of the code comes back as its nearest builtin class, with the
 message and the ``solution.py`` frames the answerer reports (``wire.py``), so
@@ -39,7 +41,16 @@ import json
 import time
 
 from logomesh import untrusted
-from logomesh.red.executor import MALFORMED, TASK_MODULE, ProbeRun, ProbeSpec, Trial, library_source, parse_trial
+from logomesh.red.executor import (
+    MALFORMED,
+    TASK_MODULE,
+    WALL_BACKSTOP,
+    ProbeRun,
+    ProbeSpec,
+    Trial,
+    library_source,
+    parse_trial,
+)
 from logomesh.sandbox.base import Observed, Sandbox
 
 DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval", "race", "growth", "timing"})  # every probe
@@ -65,6 +76,7 @@ _lm_args = _lm_json.loads({args!r})
 
 
 def _lm_trial(seed):
+    watch = Watchdog(CODE, {limit!r}, wait_s={limit!r}, backstop_s={backstop!r})
     try:
         record = {{"status": "ok", "result": _lm_probe(_lm_args, seed, lambda progress: None)}}
     except MemoryError:
@@ -74,7 +86,14 @@ def _lm_trial(seed):
         record = {{"status": "exception", "exc": type(exc).__name__,
                   "msg": (str(exc) if message is None else message)[:200],
                   "where": [str(w) for w in getattr(exc, "_lm_where", [])][-3:]}}
-    record["cpu_s"] = 0.0
+    except BaseException:  # the wire's Lost: the code's process died, or the watchdog ended it
+        if not watch.fired:
+            watch.finish()
+            raise
+        record = {{"status": watch.reason}}
+    record["cpu_s"] = watch.finish()
+    if watch.fired:  # a limit, not the probe, ended the trial, whatever it recorded before
+        record = {{"status": watch.reason, "cpu_s": record["cpu_s"]}}
     record["introspection"] = sorted(set(LOOKS))
     LOOKS.clear()
     _lm_see(_lm_json.dumps(record, default=str))
@@ -91,7 +110,8 @@ def probe_driver(spec: ProbeSpec, seed: int) -> dict[str, str]:
     args = {k: v for k, v in spec.args.items() if k != TASK_MODULE}
     tests = "".join(TEST.format(index=i, seed=seed + i) for i in range(max(1, spec.trials)))
     trials = TRIALS.format(task_module=str(spec.args.get(TASK_MODULE, "")), probe=spec.probe,
-                           args=json.dumps(args), tests=tests)
+                           args=json.dumps(args), tests=tests, limit=float(spec.timeout_s),
+                           backstop=float(spec.timeout_s) * WALL_BACKSTOP)
     return {DRIVER_FILE: library_source() + trials}
 
 
@@ -121,12 +141,13 @@ def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRu
         return ProbeRun((), harness_error=f"the {spec.probe} probe does not run as a driver")
     started = time.monotonic()
     trials = max(1, spec.trials)
-    suite = box.observe_suite(source, probe_driver(spec, seed), timeout_s=spec.timeout_s * trials + SLACK_S)
+    wall = trials * spec.timeout_s * WALL_BACKSTOP + SLACK_S  # the watchdog ends each trial well before
+    suite = box.observe_suite(source, probe_driver(spec, seed), timeout_s=wall)
     duration = time.monotonic() - started
     if suite.error is not None and not any(o.status == "observed" for o in suite.tests):
         return ProbeRun((), harness_error=f"the probe driver did not run: {suite.error}", duration_s=duration)
     failed = [r for o in suite.tests for r in o.observations if isinstance(r, list) and r[:1] == ["import-failed"]]
-    if failed:  # as the fork server says it: the code's import, not a probe, failed
+    if failed:  # the code's import, not a probe, failed
         why = str(failed[0][1] if len(failed[0]) > 1 else "")[:200]
         return ProbeRun((), harness_error=f"the artifact does not import: {why}", duration_s=duration)
     by_name = {o.name.rpartition(".")[2]: o for o in suite.tests}

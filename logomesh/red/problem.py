@@ -21,12 +21,12 @@ from logomesh import untrusted
 from logomesh.findings import Finding
 from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import ProbeRun, ProbeSpec, Trial, run_probe
+from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
-INTROSPECTION = "judge-introspection"  # the finding for code the audit hook saw looking at the judge
+INTROSPECTION = "judge-introspection"  # the finding for code seen tampering with the judge's one instrument
 ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
 
 
@@ -168,9 +168,9 @@ class RedProblem:
     def note_introspection(self, leaf: Leaf, run: ProbeRun, path: Path) -> None:
         """Code that looked at or into the judge during a probe is a critical finding, once per battle.
 
-        The audit hook reports it out of the probe's process before the code can act on what it saw
-        (``sandbox/harness/audit.py``); what it then did to the probe's measurement cannot be trusted, so
-        the look itself is the finding, whatever the trial's own verdict."""
+        The race probe's schedule (``wire._schedule``) is the one instrument of the judge in the code's
+        process; code that lifted it made the probe's measurement untrustworthy, so that itself is the
+        finding, whatever the trial's own verdict."""
         if not run.introspection or any(c.finding.family == INTROSPECTION for c in self.findings):
             return
         finding = Finding(
@@ -259,9 +259,9 @@ def _best(families: dict[str, list[Leaf]]) -> float:
 
 def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunner:
     """Probes run in ``box``: differential probes against the submission and, separately, the reference;
-    the probes that only make calls as drivers (``driven.py``); the rest in the fork server."""
+    every other probe as a driver (``driven.py``), the code answering in a process of its own."""
     from logomesh.red.attacks.differential import PROBE, DifferentialRunner
-    from logomesh.red.driven import DRIVEN, run_driven
+    from logomesh.red.driven import run_driven
 
     differential = DifferentialRunner(box, source, reference) if reference else None
 
@@ -270,8 +270,6 @@ def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunne
             if differential is None:
                 return ProbeRun((), harness_error="no reference to compare with")
             return differential.run(spec, seed)
-        if spec.probe in DRIVEN:
-            return run_driven(box, source, spec, seed)
-        return run_probe(box, source, spec, seed)
+        return run_driven(box, source, spec, seed)
 
     return run

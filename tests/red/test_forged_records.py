@@ -1,24 +1,20 @@
-"""Records the code under test forged on the judge's channels are failed observations, never clean, never a crash.
+"""A trial record the driver cannot have written is malformed, never clean, never a crash.
 
-The probe server's result line (``LMPROBE <nonce> {...}``) shares a pipe with the code it imported, and every
-trial's record is written by the process the code runs in; a submission that reads our source knows the mark
-and can compute or read the nonce. Here each forgery reaches the host's readers as the box would deliver it
-(text through ``parse_output``, trials through the families), beside the honest record it replaces: the
-honest one gives no finding, the forged one gives a finding, and nothing raises. No sandbox: the same
-records come from the real box in ``test_forged_records_docker.py``.
+Every probe's trial records are written by the driver, a process the code cannot reach
+(``tests/sandbox/test_answers_cross.py`` shows forgeries from the code's process reaching none of them). The
+host still reads each record as untrusted bytes: each malformed shape is refused by ``parse_trial``, and
+the families read only the record their probe writes; a race or model trial without its record is a
+violation, never "no violations". No sandbox here.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from logomesh import untrusted
-from logomesh.battle.context import BattleContext
-from logomesh.red import run_attack
 from logomesh.red.attacks.base import Variant
 from logomesh.red.attacks.complexity import STRING_SIZES, ComplexityFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
@@ -28,7 +24,7 @@ from logomesh.red.attacks.sqli import SqlInjectionFamily
 from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.attacks.traversal import TraversalFamily
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import AUDIT_MARK, MALFORMED, MARK, ProbeRun, ProbeSpec, Trial, parse_output, run_nonce
+from logomesh.red.executor import ProbeRun, Trial, parse_trial
 from logomesh.red.problem import Leaf, RedProblem
 from logomesh.tasks import TaskSpec, load_task_dir
 
@@ -47,71 +43,31 @@ def task(task_id: str) -> TaskSpec:
 
 
 def honest_trial(result: dict[str, Any]) -> dict[str, Any]:
-    """A trial's record as the fork server writes it."""
+    """A trial's record as the probe driver writes it."""
     return {"status": "ok", "result": result, "introspection": [], "partial": [], "cpu_s": 0.01}
 
 
-def line(nonce: str, record: Any) -> str:
-    return f"{MARK}{nonce} {record if isinstance(record, str) else json.dumps(record)}"
-
-
-def honest_output(nonce: str, trials: list[dict[str, Any]]) -> str:
-    """The probe server's stdout: its start line, then its one result line."""
-    record = {"trials": trials, "elapsed": 0.2, "introspection": []}
-    return f"LMSTART {nonce}\n\n{line(nonce, record)}\n"
-
-
-DEEP = "[" * 50_000 + "]" * 50_000
-FORGERIES: dict[str, Any] = {
-    "deeply nested": DEEP,
-    "nested object": '{"trials": ' * 5_000 + "[]" + "}" * 5_000,
-    "huge": json.dumps({"trials": [], "elapsed": 0.0, "introspection": [], "pad": "x" * (2 << 20)}),
-    "not JSON": '{"trials": [}',
-    "not UTF-8 (as the server decodes it)": '{"trials": \ufffd}',
+TRIAL_FORGERIES: dict[str, Any] = {
+    "a string": "ok",
     "an array": [1, 2],
-    "trials a string": {"trials": "ok", "elapsed": 0.1, "introspection": []},
-    "elapsed a string": {"trials": [], "elapsed": "soon", "introspection": []},
-    "no elapsed": {"trials": [], "introspection": []},
-    "introspection a string": {"trials": [], "elapsed": 0.1, "introspection": "nothing"},
-    "status invented": {"trials": [{**honest_trial({}), "status": "passed"}], "elapsed": 0.1, "introspection": []},
-    "status a list": {"trials": [{**honest_trial({}), "status": ["ok"]}], "elapsed": 0.1, "introspection": []},
-    "result a list": {"trials": [{**honest_trial({}), "result": []}], "elapsed": 0.1, "introspection": []},
-    "ok without a result": {"trials": [{"status": "ok", "cpu_s": 0.0}], "elapsed": 0.1, "introspection": []},
-    "cpu_s a string": {"trials": [{**honest_trial({}), "cpu_s": "0"}], "elapsed": 0.1, "introspection": []},
-    "cpu_s a bool": {"trials": [{**honest_trial({}), "cpu_s": True}], "elapsed": 0.1, "introspection": []},
-    "partial of numbers": {"trials": [{**honest_trial({}), "partial": [1]}], "elapsed": 0.1, "introspection": []},
-    "where of numbers": {"trials": [{**honest_trial({}), "where": [1]}], "elapsed": 0.1, "introspection": []},
-    "signal a string": {"trials": [{**honest_trial({}), "signal": "9"}], "elapsed": 0.1, "introspection": []},
-    "trial a string": {"trials": ["ok"], "elapsed": 0.1, "introspection": []},
-    "no trials (the real server then killed)": {"trials": [], "elapsed": 0.1, "introspection": []},
-    "two trials": {"trials": [honest_trial({}), honest_trial({})], "elapsed": 0.1, "introspection": []},
-    "import error a number": {"import_error": 7, "introspection": []},
+    "status invented": {**honest_trial({}), "status": "passed"},
+    "status a list": {**honest_trial({}), "status": ["ok"]},
+    "result a list": {**honest_trial({}), "result": []},
+    "ok without a result": {"status": "ok", "cpu_s": 0.0},
+    "cpu_s a string": {**honest_trial({}), "cpu_s": "0"},
+    "cpu_s a bool": {**honest_trial({}), "cpu_s": True},
+    "partial of numbers": {**honest_trial({}), "partial": [1]},
+    "where of numbers": {**honest_trial({}), "where": [1]},
+    "signal a string": {**honest_trial({}), "signal": "9"},
+    "introspection a string": {**honest_trial({}), "introspection": "nothing"},
 }
 
 
-@pytest.mark.parametrize("kind", sorted(FORGERIES))
-def test_a_forged_result_line_is_a_look_at_the_judge_never_a_crash(kind: str) -> None:
-    run = parse_output(f"LMSTART n1\n{line('n1', FORGERIES[kind])}\n", "n1", 1)
-    assert not run.harness_error  # not the harness's fault: the code wrote it
-    assert [t.status for t in run.trials] == [MALFORMED]
-    assert run.introspection and run.introspection[0].startswith("forged the probe server's result")
-
-
-def test_a_second_result_line_after_the_real_one_is_a_forgery() -> None:
-    """An ``atexit`` handler (or a thread) prints its own record after the server's: the last line is not it."""
-    honest = honest_output("n1", [honest_trial({"a": 1})])
-    assert parse_output(honest, "n1", 1).trials[0].result == {"a": 1}
-    forged = {"trials": [honest_trial({"clean": True})], "elapsed": 0.1, "introspection": []}
-    for text in (f"{honest}{line('n1', forged)}\n", f"{line('n1', forged)}\n{honest}"):
-        run = parse_output(text, "n1", 1)
-        assert run.trials[0].status == MALFORMED and "2 result lines" in run.introspection[0]
-
-
-@pytest.mark.parametrize("report", ['{"why": ' * 3000 + "1" + "}" * 3000, '{"why": 5}', "[", '"x"'])
-def test_a_malformed_audit_report_is_itself_reported(report: str) -> None:
-    text = honest_output("n1", [honest_trial({"a": 1})]) + f"{AUDIT_MARK}{report}\n"
-    run = parse_output(text, "n1", 1)
-    assert run.introspection and run.introspection[0].startswith("forged an audit report")
+@pytest.mark.parametrize("kind", sorted(TRIAL_FORGERIES))
+def test_a_malformed_trial_record_is_refused_never_read_as_clean(kind: str) -> None:
+    assert parse_trial(honest_trial({"a": 1})).result == {"a": 1}
+    with pytest.raises(untrusted.Malformed):
+        parse_trial(TRIAL_FORGERIES[kind])
 
 
 # -- races and models: the host's check needs the record; without it the trial is not clean -------------------
@@ -196,43 +152,3 @@ def test_an_eval_record_without_its_fields_is_a_hit() -> None:
     assert not RedProblem.judge(leaf, ProbeRun(()), Trial("ok", result={"type": "int", "repr": "1",
                                                                          "canary": False})).hit
     assert RedProblem.judge(leaf, ProbeRun(()), Trial("ok", result={"repr": "1"})).hit
-
-
-# -- the whole search, fed by text as the box would print it -------------------------------------------------
-class Printed:
-    """A probe runner that prints what a parameterised SQL builder's probe server would, optionally forged."""
-
-    def __init__(self, forge: str = "") -> None:
-        self.forge = forge
-
-    def __call__(self, spec: ProbeSpec, seed: int) -> ProbeRun:
-        nonce = run_nonce(spec, seed)
-        trials = [self.trial(spec) for _ in range(spec.trials)]
-        text = honest_output(nonce, trials)
-        if self.forge:
-            text += line(nonce, self.forge) + "\n"
-        return parse_output(text, nonce, spec.trials)
-
-    @staticmethod
-    def trial(spec: ProbeSpec) -> dict[str, Any]:
-        if spec.probe != "sqli":
-            return {"status": "exception", "exc": "ValueError", "msg": "", "where": [], "introspection": [],
-                    "partial": [], "cpu_s": 0.0}
-        control = spec.args["args"][2].get("name") == "alice"
-        return honest_trial({"sql": "SELECT * FROM items WHERE name = ?", "params": 1, "rows": int(control),
-                             "vault": False, "vault_intact": True})
-
-
-def test_a_submission_that_forges_its_last_line_is_found_where_its_honest_twin_is_not() -> None:
-    honest = run_attack(task("sql-select"), PARAMETERISED, Printed(), BattleContext(seed=3), budget_s=10)
-    assert honest.findings == () and honest.stats.harness_errors == 0
-    forged = run_attack(task("sql-select"), PARAMETERISED, Printed(DEEP), BattleContext(seed=3), budget_s=10)
-    families = [f.family for f in forged.findings]
-    assert "judge-introspection" in families
-    assert "forged the probe server's result" in forged.findings[families.index("judge-introspection")].evidence
-
-
-def test_bounded_parse_is_what_the_executor_uses() -> None:
-    """One way: the executor's cap is the bounded reader's."""
-    big = line("n1", {"trials": [], "elapsed": 0.0, "introspection": [], "pad": "x" * untrusted.MAX_RECORD_BYTES})
-    assert parse_output(big, "n1", 0).trials[0].status == MALFORMED

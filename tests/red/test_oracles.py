@@ -25,7 +25,8 @@ from logomesh.red.attacks.sqli import SqlInjectionFamily, payloads
 from logomesh.red.attacks.traversal import PAYLOADS as TRAVERSALS
 from logomesh.red.attacks.traversal import TraversalFamily, spelling
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import MARK, ProbeRun, ProbeSpec, Trial, parse_output, probe_script, run_nonce
+from logomesh.red.driven import DRIVER_FILE, probe_driver
+from logomesh.red.executor import TASK_MODULE, ProbeRun, ProbeSpec, Trial, library_source
 from logomesh.red.seeder import read_features
 from logomesh.tasks import TaskSpec, load_task_dir
 
@@ -165,30 +166,22 @@ def test_boundary_oracle_accepts_documented_errors_only() -> None:
     assert must.reproducer == "RateLimiter(0, 1.0)"
 
 
-# -- parsing -----------------------------------------------------------------------------------------
-def test_parse_output_reads_the_one_mark_and_reports_harness_errors() -> None:
-    good = {"trials": [{"status": "ok", "result": {"a": 1}, "partial": [{"n": 1}], "cpu_s": 0.1,
-                        "introspection": []}], "elapsed": 0.1, "introspection": []}
-    forged = {"trials": [{"status": "ok", "result": {"forged": True}, "cpu_s": 0.0}]}
-    text = f"noise\n{MARK}n1 {json.dumps(good)}\n{MARK}xx {json.dumps(forged)}\n"
-    run = parse_output(text, "n1", 1)
-    assert run.trials == (Trial("ok", result={"a": 1}, partial=({"n": 1},), cpu_s=0.1),) and not run.introspection
-    assert parse_output("nothing here", "n1", 1).harness_error
-    assert parse_output(f"{MARK}{json.dumps(good)}", "n1", 1).harness_error  # no nonce: not ours
-    error = parse_output(f"{MARK}n1 {json.dumps({'import_error': 'SyntaxError: x', 'introspection': []})}",
-                         "n1", 1).harness_error
-    assert "does not import" in error
-
-
-def test_probe_script_carries_the_spec_as_json() -> None:
-    script = probe_script(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2, timeout_s=1.5), 42)
-    tree = ast.parse(script)
+# -- the probe driver --------------------------------------------------------------------------------------
+def test_the_probe_driver_carries_the_spec_as_json_and_one_test_a_trial() -> None:
+    """The driver module holds the probe library, the spec's arguments as JSON (quotes and all, the task's
+    module apart from them), one test per trial seeded ``seed + i``, and the trial's limits."""
+    spec = ProbeSpec("call", {"target": "f", "args": ["a'\"b"], TASK_MODULE: "def race(a, s, r):\n    return []\n"},
+                     trials=2, timeout_s=1.5)
+    [(name, module)] = probe_driver(spec, 42).items()
+    tree = ast.parse(module)
+    assert name == DRIVER_FILE and library_source() in module
     constants = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    spec = json.loads(next(c for c in constants if c.startswith("{")))
-    assert spec["args"] == {"target": "f", "args": ["a'\"b"]}
-    assert spec["trials"] == 2 and spec["seed"] == 42 and spec["probe"] == "call"
-    assert spec["nonce"] == run_nonce(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2), 42)
-    assert spec["nonce"] != run_nonce(ProbeSpec("call", {"target": "f", "args": ["a'\"b"]}, trials=2), 43)
+    assert json.loads(next(c for c in constants if c.startswith('{"target"'))) == {"target": "f", "args": ["a'\"b"]}
+    assert "def race(a, s, r):\n    return []\n" in constants
+    tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    assert tests == ["test_lm_trial_0", "test_lm_trial_1"]
+    assert "_lm_trial(42)" in module and "_lm_trial(43)" in module
+    assert "Watchdog(CODE, 1.5, wait_s=1.5, backstop_s=7.5)" in module
 
 
 # -- the agent with canned trials ---------------------------------------------------------------------

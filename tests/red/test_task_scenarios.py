@@ -23,7 +23,8 @@ from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.context import AttackContext
-from logomesh.red.executor import TASK_MODULE, ProbeSpec, probe_files, probe_script
+from logomesh.red.driven import probe_driver
+from logomesh.red.executor import TASK_MODULE, ProbeSpec
 from logomesh.red.scenarios import load_red
 from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.tasks import TaskError, TaskSpec, load_task_dir
@@ -141,14 +142,12 @@ def test_every_library_task_loads_and_tagged_inputs_render_as_python() -> None:
 
 
 # -- shipping ----------------------------------------------------------------------------------------
-def test_the_task_module_travels_as_a_file_not_in_the_script() -> None:
+def test_the_task_module_runs_in_the_driver_apart_from_the_args() -> None:
     spec = ProbeSpec("race", {TASK_MODULE: "def race(a, s, r):\n    return []\n", "threads": 2})
-    assert probe_files("x = 1\n", "MODULE")["_lm_task.py"] == "MODULE"
-    assert "_lm_task.py" not in probe_files("x = 1\n")
-    script = probe_script(spec, 3)
-    payload = json.loads(next(n.value for n in ast.walk(ast.parse(script))
-                              if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("{")))
-    assert payload["args"] == {"threads": 2}
+    [module] = probe_driver(spec, 3).values()
+    constants = [n.value for n in ast.walk(ast.parse(module)) if isinstance(n, ast.Constant)]
+    assert "def race(a, s, r):\n    return []\n" in constants
+    assert json.loads(next(c for c in constants if isinstance(c, str) and c.startswith('{"threads"'))) == {"threads": 2}
 
 
 # -- in the sandbox ----------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """A trial's limit is CPU time: a trial that computes is stopped by the CPU it used, one that waits by the clock.
 
-So a loaded machine (which slows a computing trial down) cannot end it before it has used its timeout, and
-every trial reports the CPU seconds it used (``Trial.cpu_s``) for the oracles that judge by time.
-
-No upper bound on the wall clock here: a loaded machine only makes a run longer. The box has half a CPU, so
-a trial stopped by the clock at its 1 s timeout has used about 0.5 s of CPU, whatever the load.
+Every probe runs as a driver; a watchdog thread of the driver reads the code's CPU time from the kernel and
+kills the code's processes once a trial has used its timeout in CPU, or has passed it in wall time while the
+code used no CPU (a hang), or has passed ``WALL_BACKSTOP`` times it whatever the code does. So a loaded
+machine (which slows a computing trial down) cannot end it before it has used its timeout, and every trial
+reports the CPU seconds the code used (``Trial.cpu_s``). No upper bound on the wall clock here: a loaded
+machine only makes a run longer.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from logomesh.red.executor import WALL_BACKSTOP, ProbeSpec, Trial, run_probe
+from logomesh.red.driven import run_driven
+from logomesh.red.executor import WALL_BACKSTOP, ProbeSpec, Trial
 from logomesh.sandbox import Sandbox, open_sandbox
 
 pytestmark = pytest.mark.docker
@@ -40,18 +42,18 @@ def box() -> Iterator[Sandbox]:
 
 
 def _trial(box: Sandbox, target: str) -> Trial:
-    run = run_probe(box, CODE, ProbeSpec("call", {"target": target, "args": []}, timeout_s=1.0), 5)
+    run = run_driven(box, CODE, ProbeSpec("call", {"target": target, "args": []}, timeout_s=1.0), 5)
     assert run.harness_error == "" and len(run.trials) == 1
     return run.trials[0]
 
 
 def test_a_computing_trial_is_stopped_by_its_cpu_time(box: Sandbox) -> None:
-    run = run_probe(box, CODE, ProbeSpec("call", {"target": "spin", "args": []}, timeout_s=1.0), 5)
+    run = run_driven(box, CODE, ProbeSpec("call", {"target": "spin", "args": []}, timeout_s=1.0), 5)
     assert run.harness_error == "" and len(run.trials) == 1
     trial = run.trials[0]
     assert trial.status in ("timeout", "cpu")
     # It ran until it had used its 1 s timeout in CPU, or, on a machine so loaded that it could not get that
-    # CPU in time, until the wall-clock backstop: never stopped at 1 s of wall clock (~0.5 s of CPU here).
+    # CPU in time, until the wall-clock backstop: never stopped at 1 s of wall clock.
     assert trial.cpu_s >= 0.95 or run.duration_s >= WALL_BACKSTOP * 1.0, (trial.cpu_s, run.duration_s)
 
 

@@ -53,8 +53,7 @@ def race_violations(box: Sandbox, task: TaskSpec, source: str, trials: int = RAC
     runner = sandbox_runner(box, source, task.reference)
     seen = RaceSeen()
     for start in range(0, trials, 8):
-        spec = ProbeSpec(variant.spec.probe, variant.spec.args, min(8, trials - start), variant.spec.timeout_s,
-                         variant.spec.memory_bytes)
+        spec = ProbeSpec(variant.spec.probe, variant.spec.args, min(8, trials - start), variant.spec.timeout_s)
         run = runner(spec, seed + start)
         seen.violations += [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)]
         seen.introspection += run.introspection

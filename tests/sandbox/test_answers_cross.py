@@ -309,3 +309,20 @@ def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
     text = ast.unparse(runner)
     assert text.index("== 'ready'") < text.index("self.start_answerer(")
     assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "driver.py").read_text(encoding="utf-8")
+
+
+def test_every_red_probe_runs_as_a_driver_and_nothing_of_ours_is_shipped_beside_the_code() -> None:
+    """The red agent reaches the box only through ``observe_suite`` (driver and answerer): no module of
+    ``logomesh/red`` runs a script in the box (a script's process imports the code beside the probe), and
+    the probe library runs in the driver, the only process that writes what the host reads."""
+    red = HARNESS_DIR.parents[1] / "red"
+    for path in sorted(red.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        assert "run_script" not in calls, path
+    assert sorted(p.name for p in (red / "probes").glob("*.py")) == ["library.py"]
+    from logomesh.red.driven import probe_driver
+    from logomesh.red.executor import ProbeSpec
+
+    [(name, module)] = probe_driver(ProbeSpec("call", {"target": "f", "args": []}), 1).items()
+    assert name.startswith("test_") and "from observe import see" in module  # a driver, run by driver.py

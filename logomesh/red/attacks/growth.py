@@ -43,8 +43,7 @@ class GrowthFamily(Family):
         base = {TASK_MODULE: ctx.red.module, **scenario.args}
         return [Variant(
             id="steady-churn",
-            spec=ProbeSpec("growth", {**base, "sizes": list(SIZES)}, timeout_s=8.0,
-                           memory_bytes=256 * 1024 * 1024),
+            spec=ProbeSpec("growth", {**base, "sizes": list(SIZES)}, timeout_s=8.0),
             reproducer=f"{scenario.story}; compare retained memory at n={SIZES[0]} and n={SIZES[1]}",
             control=ProbeSpec("growth", {**base, "sizes": [100]}, timeout_s=5.0),
             prior=0.4 if ctx.features.drops_state else 0.8,

@@ -18,6 +18,7 @@ import os
 import random
 import tempfile
 import threading
+import time
 import types
 from decimal import Decimal
 from types import ModuleType
@@ -98,7 +99,8 @@ def probe_call(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 # code's processes use from ``/proc``: nothing the code does to its own interpreter (stop tracemalloc, rewrite
 # time.process_time, block a signal) moves these readings.
 CODE: Any = None  # ``observe.CODE`` (the code's process: its pid, ``stop()``), set when the probe runs as a driver
-CAP_POLL_S = 0.005  # how often the timing probe's watchdog reads the code's CPU time
+CAP_POLL_S = 0.005  # how often the watchdog reads the code's CPU time
+IDLE_S = 0.5  # a code that used no CPU for this long (the kernel counts in 10 ms ticks) is waiting, not working
 # What the answerer spends to keep one object of the code's alive for the judge (``CODE.held()``): its entries in
 # the wire's two tables, its id as an int, and a small object (measured: 142 B per ``object()`` that
 # ConnectionPool(object, 2) made afresh on each of 8,000 acquires). Not the code's retained memory.
@@ -174,26 +176,46 @@ def code_cpu(code: Any) -> float:
 
 
 class Watchdog:
-    """Kills the code's processes (``CODE.stop()``) once a call has used more than ``cap`` CPU seconds.
+    """Kills the code's processes (``CODE.stop()``) once a call has used more than ``cap`` CPU seconds, or, given
+    ``wait_s``, once that much wall time has passed and the code used no CPU in the last ``IDLE_S`` (a hang: a
+    deadlock, a sleep), or, given ``backstop_s``, at that wall time whatever it does (a machine too loaded to
+    give it its CPU).
 
     A thread of the judge's process reads the code's CPU time every ``CAP_POLL_S``; the call in flight then
-    ends as ``Lost`` (the wire's), which the timing probe records as capped."""
+    ends as ``Lost`` (the wire's). ``reason`` says which limit fired: ``"cpu"`` or ``"timeout"``."""
 
-    def __init__(self, code: Any, cap: float) -> None:
+    def __init__(self, code: Any, cap: float, wait_s: float | None = None, backstop_s: float | None = None) -> None:
         self.code = code
         self.cap = cap
+        self.wait_s, self.backstop_s = wait_s, backstop_s
         self.started = code_cpu(code)
+        self.clock = time.monotonic()
+        self.progress = (self.clock, self.started)  # when the code's CPU time last moved, and to what
         self.spent = 0.0
         self.fired = False
+        self.reason = ""
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
         self.thread.start()
 
+    def _over(self) -> str:
+        now, cpu = time.monotonic(), code_cpu(self.code)
+        self.spent = cpu - self.started
+        if self.spent > self.cap:
+            return "cpu"
+        if cpu != self.progress[1]:
+            self.progress = (now, cpu)
+        if self.backstop_s is not None and now - self.clock > self.backstop_s:
+            return "timeout"
+        if self.wait_s is not None and now - self.clock > self.wait_s and now - self.progress[0] > IDLE_S:
+            return "timeout"
+        return ""
+
     def _watch(self) -> None:
         while not self.done.wait(CAP_POLL_S):
-            self.spent = code_cpu(self.code) - self.started
-            if self.spent > self.cap:
-                self.fired = True
+            reason = self._over()
+            if reason:
+                self.fired, self.reason = True, reason
                 self.code.stop()
                 return
 
