@@ -117,8 +117,10 @@ def test_traversal_and_race_and_growth_oracles() -> None:
     linear = ok(points=[{"n": 2000, "bytes": 300_000}, {"n": 8000, "bytes": 1_200_000}])
     plateau = ok(points=[{"n": 2000, "bytes": 266_000}, {"n": 8000, "bytes": 151_000}])
     small = ok(points=[{"n": 2000, "bytes": 1_000}, {"n": 8000, "bytes": 4_000}])
+    ballast = ok(points=[{"n": 2000, "bytes": 5_000_000}, {"n": 8000, "bytes": 5_600_000}])  # ratio 1.1
     assert growth.judge(variant, linear).hit
     assert not growth.judge(variant, plateau).hit
+    assert growth.judge(variant, ballast).hit  # a fixed ballast lifts the small reading, not the growth
     assert not growth.judge(variant, small).hit  # grows, but by too little to matter
 
 
