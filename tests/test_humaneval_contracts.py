@@ -55,7 +55,7 @@ def test_the_importer_writes_each_stated_contract_and_only_those(library: Path) 
     assert {t for t, c in stated.items() if c.answer} >= {f"humaneval-{n}" for n in MULTI_ANSWER}
     find_zero = stated["humaneval-32"]
     assert find_zero.answer == ("property",) and "poly(xs, result)" in find_zero.holds
-    assert stated["humaneval-2"] == Contract("number > 0", ("tolerance",), 0.0, 1e-6)
+    assert replace(stated["humaneval-2"], inferred="") == Contract("number > 0", ("tolerance",), 0.0, 1e-6)
     drivers = "".join(_task(library, "HumanEval/32").hidden_tests.values())
     assert "    see(args)\n    return call(solution.find_zero" in drivers  # the property needs the arguments
     assert "see(args)" not in "".join(_task(library, "HumanEval/33").hidden_tests.values())
