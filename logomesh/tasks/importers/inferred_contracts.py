@@ -13,9 +13,9 @@ classes, never exact ranges, so that inputs near the seeds stay inside: the
 type; for numbers the sign class (``> 0``, ``>= 0``, ``< 0``, ``<= 0``); for
 strings the characters seen (ASCII lower and upper case letters, digits, each
 other character by itself), non-emptiness, no surrounding whitespace, no
-doubled separator; for lists and tuples non-emptiness, the elements' type and
-sign class. A parameter some call passes a non-literal argument (a loop
-variable, a random value) gets no clause: its inputs are unknown here.
+doubled separator; for lists and tuples non-emptiness and the elements' type.
+A parameter some call passes a non-literal argument (a loop variable, a random
+value) gets no clause: its inputs are unknown here.
 
 Every clause is checked against every seed before it is kept (``admits``),
 so the contract admits every literal input of the task's own tests. The
@@ -73,16 +73,9 @@ def unseen_positions(drivers: dict[str, str], entry: str, arity: int) -> set[int
             if name not in (entry, *CALLERS):
                 continue
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-                if not (isinstance(func, ast.Name) and func.id in CALLERS and _is_wrapper_call(node)):
-                    return set(range(arity))
-                continue
+                return set(range(arity))
             unseen |= {i for i, a in enumerate(node.args) if not _literal(a)}
     return unseen
-
-
-def _is_wrapper_call(node: ast.Call) -> bool:
-    """``candidate(*args, **kwargs)``: a wrapper forwarding its own arguments, not a test input."""
-    return [type(a) for a in node.args] == [ast.Starred] and len(node.keywords) == 1 and node.keywords[0].arg is None
 
 
 def _literal(node: ast.expr) -> bool:
@@ -164,16 +157,15 @@ def string_clauses(name: str, texts: Sequence[str], var: str = "ch") -> list[str
 
 
 def sequence_clauses(name: str, items: Sequence[Sequence[Any]], var: str = "item") -> list[str]:
-    """What every seed list (or tuple) shares: non-emptiness, its elements' type and sign class."""
+    """What every seed list (or tuple) shares: non-emptiness and its elements' type.
+
+    Not the elements' sign: one element nudged below zero is an input near the tests (on HumanEval mutants a
+    sign clause over elements let wrong code of ``find_closest_elements`` pass with only a low note)."""
     clauses = [f"len({name}) > 0"] if all(len(i) > 0 for i in items) else []
     elements = [e for i in items for e in i]
     kind = _type_name(elements) if elements else None
     if kind and kind != "bool":
         clauses.append(f"all(isinstance({var}, {kind}) for {var} in {name})")
-    if kind in ("int", "(int, float)", "float"):
-        sign = _sign(elements)
-        if sign:
-            clauses.append(f"all({var} {sign} for {var} in {name})")
     return clauses
 
 
