@@ -80,6 +80,21 @@ def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: S
 
 
 @pytest.mark.docker
+def test_every_inferred_precondition_holds_on_the_checks_own_inputs_in_the_sandbox(library: Path, box: Sandbox) -> None:
+    """The importer checked its clauses on the host; the judge evaluates them in the box, beside the reference."""
+    counted = 0
+    for folder in sorted(library.iterdir()):
+        task = load_task_dir(folder)
+        if not task.contract.inferred:
+            continue
+        inputs = [repr(args) for args in call_sites(task.hidden_tests, task.entry_point, task.description)]
+        verdicts = admitted(box, task.reference, task.entry_point, Contract(task.contract.inferred), inputs)
+        assert all(verdicts), f"{task.id}: {[i for i, ok in zip(inputs, verdicts, strict=True) if not ok]}"
+        counted += len(inputs)
+    assert counted > 300
+
+
+@pytest.mark.docker
 def test_every_correct_alternative_passes_the_hidden_tests(library: Path, box: Sandbox) -> None:
     """The whole false-positive set; the eight multi-answer problems also compared exactly, as before contracts."""
     cache = ReferenceCache()
