@@ -273,6 +273,7 @@ class DifferentialRunner:
         self._lock = threading.Lock()
         self._reference_runs: dict[str, ObservedSuite] = {}
         self._contract_runs: dict[str, list[bool]] = {}
+        self._outside_runs: dict[str, list[str]] = {}
 
     def run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
         entry = str(spec.args["entry"])
@@ -292,8 +293,16 @@ class DifferentialRunner:
         return ProbeRun(tuple(trials))
 
     def _outside(self, entry: str, contract: Contract) -> Callable[[list[str]], list[str]]:
+        """The inferred clause each diverging input breaks, decided in the box (cached: every trial asks again)."""
         def decide(inputs: list[str]) -> list[str]:
-            return broken(self.box, self.reference, entry, contract.inferred, inputs)
+            key = hashlib.sha256(repr((entry, contract.inferred, inputs)).encode()).hexdigest()
+            with self._lock:
+                cached = self._outside_runs.get(key)
+            if cached is None:
+                cached = broken(self.box, self.reference, entry, contract.inferred, inputs)
+                with self._lock:
+                    self._outside_runs[key] = cached
+            return cached
 
         return decide
 
