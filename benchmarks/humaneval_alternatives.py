@@ -1,6 +1,6 @@
 """Correct code the judge must not blame: alternative solutions to HumanEval problems.
 
-Usage: python benchmarks/humaneval_alternatives.py [--budget S] [--limit N] [--no-strict] [--json]
+Usage: python benchmarks/humaneval_alternatives.py [--budget S] [--limit N] [--problems 13,111] [--no-strict] [--json]
 
 The set is ``tests/data/humaneval_alternatives.json``: correct solutions
 written differently from the canonical ones (other algorithms, another of
@@ -15,7 +15,10 @@ humaneval``), in the Docker sandbox:
    kept when the task's precondition admits them (evaluated in the sandbox),
    run against the alternative and the canonical solution as observation
    drivers in separate sandboxed processes: where the canonical solution
-   answers, the answers must be the same under the task's contract.
+   answers, the answers must be the same under the task's contract. Of the
+   inputs where they differ, those also inside the precondition inferred from
+   the task's tests (``[contract] inferred``) are counted apart: a divergence
+   outside it is reported at low, unpenalised.
 3. **Hidden tests** (``run_hidden``): the count that fail.
 4. **Red agent** (``attack``, ``--budget`` seconds, seed 0): findings of
    medium or higher are false positives.
@@ -56,8 +59,8 @@ def passes_check(box: Sandbox, source: str, problem: dict[str, Any]) -> bool:
     return run.exit_code == 0 and "CHECK-OK" in run.stdout
 
 
-def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str]]:
-    """(inputs compared, inputs where the answers differ under the contract)."""
+def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str], list[str]]:
+    """(inputs compared, inputs where the answers differ under the contract, those inside the inferred one)."""
     sites = call_sites(task.hidden_tests, task.entry_point, task.description)
     inputs = list(dict.fromkeys([repr(s) for s in sites] + [text for batch in range(BATCHES) for text in
                                                             mutated_inputs(sites, batch, 50, "alternatives")]))
@@ -76,7 +79,9 @@ def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str]
         result = compare(got, want, chunk, task.contract, None, holds if task.contract.holds else None)
         compared += result.checked
         differing += [d.input for d in result.diverged]
-    return compared, differing
+    inferred = Contract(task.contract.inferred)
+    inside = admitted(box, task.reference, task.entry_point, inferred, differing) if differing else []
+    return compared, differing, [i for i, ok in zip(differing, inside, strict=True) if ok]
 
 
 def judged(box: Sandbox, task: TaskSpec, source: str, budget: float) -> dict[str, Any]:
@@ -89,13 +94,14 @@ def judged(box: Sandbox, task: TaskSpec, source: str, budget: float) -> dict[str
     serious = [f for f in report.findings if SEVERITY_ORDER.index(f.severity) >= 1]
     return {"hidden_failed": hidden.failed, "hidden_total": hidden.total,
             "findings": [f"{f.family}/{f.severity}: {f.reproducer[:80]}" for f in report.findings],
-            "medium_or_higher": len(serious)}
+            "medium_or_higher": len(serious), "unpenalised": sum(1 for f in report.findings if not f.penalised)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=10.0)
     parser.add_argument("--limit", type=int, default=1000, help="first N alternatives only")
+    parser.add_argument("--problems", default="", help="only these HumanEval problem numbers (comma-separated)")
     parser.add_argument("--no-strict", action="store_true", help="skip the runs without the tasks' contracts")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -105,7 +111,11 @@ def main() -> None:
     from logomesh.tasks import load_task_dir
     from logomesh.tasks.importers.humaneval import import_humaneval, task_id
 
-    alternatives = json.loads(DATA.read_text())["alternatives"][: args.limit]
+    alternatives = json.loads(DATA.read_text())["alternatives"]
+    if args.problems:
+        wanted = {f"HumanEval/{n.strip()}" for n in args.problems.split(",")}
+        alternatives = [a for a in alternatives if a["problem"] in wanted]
+    alternatives = alternatives[: args.limit]
     problems = read_problems()
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -117,13 +127,14 @@ def main() -> None:
             row: dict[str, Any] = {"problem": item["problem"], "note": item["note"],
                                    "contract": task.contract.as_args() if task.contract.stated else None,
                                    "own_check": passes_check(box, item["source"], problems[item["problem"]])}
-            row["compared"], row["differing"] = agreement(box, task, item["source"])
+            row["compared"], row["differing"], row["differing_in_inferred"] = agreement(box, task, item["source"])
             row["with_contract"] = judged(box, task, item["source"], args.budget)
             if not args.no_strict:
                 row["without_contract"] = judged(box, replace(task, contract=Contract()), item["source"], args.budget)
             rows.append(row)
             print(f"{item['problem']:<14} check={row['own_check']} compared={row['compared']} "
-                  f"differing={len(row['differing'])} with={row['with_contract']['medium_or_higher']} "
+                  f"differing={len(row['differing'])} in_inferred={len(row['differing_in_inferred'])} "
+                  f"with={row['with_contract']['medium_or_higher']} "
                   f"without={row.get('without_contract', {}).get('medium_or_higher')}", file=sys.stderr)
 
     def count(side: str, key: str) -> int | None:
@@ -137,10 +148,12 @@ def main() -> None:
         "inputs_compared_min": min((r["compared"] for r in rows), default=0),
         "inputs_compared_total": sum(r["compared"] for r in rows),
         "differing_in_contract": sum(1 for r in rows if r["differing"]),
+        "differing_in_inferred_contract": sum(1 for r in rows if r["differing_in_inferred"]),
         "hidden_failing_with_contract": count("with_contract", "hidden_failed"),
         "hidden_failing_without_contract": count("without_contract", "hidden_failed"),
         "medium_plus_with_contract": count("with_contract", "medium_or_higher"),
         "medium_plus_without_contract": count("without_contract", "medium_or_higher"),
+        "unpenalised_notes_with_contract": count("with_contract", "unpenalised"),
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     if args.json:

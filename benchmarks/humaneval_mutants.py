@@ -18,7 +18,9 @@ Usage: python benchmarks/humaneval_mutants.py [--per-problem N] [--budget S] [--
    gets a different value, type or exception class.
 4. **Attack.** The red agent attacks each kept mutant with ``--budget`` seconds
    against the imported task (``logomesh tasks import humaneval``); the figure is
-   the share it confirms, and the median time to its first finding.
+   the share it confirms, and the median time to its first finding. A finding
+   reported for information only (a divergence outside the contract inferred
+   from the task's tests: low, unpenalised) does not count as confirming it.
 
 ``--canonical`` instead attacks each canonical solution (the imported tasks'
 references): a finding of medium or higher there is a false positive.
@@ -246,7 +248,9 @@ def main() -> None:
                 report = attack(task, mutant, box, BattleContext(seed=0), budget_s=args.budget)
                 rows.append({
                     "task_id": problem["task_id"], "mutation": label, "witness": witness,
-                    "found": bool(report.findings), "families": sorted({f.family for f in report.findings}),
+                    "found": any(f.penalised for f in report.findings),
+                    "families": sorted({f.family for f in report.findings if f.penalised}),
+                    "noted": sorted({f.family for f in report.findings if not f.penalised}),
                     "first_finding_s": report.stats.first_finding_s,
                     "elapsed_s": round(time.monotonic() - started, 3),
                 })

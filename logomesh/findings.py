@@ -26,6 +26,9 @@ class Finding:
     confirmations: int = 0  # replays that had to reproduce it (all of them, or one for a race)
     attempts: int = 0  # replays run
     evidence: str = ""  # what the probes measured (values, counts, seconds): kept outside the result, see to_json
+    # False: reported for information, counted by no score (a divergence outside the contract the task's tests
+    # imply). In the result only when False, so every other finding's record is as it was.
+    penalised: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The finding as the result records it: only what the seed and the code fix, so H(Δ) is reproducible.
@@ -40,7 +43,7 @@ class Finding:
             "reproducer": self.reproducer,
             "confirmations": self.confirmations,
             "attempts": self.attempts,
-        }
+        } | ({} if self.penalised else {"penalised": False})
 
 
 def max_severity(findings: tuple[Finding, ...] | list[Finding]) -> Severity:

@@ -55,7 +55,7 @@ def test_the_importer_writes_each_stated_contract_and_only_those(library: Path) 
     assert {t for t, c in stated.items() if c.answer} >= {f"humaneval-{n}" for n in MULTI_ANSWER}
     find_zero = stated["humaneval-32"]
     assert find_zero.answer == ("property",) and "poly(xs, result)" in find_zero.holds
-    assert stated["humaneval-2"] == Contract("number > 0", ("tolerance",), 0.0, 1e-6)
+    assert replace(stated["humaneval-2"], inferred="") == Contract("number > 0", ("tolerance",), 0.0, 1e-6)
     drivers = "".join(_task(library, "HumanEval/32").hidden_tests.values())
     assert "    see(args)\n    return call(solution.find_zero" in drivers  # the property needs the arguments
     assert "see(args)" not in "".join(_task(library, "HumanEval/33").hidden_tests.values())
@@ -77,6 +77,21 @@ def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: S
     outside = admitted(box, _task(library, "HumanEval/2").reference, "truncate_number",
                        Contract("number > 0"), ["(-3.5,)", "(0.0,)", "(3.5,)"])
     assert outside == [False, False, True]
+
+
+@pytest.mark.docker
+def test_every_inferred_precondition_holds_on_the_checks_own_inputs_in_the_sandbox(library: Path, box: Sandbox) -> None:
+    """The importer checked its clauses on the host; the judge evaluates them in the box, beside the reference."""
+    counted = 0
+    for folder in sorted(library.iterdir()):
+        task = load_task_dir(folder)
+        if not task.contract.inferred:
+            continue
+        inputs = [repr(args) for args in call_sites(task.hidden_tests, task.entry_point, task.description)]
+        verdicts = admitted(box, task.reference, task.entry_point, Contract(task.contract.inferred), inputs)
+        assert all(verdicts), f"{task.id}: {[i for i, ok in zip(inputs, verdicts, strict=True) if not ok]}"
+        counted += len(inputs)
+    assert counted > 300
 
 
 @pytest.mark.docker

@@ -1,4 +1,4 @@
-"""``logomesh tasks list | check | new | import``: any task library, not just the built-in one."""
+"""``logomesh tasks list | show | check | new | import``: any task library, not just the built-in one."""
 
 from __future__ import annotations
 
@@ -73,6 +73,46 @@ def resolve_targets(targets: list[str]) -> list[TaskSpec]:
         else:
             found.append(load_task(target))
     return found
+
+
+@app.command("show")
+def show_task(
+    target: Annotated[str, typer.Argument(metavar="ID|DIR", help="A task id or a task folder.")],
+    tasks_dir: TasksDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one task: its entry point, drivers and contract (stated by the task, inferred from its tests)."""
+    from logomesh.tasks import TaskError
+
+    try:
+        found = resolve_targets([target])
+    except TaskError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if len(found) != 1:
+        fail(f"{target}: a library of {len(found)} tasks; name one task", EXIT_USAGE)
+    task = found[0]
+    if as_json:
+        print(json.dumps({"id": task.id, "title": task.title, "entry_point": task.entry_point,
+                          "hidden_tests": len(task.hidden_tests), "contract": task.contract.as_args()}, indent=2))
+        return
+    print("\n".join(task_lines(task)))
+
+
+def task_lines(task: TaskSpec) -> list[str]:
+    """What ``tasks show`` prints: the stated contract and the inferred one apart, one clause a line."""
+    from logomesh.tasks.contracts import clauses
+
+    contract = task.contract
+    lines = [f"{task.id}: {task.title}", f"entry point: {task.entry_point}",
+             f"hidden drivers: {len(task.hidden_tests)} file(s)",
+             f"requires (stated): {contract.requires or '-'}",
+             f"answer: {', '.join(contract.answer) or 'exactly'}"]
+    if contract.holds:
+        lines.append(f"holds: {contract.holds}")
+    inferred = clauses(contract.inferred)
+    lines.append("inferred from its tests (outside it a divergence is low):" if inferred
+                 else "inferred from its tests: -")
+    return lines + [f"  {clause}" for clause in inferred]
 
 
 @app.command("check")

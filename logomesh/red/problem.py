@@ -88,6 +88,7 @@ class RedProblem:
     counters: Counters = field(default_factory=Counters)
     visits: dict[str, int] = field(default_factory=dict)
     done_pairs: set[tuple[str, str]] = field(default_factory=set)
+    noted_pairs: set[tuple[str, str]] = field(default_factory=set)  # with an unpenalised finding: search on
 
     def __post_init__(self) -> None:
         self.leaves = build_leaves(self.ctx)
@@ -142,6 +143,9 @@ class RedProblem:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
         variant = _shrunk(leaf, best_trial) if best_trial is not None else leaf.variant
+        pair = (leaf.entry, leaf.family.name)
+        if not variant.penalised and pair in self.noted_pairs:
+            return Evaluation(0.5, exhausted=exhausted)  # one such note per entry and family is enough
         outcome = self.confirm(Leaf(leaf.entry, leaf.family, variant), seed, best)
         if isinstance(outcome, str):
             return Evaluation(0.0, harness_error=True)
@@ -149,9 +153,12 @@ class RedProblem:
             self.counters.unconfirmed += 1
             return Evaluation(0.6, exhausted=exhausted)
         self.findings.append(outcome)
-        self.done_pairs.add((leaf.entry, leaf.family.name))
         if self.on_finding is not None:
             self.on_finding(outcome, path)
+        if not variant.penalised:  # reported for information: the family may still find a penalised one
+            self.noted_pairs.add(pair)
+            return Evaluation(0.6, exhausted=exhausted)
+        self.done_pairs.add(pair)
         return Evaluation(1.0, exhausted=True)
 
     @staticmethod
@@ -225,6 +232,7 @@ class RedProblem:
             confirmations=required,  # the rule met (all replays, or one for a race): fixed by the variant
             attempts=attempts,
             evidence=f"{observation} ({variant.id}, reproduced {len(hits)}/{attempts})",  # measured: not in the result
+            penalised=variant.penalised,
         )
         return Confirmed(finding, leaf, time.monotonic() - self.started)
 

@@ -43,8 +43,9 @@ def confirmed(findings: Sequence[Finding], config: ScoringConfig) -> list[Findin
 
 
 def red_penalty(findings: Sequence[Finding], config: ScoringConfig) -> tuple[float, list[tuple[str, float]]]:
-    """``1 − Π factor(severity)`` over the distinct severities present; each level counts once."""
-    levels = sorted({f.severity for f in findings}, key=SEVERITY_ORDER.index, reverse=True)
+    """``1 − Π factor(severity)`` over the distinct severities present; each level counts once. A finding
+    reported for information (not ``penalised``) counts nowhere."""
+    levels = sorted({f.severity for f in findings if f.penalised}, key=SEVERITY_ORDER.index, reverse=True)
     applied: list[tuple[str, float]] = [
         (level, config.severity_factor(level)) for level in levels if config.severity_factor(level) < 1.0
     ]
@@ -218,7 +219,7 @@ def score_submission(
 
     penalty, levels = red_penalty(real, config)
     for level, factor in levels:
-        count = sum(1 for f in real if f.severity == level)
+        count = sum(1 for f in real if f.severity == level and f.penalised)
         emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
     intent = intent_check(task, rationale, config, behaviour=testing.pass_rate)
     if intent.penalty < 1.0:

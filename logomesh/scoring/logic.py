@@ -3,7 +3,8 @@
 Four parts, each in [0, 1], combined with the weights of ``LogicWeights``:
 
 - ``probes``: how the code stood up to the red agent's edge-case probes:
-  1 minus the summed severity cost of the confirmed findings, floored at 0.
+  1 minus the summed severity cost of the confirmed findings, floored at 0
+  (a finding reported for information, not ``penalised``, costs nothing).
 - ``complexity``: the worst function's cyclomatic complexity and block nesting
   against the budget (``budget / measured``, capped at 1, the two averaged).
 - ``invalid_input``: the pass rate of the hidden tests about bad input (names
@@ -134,7 +135,7 @@ def _probes_unmeasured(hidden: SuiteRun, red: RedCoverage | None) -> str:
 def _probes_part(findings: Sequence[Finding], hidden: SuiteRun, red: RedCoverage | None,
                  weights: LogicWeights) -> tuple[float, ProbeFacts]:
     costs = dict(weights.probe_severity_cost)
-    spent = sum(costs.get(f.severity, 0.0) for f in findings)
+    spent = sum(costs.get(f.severity, 0.0) for f in findings if f.penalised)
     facts = ProbeFacts(len(findings), red_reported=red is not None)
     if not findings:
         why = _probes_unmeasured(hidden, red)

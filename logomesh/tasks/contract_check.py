@@ -18,7 +18,7 @@ from logomesh import untrusted
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.syntax import PARSE_ERRORS, parse
 from logomesh.tasks import TaskSpec
-from logomesh.tasks.contracts import Contract, accept_suite
+from logomesh.tasks.contracts import Contract, accept_suite, clauses
 
 MARK = "LM-CONTRACT "
 
@@ -116,6 +116,21 @@ def admitted(box: Sandbox, reference: str, entry: str, contract: Contract, input
     if not contract.requires:
         return [True] * len(inputs)
     return evaluate(box, reference, entry, contract.requires, [(i, None) for i in inputs])
+
+
+def broken(box: Sandbox, reference: str, entry: str, expression: str, inputs: list[str]) -> list[str]:
+    """For each argument tuple (literal source), the first clause of ``expression`` it breaks; ``""`` when none.
+
+    One box run for all: each (input, clause) pair is a case, its clause picked by the case's ``result``
+    (a conditional expression evaluates only the clause picked, so one raising clause spoils only its own case)."""
+    parts = clauses(expression)
+    if not parts or not inputs:
+        return [""] * len(inputs)
+    picker = " else ".join(f"({clause}) if result == {k}" for k, clause in enumerate(parts)) + " else True"
+    cases: list[tuple[str, str | None]] = [(i, str(k)) for i in inputs for k in range(len(parts))]
+    verdicts = evaluate(box, reference, entry, picker, cases)
+    width = len(parts)
+    return [next((parts[k] for k in range(width) if not verdicts[n * width + k]), "") for n in range(len(inputs))]
 
 
 def holds(box: Sandbox, reference: str, entry: str, contract: Contract, pairs: list[tuple[Any, Any]]) -> list[bool]:

@@ -14,6 +14,10 @@ returns on is inside the contract. A task's ``[contract]`` table
   order is not part of the answer), ``truthy`` (only the answer's truth
   value counts) and ``property``: any answer for which ``holds`` (an
   expression over the parameters and ``result``) is true.
+* ``inferred``: a precondition the importer inferred from the task's own
+  test inputs (``importers/inferred_contracts``), kept apart from the stated
+  ``requires``. It filters nothing: the differential family reports a
+  divergence on an input it rejects at low, unpenalised.
 
 The declarative kinds are decided here, on the host, on observations. The
 expressions are task code: they run in the sandbox, in a process that never
@@ -23,6 +27,7 @@ submission raises is never relaxed: an exception class must match exactly.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -32,6 +37,7 @@ from typing import Any
 
 from logomesh.sandbox.base import ObservedSuite
 from logomesh.sandbox.verdict import canonical, same
+from logomesh.syntax import PARSE_ERRORS, parse
 
 KINDS = ("tolerance", "sequence", "unordered", "truthy", "property")
 
@@ -47,20 +53,23 @@ class Contract:
     rel_tol: float = 1e-9
     abs_tol: float = 1e-12
     holds: str = ""  # property: an expression over the parameters and ``result``
+    inferred: str = ""  # a precondition inferred from the task's tests: outside it a divergence is low
 
     @property
     def stated(self) -> bool:
         return bool(self.requires or self.answer)
 
     def as_args(self) -> dict[str, Any]:
-        """The contract as plain data (what a probe spec carries)."""
-        return {"requires": self.requires, "answer": list(self.answer), "rel_tol": self.rel_tol,
-                "abs_tol": self.abs_tol, "holds": self.holds}
+        """The contract as plain data (what a probe spec carries; ``inferred`` only when there is one)."""
+        args: dict[str, Any] = {"requires": self.requires, "answer": list(self.answer), "rel_tol": self.rel_tol,
+                                "abs_tol": self.abs_tol, "holds": self.holds}
+        return {**args, "inferred": self.inferred} if self.inferred else args
 
     @classmethod
     def from_args(cls, data: Mapping[str, Any]) -> Contract:
         return cls(str(data.get("requires", "")), tuple(str(k) for k in data.get("answer", ())),
-                   float(data.get("rel_tol", 1e-9)), float(data.get("abs_tol", 1e-12)), str(data.get("holds", "")))
+                   float(data.get("rel_tol", 1e-9)), float(data.get("abs_tol", 1e-12)), str(data.get("holds", "")),
+                   str(data.get("inferred", "")))
 
 
 def parse_contract(table: Any, where: Path) -> Contract:
@@ -69,16 +78,16 @@ def parse_contract(table: Any, where: Path) -> Contract:
         return Contract()
     if not isinstance(table, dict):
         raise ContractError(f"{where}: [contract] must be a table")
-    unknown = sorted(set(table) - {"requires", "answer", "rel_tol", "abs_tol", "holds"})
+    unknown = sorted(set(table) - {"requires", "answer", "rel_tol", "abs_tol", "holds", "inferred"})
     if unknown:
         raise ContractError(f"{where}: unknown [contract] key(s) {unknown}; use requires, answer, rel_tol, abs_tol, "
-                            "holds")
+                            "holds, inferred")
     answer = table.get("answer", [])
     answer = [answer] if isinstance(answer, str) else answer
     if not isinstance(answer, list) or any(k not in KINDS for k in answer):
         raise ContractError(f"{where}: [contract] answer must be a list of {', '.join(KINDS)}")
     texts = {}
-    for key in ("requires", "holds"):
+    for key in ("requires", "holds", "inferred"):
         value = table.get(key, "")
         if not isinstance(value, str):
             raise ContractError(f"{where}: [contract] {key} must be a Python expression in a string")
@@ -96,7 +105,21 @@ def parse_contract(table: Any, where: Path) -> Contract:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
             raise ContractError(f"{where}: [contract] {key} must be a number in [0, 1)")
         tols[key] = float(value)
-    return Contract(texts["requires"], tuple(sorted(set(answer))), tols["rel_tol"], tols["abs_tol"], texts["holds"])
+    return Contract(texts["requires"], tuple(sorted(set(answer))), tols["rel_tol"], tols["abs_tol"], texts["holds"],
+                    texts["inferred"])
+
+
+def clauses(expression: str) -> list[str]:
+    """A precondition's top-level ``and`` operands, as written (parsed only, never run): one clause each."""
+    text = expression.strip()
+    try:
+        tree = parse(text)
+    except PARSE_ERRORS:
+        return [text] if text else []
+    body = tree.body[0].value if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) else None
+    if not (isinstance(body, ast.BoolOp) and isinstance(body.op, ast.And)):
+        return [text] if text else []
+    return [ast.get_source_segment(text, v) or ast.unparse(v) for v in body.values]
 
 
 # ---- answers, on observations ------------------------------------------------------------------------------------

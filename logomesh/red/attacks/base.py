@@ -34,6 +34,9 @@ class Variant:
     # Judges what the task's scenario recorded, on the host (red.py's ``check_<kind>``); None where the
     # scenario judges itself in the box (a task written before scenarios recorded instead of judging).
     oracle: Oracle | None = field(default=None, compare=False)
+    # False: its finding is reported for information and no score counts it (a divergence from the reference
+    # only outside the contract the task's tests imply: differential.py).
+    penalised: bool = True
 
     @property
     def reported_id(self) -> str:

@@ -12,6 +12,12 @@ class is a divergence, confirmed by replaying it and shrunk to the smallest
 diverging input. Hangs, crashes and resource limits (RecursionError,
 MemoryError) are left to the complexity and growth families, whose severity
 is theirs. The verdict is computed here, on the host, as for hidden tests.
+
+A divergence on an input outside the precondition the importer inferred from
+the task's own tests (``[contract] inferred``; the stated ``requires`` still
+filters as before) is reported at low and never penalised: the tests never go
+there, so the reference's answer there is no requirement. A batch's divergence
+inside it is preferred, so such a finding stays at the task's severity.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import hashlib
 import random
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from logomesh.red.attacks.base import Family, Variant, Verdict
@@ -31,7 +37,7 @@ from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.sandbox.verdict import canonical, describe, same
 from logomesh.syntax import PARSE_ERRORS, parse
-from logomesh.tasks.contract_check import admitted, evaluate, literal
+from logomesh.tasks.contract_check import admitted, broken, evaluate, literal
 from logomesh.tasks.contracts import Contract, equivalent
 
 PROBE = "differential"
@@ -221,7 +227,7 @@ class DifferentialFamily(Family):
         for name, kind, prior, inputs in batches:
             if inputs:
                 args: dict[str, Any] = {"entry": entry, "inputs": inputs}
-                if task.contract.stated:
+                if task.contract.stated or task.contract.inferred:
                     args["contract"] = task.contract.as_args()
                 found.append(Variant(
                     id=name,
@@ -236,9 +242,10 @@ class DifferentialFamily(Family):
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         diverged = trial.result.get("diverged") if trial.status == "ok" else None
         if diverged:
-            first = diverged[0]
+            inside = [d for d in diverged if not d.get("outside")]
+            first = (inside or diverged)[0]
             return Verdict(True, 1.0, f"{variant.spec.args['entry']}({_arguments(first['input'])}): {first['got']}, "
-                                      f"the reference {first['want']}")
+                                      f"the reference {first['want']}{_outside_note(first)}")
         checked = int(trial.result.get("checked") or 0)
         return Verdict(False, 0.1 if checked else 0.0)
 
@@ -247,12 +254,13 @@ class DifferentialFamily(Family):
         diverged = trial.result.get("diverged") or []
         if not diverged:
             return variant
-        smallest = min((d["input"] for d in diverged), key=lambda text: (len(text), text))
+        inside = [d for d in diverged if not d.get("outside")]
+        smallest = min(inside or diverged, key=lambda d: (len(d["input"]), d["input"]))
         entry = variant.spec.args["entry"]
-        args = {**variant.spec.args, "inputs": [smallest]}
+        args = {**variant.spec.args, "inputs": [smallest["input"]]}
         spec = ProbeSpec(PROBE, args, variant.spec.trials, variant.spec.timeout_s)
-        return Variant(variant.id, spec, f"{entry}({_arguments(smallest)})", None, variant.prior, variant.repeatable,
-                       variant.confirm_trials, variant.confirm_quorum, variant.severity, variant.cwe)
+        shrunk = replace(variant, spec=spec, reproducer=f"{entry}({_arguments(smallest['input'])})", control=None)
+        return shrunk if inside else replace(shrunk, severity="low", penalised=False)
 
 
 class DifferentialRunner:
@@ -265,6 +273,7 @@ class DifferentialRunner:
         self._lock = threading.Lock()
         self._reference_runs: dict[str, ObservedSuite] = {}
         self._contract_runs: dict[str, list[bool]] = {}
+        self._outside_runs: dict[str, list[str]] = {}
 
     def run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
         entry = str(spec.args["entry"])
@@ -276,11 +285,26 @@ class DifferentialRunner:
         contract = Contract.from_args(spec.args["contract"]) if "contract" in spec.args else None
         inside = self._admitted(entry, contract, inputs) if contract is not None else None
         holds = self._holds(entry, contract) if contract is not None and contract.holds else None
+        outside = self._outside(entry, contract) if contract is not None and contract.inferred else None
         trials = []
         for _ in range(max(1, spec.trials)):
             got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
-            trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds).to_json()))
+            trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds, outside).to_json()))
         return ProbeRun(tuple(trials))
+
+    def _outside(self, entry: str, contract: Contract) -> Callable[[list[str]], list[str]]:
+        """The inferred clause each diverging input breaks, decided in the box (cached: every trial asks again)."""
+        def decide(inputs: list[str]) -> list[str]:
+            key = hashlib.sha256(repr((entry, contract.inferred, inputs)).encode()).hexdigest()
+            with self._lock:
+                cached = self._outside_runs.get(key)
+            if cached is None:
+                cached = broken(self.box, self.reference, entry, contract.inferred, inputs)
+                with self._lock:
+                    self._outside_runs[key] = cached
+            return cached
+
+        return decide
 
     def _admitted(self, entry: str, contract: Contract, inputs: list[str]) -> list[bool]:
         """The precondition on each input, decided in a box process that never ran the submission (cached)."""
@@ -317,9 +341,11 @@ class Divergence:
     input: str  # the argument tuple's source
     got: str
     want: str
+    outside: str = ""  # the clause of the inferred contract the input breaks ("" inside it)
 
     def to_json(self) -> dict[str, str]:
-        return {"input": self.input, "got": self.got, "want": self.want}
+        found = {"input": self.input, "got": self.got, "want": self.want}
+        return {**found, "outside": self.outside} if self.outside else found
 
 
 @dataclass(frozen=True)
@@ -336,11 +362,12 @@ class Comparison:
 
 def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str], contract: Contract | None = None,
             inside: list[bool] | None = None, holds: Callable[[list[tuple[str, str]]], list[bool]] | None = None,
-            ) -> Comparison:
+            outside: Callable[[list[str]], list[str]] | None = None) -> Comparison:
     """The inputs where the reference answered and the submission did not answer the same.
 
     With a task's contract: an input outside its precondition (``inside`` false) is not counted, answers
     are compared under its equivalence, and a differing answer for which ``holds`` is true is the same answer.
+    ``outside`` names, for each diverging input, the clause of the inferred contract it breaks ("" for none).
     """
     reference = {t.name: t for t in want.tests}
     diverged: list[Divergence] = []
@@ -371,7 +398,17 @@ def compare(got: ObservedSuite, want: ObservedSuite, inputs: list[str], contract
         verdicts = holds([(found.input, result) for found, result in pending])
         diverged += [found for (found, _), ok in zip(pending, verdicts, strict=True) if not ok]
         diverged.sort(key=lambda d: inputs.index(d.input))
+    if outside is not None and diverged:
+        broken_by = outside([d.input for d in diverged])
+        diverged = [replace(d, outside=clause) for d, clause in zip(diverged, broken_by, strict=True)]
     return Comparison(tuple(diverged), checked)
+
+
+def _outside_note(divergence: dict[str, Any]) -> str:
+    """What a finding on an input outside the inferred contract says of it."""
+    clause = divergence.get("outside")
+    return (f"; differs from the reference outside the task's contract (inferred from its tests: {clause})"
+            if clause else "")
 
 
 def _arguments(text: str) -> str:

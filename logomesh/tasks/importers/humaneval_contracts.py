@@ -14,6 +14,7 @@ task folders and the engine reads it from there.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 _DIGITS = "('zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine')"
@@ -87,17 +88,21 @@ CONTRACTS: dict[int, dict[str, Any]] = {
 }
 
 
-def contract_table(problem_number: int) -> list[str]:
-    """The ``[contract]`` table's lines for a problem (none when its prompt states no contract)."""
-    data = CONTRACTS.get(problem_number)
-    if not data:
+def contract_table(problem_number: int, inferred: str = "") -> list[str]:
+    """The ``[contract]`` table's lines for a problem: what its prompt states and the precondition inferred from
+    its tests (``inferred_contracts``); none when there is neither."""
+    data = CONTRACTS.get(problem_number, {})
+    if not data and not inferred:
         return []
-    lines = ["[contract]  # what the prompt states (docs/tasks.md, \"Contracts\")"]
+    lines = ["[contract]  # what the prompt states (docs/tasks.md, \"Contracts\")" if data else "[contract]"]
     for key in ("requires", "answer", "rel_tol", "abs_tol", "holds"):
         if key in data:
             value = data[key]
             text = repr(value) if isinstance(value, float) else _toml(value)
             lines.append(f"{key} = {text}")
+    if inferred:
+        lines += ["# inferred from the task's own test inputs at import: a divergence outside it is reported at low",
+                  f"inferred = {json.dumps(inferred, ensure_ascii=False)}"]
     return [*lines, ""]
 
 
