@@ -76,7 +76,7 @@ _lm_args = _lm_json.loads({args!r})
 
 
 def _lm_trial(seed):
-    watch = Watchdog(CODE, {limit!r}, wait_s={limit!r}, backstop_s={backstop!r})
+    watch = Watchdog(CODE, {limit!r}, wait_s={limit!r}, backstop_s={backstop!r}, poll_s=TRIAL_POLL_S)
     try:
         record = {{"status": "ok", "result": _lm_probe(_lm_args, seed, lambda progress: None)}}
     except MemoryError:

@@ -183,7 +183,7 @@ def test_the_probe_driver_carries_the_spec_as_json_and_one_test_a_trial() -> Non
     tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     assert tests == ["test_lm_trial_0", "test_lm_trial_1"]
     assert "_lm_trial(42)" in module and "_lm_trial(43)" in module
-    assert "Watchdog(CODE, 1.5, wait_s=1.5, backstop_s=7.5)" in module
+    assert "Watchdog(CODE, 1.5, wait_s=1.5, backstop_s=7.5, poll_s=TRIAL_POLL_S)" in module
 
 
 # -- the agent with canned trials ---------------------------------------------------------------------

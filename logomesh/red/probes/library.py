@@ -99,7 +99,8 @@ def probe_call(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 # code's processes use from ``/proc``: nothing the code does to its own interpreter (stop tracemalloc, rewrite
 # time.process_time, block a signal) moves these readings.
 CODE: Any = None  # ``observe.CODE`` (the code's process: its pid, ``stop()``), set when the probe runs as a driver
-CAP_POLL_S = 0.005  # how often the watchdog reads the code's CPU time
+CAP_POLL_S = 0.005  # how often the timing probe's watchdog reads the code's CPU time (its caps are 0.25 s)
+TRIAL_POLL_S = 0.05  # how often a trial's watchdog does (its limits are seconds; each read lists /proc)
 IDLE_S = 0.5  # a code that used no CPU for this long (the kernel counts in 10 ms ticks) is waiting, not working
 # What the answerer spends to keep one object of the code's alive for the judge (``CODE.held()``): its entries in
 # the wire's two tables, its id as an int, and a small object (measured: 142 B per ``object()`` that
@@ -181,11 +182,13 @@ class Watchdog:
     deadlock, a sleep), or, given ``backstop_s``, at that wall time whatever it does (a machine too loaded to
     give it its CPU).
 
-    A thread of the judge's process reads the code's CPU time every ``CAP_POLL_S``; the call in flight then
+    A thread of the judge's process reads the code's CPU time every ``poll_s``; the call in flight then
     ends as ``Lost`` (the wire's). ``reason`` says which limit fired: ``"cpu"`` or ``"timeout"``."""
 
-    def __init__(self, code: Any, cap: float, wait_s: float | None = None, backstop_s: float | None = None) -> None:
+    def __init__(self, code: Any, cap: float, wait_s: float | None = None, backstop_s: float | None = None,
+                 poll_s: float = CAP_POLL_S) -> None:
         self.code = code
+        self.poll_s = poll_s
         self.cap = cap
         self.wait_s, self.backstop_s = wait_s, backstop_s
         self.started = code_cpu(code)
@@ -212,7 +215,7 @@ class Watchdog:
         return ""
 
     def _watch(self) -> None:
-        while not self.done.wait(CAP_POLL_S):
+        while not self.done.wait(self.poll_s):
             reason = self._over()
             if reason:
                 self.fired, self.reason = True, reason

@@ -112,12 +112,15 @@ class CodeProcess:
         self.pid: int | None = None
         self.stopped = False
         self.held: Callable[[], int] = lambda: 0  # how many of the code's objects the judge holds (driver.py)
+        self.judge: set[int] | None = None  # this process and its ancestors, read once: they do not change
 
     def pids(self) -> list[int]:
         """The code's processes: the answerer first, then every other process that is not the judge's."""
         if self.pid is None:
             return []
-        judge = _ancestors(os.getpid())
+        if self.judge is None:
+            self.judge = _ancestors(os.getpid())
+        judge = self.judge
         others = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) not in judge and int(e) != self.pid]
         return [self.pid, *sorted(others)]
 
