@@ -23,20 +23,28 @@ from logomesh.tasks.contracts import Contract, accept_suite, clauses
 MARK = "LM-CONTRACT "
 
 
-def parameters(reference: str, entry: str) -> str | None:
-    """The entry point's parameter list as a lambda takes it (annotations dropped); ``None`` if not found."""
+def entry_def(reference: str, entry: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level ``def`` of the entry point in the reference's source; ``None`` if it has none."""
     try:
         tree = parse(reference)
     except PARSE_ERRORS:
         return None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry:
-            args = node.args
-            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                if arg is not None:
-                    arg.annotation = None
-            return ast.unparse(args)
+            return node
     return None
+
+
+def parameters(reference: str, entry: str) -> str | None:
+    """The entry point's parameter list as a lambda takes it (annotations dropped); ``None`` if not found."""
+    node = entry_def(reference, entry)
+    if node is None:
+        return None
+    args = node.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    return ast.unparse(args)
 
 
 def literal(value: Any) -> str | None:

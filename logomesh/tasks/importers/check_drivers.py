@@ -214,7 +214,8 @@ def _expected_names(check: ast.FunctionDef, name: str) -> set[str]:
     return (found & local) - inputs - {name}
 
 
-def _literal(node: ast.expr) -> bool:
+def is_literal(node: ast.expr) -> bool:
+    """Whether ``node`` is a literal ``ast.literal_eval`` reads."""
     try:
         ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -226,9 +227,9 @@ def _literal_bindings(tests: Sequence[Sequence[ast.stmt]]) -> set[str]:
     bound: set[str] = set()
     for body in tests:
         for node in (n for s in body for n in ast.walk(s)):
-            if isinstance(node, ast.Assign) and _literal(node.value):
+            if isinstance(node, ast.Assign) and is_literal(node.value):
                 bound |= _names(node.targets, ast.Store)
-            elif isinstance(node, ast.For) and _literal(node.iter):
+            elif isinstance(node, ast.For) and is_literal(node.iter):
                 bound |= _names(node.target, ast.Store)
     return bound
 

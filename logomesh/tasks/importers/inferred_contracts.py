@@ -31,6 +31,8 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.tasks.contract_check import entry_def
+from logomesh.tasks.importers.check_drivers import is_literal
 
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
 SEPARATORS = " ,;|"  # doubled, these usually mean an empty field: a separator never seen doubled stays single
@@ -43,17 +45,13 @@ _TYPES: tuple[tuple[type, str], ...] = ((bool, "bool"), (int, "int"), (float, "f
 def signature(reference: str, entry: str) -> list[str] | None:
     """The entry point's plain positional parameters; ``None`` when it takes ``*args``, keywords only or defaults
     (a call may then bind its arguments otherwise than by position)."""
-    try:
-        tree = parse(reference)
-    except PARSE_ERRORS:
+    node = entry_def(reference, entry)
+    if node is None:
         return None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry:
-            args = node.args
-            if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
-                return None
-            return [a.arg for a in args.args]
-    return None
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        return None
+    return [a.arg for a in args.args]
 
 
 def unseen_positions(drivers: dict[str, str], entry: str, arity: int) -> set[int]:
@@ -74,16 +72,9 @@ def unseen_positions(drivers: dict[str, str], entry: str, arity: int) -> set[int
                 continue
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 return set(range(arity))
-            unseen |= {i for i, a in enumerate(node.args) if not _literal(a)}
+            unseen |= {i for i, a in enumerate(node.args) if not is_literal(a)}
     return unseen
 
-
-def _literal(node: ast.expr) -> bool:
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    return True
 
 
 def _type_name(values: Sequence[Any]) -> str | None:
