@@ -1,8 +1,8 @@
 """Red-agent scenarios for lru-cache. Stdlib only.
 
-The scenarios run INSIDE the sandbox as ``_lm_task.py`` and record what the code
-did; ``check_race`` judges the race record on the host, where the code cannot
-reach it.
+The scenarios run INSIDE the sandbox, in the judge's driver process, where
+``solution`` is the answerer's proxies: they record what the code answered;
+``check_race`` judges the race record on the host.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.

@@ -1,4 +1,4 @@
-"""Red-agent scenarios for merkle-root. Stdlib only; runs INSIDE the sandbox as ``_lm_task.py``.
+"""Red-agent scenarios for merkle-root. Stdlib only; runs INSIDE the sandbox, in the judge's driver process.
 
 The interface is in docs/tasks.md, "Red-agent scenarios"; the [red] tables of
 task.toml say which of these the red agent uses and how it describes them.

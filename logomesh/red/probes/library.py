@@ -1,4 +1,4 @@
-"""Probe functions. Stdlib only; runs INSIDE the sandbox (as ``_lm_probes.py``), never on the host.
+"""Probe functions. Stdlib only; runs INSIDE the sandbox, in the judge's driver process, never on the host.
 
 Every ``probe_<name>(args, seed, emit)`` measures one thing about the
 artifact (``solution``) and returns a JSON-able dict; deciding whether that
@@ -6,9 +6,11 @@ is a finding is the host's job (``logomesh/red/attacks/``). Values that JSON
 cannot carry (NaN, huge ints, Decimals, clocks, factories) arrive tagged as
 ``{"$": kind, ...}`` and are decoded here.
 
-What only a task knows (its race scenario, growth driver, stateful model)
-is the task's own ``red.py``, shipped next to this file as ``_lm_task.py``
-(``docs/tasks.md``, "Red-agent scenarios"); the probes below call into it.
+Each probe is the body of a driver module (``red/driven.py``), where
+``import solution`` gives the answerer's proxies: the code runs in a process
+of its own. What only a task knows (its race scenario, growth driver,
+stateful model) is the task's own ``red.py``, loaded beside this module as
+``TASK`` (``docs/tasks.md``, "Red-agent scenarios"); the probes call into it.
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from typing import Any
 
 
 class _Random(random.Random):
-    """The scenarios' seeded generator: ``random.Random``'s Python methods, copied before the artifact is
-    imported, so that rewriting ``random.Random`` cannot steer which inputs and schedules a probe draws."""
+    """The scenarios' seeded generator: ``random.Random``'s Python methods, copied when this module loads, so
+    that a scenario's draws depend on nothing but the seed."""
 
 
 for _name, _method in vars(random.Random).items():
     if isinstance(_method, types.FunctionType | classmethod | staticmethod):
         setattr(_Random, _name, _method)
 
-import solution  # type: ignore[import-not-found]  # noqa: E402 - after the bindings above, on purpose
+import solution  # type: ignore[import-not-found]  # noqa: E402 - the answerer's proxies (driver.SolutionFinder)
 
 Emit = Any
 
@@ -233,8 +235,8 @@ class Watchdog:
 
 def fresh_after(probe: Any) -> Any:
     """``probe``, ending the code's processes once it returns or raises: the next trial starts from a fresh
-    import, as a fork of the imported code did in the fork server. What one trial left behind (a module-level
-    cache filled with the same inputs, freed heap the next ``grow`` would reuse) cannot hide the next one's."""
+    import. What one trial left behind (a module-level cache filled with the same inputs, freed heap the next
+    ``grow`` would reuse) cannot hide the next one's."""
 
     def trial(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
         try:
@@ -405,11 +407,11 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     return errors
 
 
-TASK: ModuleType | None = None  # the task's red.py, shipped as ``_lm_task.py``; set by the runtime
+TASK: ModuleType | None = None  # the task's red.py; set by the driver module (``driven.TRIALS``)
 
 
 def _task() -> ModuleType:
-    """The task's red.py, loaded by the runtime where no module table holds it."""
+    """The task's red.py, loaded by the driver module where no module table holds it."""
     if TASK is None:
         raise RuntimeError("this probe needs the task's red.py, and none was shipped")
     return TASK

@@ -1,7 +1,8 @@
 """Red-agent scenarios for ticket-counter. Stdlib only.
 
-``race`` and ``model`` run INSIDE the sandbox as ``_lm_task.py`` and record what
-the code did; ``check_race`` and ``check_model`` judge the records on the host.
+``race`` and ``model`` run INSIDE the sandbox, in the judge's driver process, and
+record what the code answered; ``check_race`` and ``check_model`` judge the records
+on the host.
 The interface is in docs/tasks.md, "Red-agent scenarios".
 """
 
