@@ -144,16 +144,20 @@ def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRu
     wall = trials * spec.timeout_s * WALL_BACKSTOP + SLACK_S  # the watchdog ends each trial well before
     suite = box.observe_suite(source, probe_driver(spec, seed), timeout_s=wall)
     duration = time.monotonic() - started
+    interfered = tuple(suite.tamper_reasons)  # what the code did to the driver, seen by the server (a finding)
     if suite.error is not None and not any(o.status == "observed" for o in suite.tests):
-        return ProbeRun((), harness_error=f"the probe driver did not run: {suite.error}", duration_s=duration)
+        return ProbeRun((), harness_error=f"the probe driver did not run: {suite.error}", duration_s=duration,
+                        introspection=interfered)
     failed = [r for o in suite.tests for r in o.observations if isinstance(r, list) and r[:1] == ["import-failed"]]
     if failed:  # the code's import, not a probe, failed
         why = str(failed[0][1] if len(failed[0]) > 1 else "")[:200]
-        return ProbeRun((), harness_error=f"the artifact does not import: {why}", duration_s=duration)
+        return ProbeRun((), harness_error=f"the artifact does not import: {why}", duration_s=duration,
+                        introspection=interfered)
     by_name = {o.name.rpartition(".")[2]: o for o in suite.tests}
     found = [by_name.get(f"test_lm_trial_{i}") for i in range(trials)]
     if any(o is None for o in found):
-        return ProbeRun((), harness_error="the probe driver's tests were not all run", duration_s=duration)
+        return ProbeRun((), harness_error="the probe driver's tests were not all run", duration_s=duration,
+                        introspection=interfered)
     recorded = tuple(trial_of(o) for o in found if o is not None)
-    looks = tuple(dict.fromkeys(r for t in recorded for r in t.introspection))  # the answerer's, as answers
+    looks = tuple(dict.fromkeys([*interfered, *(r for t in recorded for r in t.introspection)]))
     return ProbeRun(recorded, duration_s=duration, introspection=looks)

@@ -26,7 +26,7 @@ from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
-INTROSPECTION = "judge-introspection"  # the finding for code seen tampering with the judge's one instrument
+INTROSPECTION = "judge-introspection"  # code seen looking into the judge or doing something to its processes
 ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
 
 
@@ -177,7 +177,8 @@ class RedProblem:
 
         The race probe's schedule (``wire._schedule``) is the one instrument of the judge in the code's
         process; code that lifted it made the probe's measurement untrustworthy, so that itself is the
-        finding, whatever the trial's own verdict."""
+        finding, whatever the trial's own verdict. So is what the server saw the code do to the probe's driver
+        (killed, stopped, its limits lowered): a probe left without evidence must not read as a clean one."""
         if not run.introspection or any(c.finding.family == INTROSPECTION for c in self.findings):
             return
         finding = Finding(

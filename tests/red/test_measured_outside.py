@@ -212,7 +212,8 @@ def test_backtracking_is_capped_by_cpu_time_read_from_the_kernel(box: Sandbox, b
     assert verdict.hit and "CPU time read from the kernel" in verdict.observation
     assert capped_at(slow) is not None and capped_at(slow) <= 30  # exponential: capped on a short input
     last = slow.result["points"][-1]
-    assert last["exc"] == "cap" and last["t"] >= variant.spec.args["cap_s"]
+    # Killed at the cap, or (on a loaded machine, between two of the watchdog's reads) back just after it.
+    assert last["exc"] in ("cap", None) and last["t"] >= variant.spec.args["cap_s"]
     variant, fast = timing(box, prefix + LINEAR)
     assert not family.judge(variant, fast).hit and capped_at(fast) is None
     assert [p["n"] for p in fast.result["points"]] == variant.spec.args["sizes"]  # every size, up to 50,000

@@ -287,10 +287,12 @@ class DifferentialRunner:
         holds = self._holds(entry, contract) if contract is not None and contract.holds else None
         outside = self._outside(entry, contract) if contract is not None and contract.inferred else None
         trials = []
+        interfered: list[str] = []  # what the code did to the driver, seen by the server (a finding)
         for _ in range(max(1, spec.trials)):
             got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
+            interfered.extend(got.tamper_reasons)
             trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds, outside).to_json()))
-        return ProbeRun(tuple(trials))
+        return ProbeRun(tuple(trials), introspection=tuple(dict.fromkeys(interfered)))
 
     def _outside(self, entry: str, contract: Contract) -> Callable[[list[str]], list[str]]:
         """The inferred clause each diverging input breaks, decided in the box (cached: every trial asks again)."""

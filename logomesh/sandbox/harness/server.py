@@ -108,6 +108,78 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
+def ignore_signals(ignore: bool) -> None:
+    """Every signal a process can ignore, ignored (``ignore``) or back to its default action.
+
+    The judge's processes (this server, each driver) run beside the code under the same uid, so the code may
+    send them any signal: each must change nothing (SIGKILL and SIGSTOP cannot be ignored; ``JudgeGuard`` sees
+    them). An ignored signal stays ignored across exec, and Python keeps an ignored SIGINT, so a driver starts
+    deaf; the code's processes get the defaults an ordinary program starts with. SIGCHLD keeps its default,
+    which ``waitpid`` needs."""
+    for sig in signal.valid_signals():
+        if sig not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD):
+            with contextlib.suppress(OSError, ValueError):
+                signal.signal(sig, signal.SIG_IGN if ignore else signal.SIG_DFL)
+
+
+def outside_view(pid: int) -> str | None:
+    """How the kernel runs ``pid``, as far as another process of its uid could change it: its limits, nice value,
+    scheduling policy and allowed CPUs; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/limits") as handle:
+            limits = handle.read()
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/status") as handle:
+            cpus = [line for line in handle if line.startswith("Cpus_allowed_list")]
+    except (OSError, IndexError):
+        return None
+    return f"{limits}nice {fields[16]} policy {fields[38]} {''.join(cpus)}"
+
+
+class JudgeGuard:
+    """Watches the judge's driver from the server: what the code, the one other process of its uid, did to it.
+
+    The driver is non-dumpable (no ptrace, no ``/proc`` fds) and ignores every signal it can, but the kernel
+    still lets a process of the same uid kill or stop it and lower its limits (``prlimit``), its priority or
+    its CPUs. Nothing else in the box does: this server ends it only after reading its last record, the
+    driver has no CPU limit of its own, and it is the last choice of the out-of-memory killer. So each of those
+    is the code's doing, reported as tampering (every hidden test fails; a probe's run is a critical finding)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.view = outside_view(pid)
+
+    def interference(self, ended: bool) -> str | None:
+        """What was done to the driver, or None. ``ended``: its channel closed, so it is exiting (its end is
+        waited for briefly, and never reaped here: ``end_all`` reaps)."""
+        for _ in range(200 if ended else 1):
+            try:
+                info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return None
+            if info is not None:
+                if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+                    return f"killed the judge's driver (signal {info.si_status})"
+                return None
+            if proc_state(self.pid) in ("T", "t"):
+                return "stopped the judge's driver (SIGSTOP)"
+            if outside_view(self.pid) != self.view:
+                return "changed the judge's driver's limits or scheduling"
+            if ended:
+                time.sleep(0.005)
+        return None
+
+
+def proc_state(pid: int) -> str:
+    """The state letter of ``pid`` in ``/proc/<pid>/stat`` ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
 def describe_end(code: int | None, sig: int | None) -> str:
     if sig is not None:
         return f"killed by signal {sig} {SIGNAL_NAMES.get(sig, '')}".strip()
@@ -178,12 +250,7 @@ def sweep(keep_alive: set[int]) -> None:
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) in keep_alive:
                 continue
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    state = handle.read().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if state in ("Z", "X"):
+            if proc_state(int(entry)) in ("", "Z", "X"):
                 continue
             alive += 1
             with contextlib.suppress(OSError):
@@ -443,15 +510,34 @@ class Server:
         self.out_cap = int(self.limits["output_bytes"])
         self.channel = Channel(sys.stdout.fileno())
         self.keep_alive = ancestors()
+        self.view = outside_view(os.getpid())
+        self.degraded: str | None = None  # set once a run changed how the kernel runs this server
+
+    def changed(self) -> str | None:
+        """What a run did to this server, seen through its own ``/proc`` entry: its limits, priority or CPUs
+        (``prlimit`` and ``setpriority`` by the code, same uid). The server cannot undo it (the hard limits only
+        go down), so it judges nothing more: that run and every later one in this box report it as tampering.
+        A box serves one submission (and the task's reference, run first)."""
+        return None if outside_view(os.getpid()) == self.view else "changed the judge's server's limits or scheduling"
+
+    def refuse_suite(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The result of a suite this server no longer runs (``degraded``): every test an error, tampered."""
+        reason = f"not run: an earlier run {self.degraded}"
+        outcomes = [{"name": str(n), "status": "error", "reason": reason, "duration_s": 0.0}
+                    for n in request["names"]]
+        return {"outcomes": outcomes, "tampered": True, "tamper": [str(self.degraded)], "error": reason,
+                "stdout": "", "stderr": "", "truncated": False, "duration_s": 0.0, "restarts": 0}
 
     # ---- children -------------------------------------------------------------------------------
 
-    def child_limits(self) -> None:
-        """Runs in the child between fork and exec."""
+    def child_limits(self, judge: bool) -> None:
+        """Runs in the child between fork and exec. ``judge``: the driver, which ignores signals, has no CPU limit
+        of its own (its suite's wall clock bounds it) and is the out-of-memory killer's last choice."""
         os.setsid()
+        ignore_signals(judge)
         try:
             with open("/proc/self/oom_score_adj", "w") as handle:
-                handle.write("1000")
+                handle.write("0" if judge else "1000")
         except OSError:
             pass
         limits = self.limits
@@ -460,8 +546,9 @@ class Server:
             (resource.RLIMIT_NOFILE, int(limits["open_files"])),
             (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
             (resource.RLIMIT_CORE, 0),
-            (resource.RLIMIT_CPU, int(limits["cpu_seconds"])),
         ]
+        if not judge:
+            pairs.append((resource.RLIMIT_CPU, int(limits["cpu_seconds"])))
         with contextlib.suppress(OSError):
             os.nice(int(limits["nice"]))
         nproc = limits.get("nproc")
@@ -472,7 +559,7 @@ class Server:
                 resource.setrlimit(which, (value, value))
 
     def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = (),
-              stdin: int | None = None) -> tuple[int, int, int]:
+              stdin: int | None = None, judge: bool = False) -> tuple[int, int, int]:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -490,7 +577,7 @@ class Server:
                 for fd in pass_fds:
                     os.set_inheritable(fd, True)
                 os.chdir(cwd)
-                self.child_limits()
+                self.child_limits(judge)
                 env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
                        "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
                 os.execve(self.python, argv, env)
@@ -528,13 +615,15 @@ class Server:
             child_config.update(tests_dir=tests_dir, files=files)
         next_index = 0
         restarts = 0
-        while next_index < len(names) and time.monotonic() < suite_deadline:
+        while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
             next_index = self.run_runner(mode, child_config, sol_dir, output, state, next_index,
                                          suite_deadline, test_timeout)
             sweep(self.keep_alive)
             restarts += 1
         for i in range(len(names)):
-            if state.outcomes[i] is None:
+            if state.outcomes[i] is None and state.tamper:  # its verdict is a failure whatever it would do
+                state.set(i, "error", "not run: the suite was tampered with", 0.0)
+            elif state.outcomes[i] is None:
                 state.set(i, "timeout", f"suite wall clock of {request['timeout']} s exceeded", 0.0)
                 state.error = state.error or f"suite wall clock of {request['timeout']} s exceeded"
         return {
@@ -559,11 +648,12 @@ class Server:
         res_r, res_w = os.pipe()
         output.set_origin("import")
         pids: list[int] = []
+        guard: JudgeGuard | None = None  # the driver's, once it is ready
         if mode == "observe":
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             config = {**child_config, "res": res_w, "control": ours.fileno()}
             pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
-                                           (res_w, ours.fileno()), ctl_r)
+                                           (res_w, ours.fileno()), ctl_r, judge=True)
             ours.close()
         else:
             theirs = None
@@ -583,6 +673,7 @@ class Server:
                 kind, line = next_record(pipes, deadline, state)
                 record = parse_record(line) if kind == "line" else None
                 if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
+                    guard = JudgeGuard(pid)
                     pids.append(self.start_answerer(sol_dir, theirs, pipes))
                     with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                         write_all(ctl_w, f"code {pids[-1]}\n".encode())
@@ -590,6 +681,7 @@ class Server:
             kind, line = next_record(pipes, deadline, state)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported" or record.get("lost"):
+                self.check_judge(guard, state, kind)
                 end = end_all(pids)
                 pipes.drain()
                 if kind == "timeout":
@@ -614,7 +706,8 @@ class Server:
                 listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
                 state.error = ("import failed: " + listed)[:500]
             while next_index < len(names):
-                if not self.run_one(mode, pids, ctl_w, pipes, state, next_index, suite_deadline, test_timeout):
+                done = self.run_one(mode, pids, ctl_w, pipes, state, next_index, suite_deadline, test_timeout, guard)
+                if not done:
                     return next_index + 1
                 next_index += 1
             with contextlib.suppress(OSError):
@@ -642,8 +735,15 @@ class Server:
         pipes.add_output(out_r, err_r)
         return pid
 
+    @staticmethod
+    def check_judge(guard: JudgeGuard | None, state: SuiteState, kind: str) -> None:
+        """Note as tampering what the code did to the driver (``kind``: how its last read of the channel ended)."""
+        why = guard.interference(ended=kind == "eof") if guard is not None else None
+        if why is not None:
+            state.note_tamper([why])
+
     def run_one(self, mode: str, pids: list[int], ctl_w: int, pipes: Pipes, state: SuiteState, index: int,
-                suite_deadline: float, test_timeout: float) -> bool:
+                suite_deadline: float, test_timeout: float, guard: JudgeGuard | None) -> bool:
         """Ask the runner for test ``index``; record its outcome. False when the runner is gone or must go."""
         name = state.names[index]
         pipes.output.set_origin(name)
@@ -659,6 +759,7 @@ class Server:
             deadline = min(deadline, time.monotonic() + 1.0)
         kind, line = next_record(pipes, deadline, state)
         elapsed = time.monotonic() - t0
+        self.check_judge(guard, state, kind)
         cpu1 = cpu_seconds(code_pid)
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         pipes.drain_ready()  # output written before the record belongs to this test
@@ -766,7 +867,12 @@ class Server:
             op = request.get("op")
             if op in ("suite", "observe"):
                 os.makedirs(folder)
-                result = self.run_suite(request, folder, str(op))
+                result = self.run_suite(request, folder, str(op)) if self.degraded is None else \
+                    self.refuse_suite(request)
+                self.degraded = self.degraded or self.changed()
+                if self.degraded is not None and self.degraded not in result["tamper"]:
+                    result["tamper"].append(self.degraded)
+                    result["tampered"] = True
             elif op == "script":
                 os.makedirs(folder)
                 result = self.run_script(request, folder)
@@ -807,6 +913,7 @@ class Server:
 
 def main() -> None:
     server = Server(json.loads(sys.argv[1]))
+    ignore_signals(True)  # PID 1 in Docker, where a handler would let the code's signals in: Python's SIGINT one
     prctl(4, 0)  # PR_SET_DUMPABLE 0
     prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans come back to us to be reaped and swept
     server.serve()
