@@ -95,6 +95,7 @@ def test_every_inferred_precondition_holds_on_the_checks_own_inputs_in_the_sandb
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # every alternative's hidden run, about 20 s: the full tier's
 def test_every_correct_alternative_passes_the_hidden_tests(library: Path, box: Sandbox) -> None:
     """The whole false-positive set; the eight multi-answer problems also compared exactly, as before contracts."""
     cache = ReferenceCache()

@@ -117,6 +117,7 @@ def test_a_plain_web_server_is_not_battled(tmp_path: Path, handler: type[http.se
 # -- point 5: refusals write nothing ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # starts Ray's client twice, about 9 s; tests/campaign/test_ray_executor.py covers Ray in both tiers
 def test_a_refused_ray_campaign_leaves_nothing_and_is_refused_the_same_way_again(tmp_path: Path) -> None:
     home = tmp_path / "home"
     command = ("campaign", "run", "--mock", "good", "--tasks", "rate-limiter", "--executor", "ray",
@@ -136,7 +137,8 @@ def _silent_port() -> Iterator[str]:
 
 @pytest.mark.skipif(find_spec("ray") is None, reason="the Ray extra is not installed (pip install 'logomesh[ray]')")
 @pytest.mark.parametrize(("server", "why"), [
-    pytest.param(lambda: _serving(_Files), "its answer is not gRPC", id="web-server"),
+    pytest.param(lambda: _serving(_Files), "its answer is not gRPC", id="web-server",
+                 marks=pytest.mark.slow),  # starts Ray's client twice, about 11 s: the full tier's
     pytest.param(_silent_port, "it said nothing within 5 s", id="silent-port",
                  marks=pytest.mark.slow),  # waits 5 s for a greeting, twice: about 15 s
 ])

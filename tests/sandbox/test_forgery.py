@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tiers import sampled
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Limits, Sandbox, SuiteRun, make_sandbox
@@ -180,7 +181,8 @@ def t_score(run: SuiteRun) -> float:
 TASKS = all_tasks()
 
 
-@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+@pytest.mark.parametrize("task", sampled(TASKS, [t.id for t in TASKS],
+                                         keep={"rate-limiter", "lru-cache", "fib-recursive"}))
 def test_the_settrace_proof_scores_the_floor_on_every_task(box: Sandbox, task: TaskSpec) -> None:
     plain = hidden(box, task, broken(task))
     hacked = hidden(box, task, SETTRACE_STATUS + broken(task))
@@ -190,7 +192,8 @@ def test_the_settrace_proof_scores_the_floor_on_every_task(box: Sandbox, task: T
 
 
 @pytest.mark.parametrize("hack", sorted(HACKS))
-@pytest.mark.parametrize("task_id", ["rate-limiter", "lru-cache", "bank-ledger"])
+@pytest.mark.parametrize("task_id", sampled(["rate-limiter", "lru-cache", "bank-ledger"],
+                                             ["rate-limiter", "lru-cache", "bank-ledger"], keep={"rate-limiter"}))
 def test_no_hack_scores_higher_than_the_same_code_without_it(box: Sandbox, hack: str, task_id: str) -> None:
     task = load_task(task_id)
     if hack == "echo-constants":

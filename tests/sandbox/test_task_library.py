@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tiers import sampled
 
 from logomesh.sandbox import Sandbox, make_sandbox
 from logomesh.tasks import TaskSpec, all_tasks
@@ -30,7 +31,8 @@ def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     sandbox.close()
 
 
-@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+@pytest.mark.parametrize("task", sampled(TASKS, [t.id for t in TASKS],
+                                         keep={"rate-limiter", "safe-calculator", "merkle-root"}))
 def test_task_judges_its_labelled_submissions_as_labelled(box: Sandbox, task: TaskSpec) -> None:
     check = check_task(box, task)
     assert check.problems == [], "\n".join(check.lines)

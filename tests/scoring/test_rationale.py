@@ -42,6 +42,7 @@ def test_the_model_is_loaded_once(model: MiniLM) -> None:
     assert load_model() is model
 
 
+@pytest.mark.slow  # loads sentence-transformers beside the model, about 14 s: the full tier's
 def test_encoder_graph_matches_sentence_transformers(model: MiniLM) -> None:
     """The encoder graph built from the weights gives the library's embedding (the reason it may replace it)."""
     from sentence_transformers import SentenceTransformer
