@@ -487,19 +487,6 @@ class SuiteState:
         self.outcomes[index] = outcome
 
 
-def next_record(pipes: Pipes, deadline: float, state: SuiteState) -> tuple[str, bytes]:
-    """The next line on the result channel that is not an audit report; audit reports are noted as tampering.
-
-    The observer's audit hook writes a report the moment the code under test looks at the judge, between
-    the runner's own records."""
-    while True:
-        kind, line = pipes.pump(deadline, True)
-        record = parse_record(line) if kind == "line" else None
-        if record is None or record.get("k") != "audit":
-            return kind, line
-        state.note_tamper(["looked at the judge: " + str(record.get("why", ""))[:200]])
-
-
 class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits: dict[str, Any] = config["limits"]
@@ -670,7 +657,7 @@ class Server:
             if mode == "observe" and theirs is not None:
                 with contextlib.suppress(OSError):
                     write_all(ctl_w, (json.dumps(config) + "\n").encode())
-                kind, line = next_record(pipes, deadline, state)
+                kind, line = pipes.pump(deadline, True)
                 record = parse_record(line) if kind == "line" else None
                 if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                     guard = JudgeGuard(pid)
@@ -678,7 +665,7 @@ class Server:
                     with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                         write_all(ctl_w, f"code {pids[-1]}\n".encode())
                 theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
-            kind, line = next_record(pipes, deadline, state)
+            kind, line = pipes.pump(deadline, True)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported" or record.get("lost"):
                 self.check_judge(guard, state, kind)
@@ -757,7 +744,7 @@ class Server:
         except OSError:
             # The runner is gone; still read what it left on the channel (a forgery is reported).
             deadline = min(deadline, time.monotonic() + 1.0)
-        kind, line = next_record(pipes, deadline, state)
+        kind, line = pipes.pump(deadline, True)
         elapsed = time.monotonic() - t0
         self.check_judge(guard, state, kind)
         cpu1 = cpu_seconds(code_pid)
