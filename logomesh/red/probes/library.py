@@ -21,22 +21,11 @@ import random
 import tempfile
 import threading
 import time
-import types
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-
-class _Random(random.Random):
-    """The scenarios' seeded generator: ``random.Random``'s Python methods, copied when this module loads, so
-    that a scenario's draws depend on nothing but the seed."""
-
-
-for _name, _method in vars(random.Random).items():
-    if isinstance(_method, types.FunctionType | classmethod | staticmethod):
-        setattr(_Random, _name, _method)
-
-import solution  # type: ignore[import-not-found]  # noqa: E402 - the answerer's proxies (driver.SolutionFinder)
+import solution  # type: ignore[import-not-found]  # the answerer's proxies (driver.SolutionFinder)
 
 Emit = Any
 
@@ -382,7 +371,7 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     barrier = threading.Barrier(count)
 
     def body(index: int) -> None:
-        rng = _Random(seed * 1000 + index)
+        rng = random.Random(seed * 1000 + index)
         try:
             if chance > 0:  # the benign control runs unperturbed
                 _schedule(seed * 1000 + index, chance)
@@ -458,7 +447,7 @@ def probe_model(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     task's ``check_model``), or, from a scenario that judges itself, the first divergence it saw.
     ``fixed_seed`` replays a known batch exactly."""
     seed = int(args.get("fixed_seed", seed))
-    rng = _Random(seed)
+    rng = random.Random(seed)
     records = []
     for _ in range(int(args.get("sequences", 20))):
         recorded = _task().model(rng, int(args.get("steps", 30)))
