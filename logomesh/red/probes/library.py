@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 import solution  # type: ignore[import-not-found]  # the answerer's proxies (driver.SolutionFinder)
+from observe import stat_fields  # type: ignore[import-not-found]  # the driver's observe.py
 
 Emit = Any
 
@@ -149,9 +150,8 @@ def memory_of(pid: int) -> int | None:
 def cpu_of(pid: int) -> float:
     """CPU seconds process ``pid`` has used, read from the kernel: user and system, all its threads, and its
     children it has waited for (``/proc/<pid>/stat`` utime, stime, cutime, cstime); 0 when it is gone."""
-    text = _proc_text(f"/proc/{pid}/stat") or ""
-    fields = text.rpartition(")")[2].split()
-    with contextlib.suppress(IndexError, ValueError):
+    fields = stat_fields(pid) or []
+    with contextlib.suppress(ValueError):
         return sum(int(f) for f in fields[11:15]) / _TICK
     return 0.0
 
