@@ -8,7 +8,7 @@ refuse input outside the prompt's contract; the judge must not blame them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -61,19 +61,28 @@ def test_the_importer_writes_each_stated_contract_and_only_those(library: Path) 
     assert "see(args)" not in "".join(_task(library, "HumanEval/33").hidden_tests.values())
 
 
-@pytest.mark.docker
-def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: Sandbox) -> None:
-    """Evaluated in the sandbox, in a process that imported the reference (as the judge evaluates it)."""
+def _admitted_on_the_checks_inputs(library: Path, box: Sandbox,
+                                   contract_of: Callable[[TaskSpec], Contract | None]) -> int:
+    """Each task's precondition (``contract_of``; None for a task without one), evaluated in the box beside the
+    reference on the inputs its checks call with, admits every one of them; how many inputs there were."""
     counted = 0
     for folder in sorted(library.iterdir()):
         task = load_task_dir(folder)
-        if not task.contract.requires:
+        contract = contract_of(task)
+        if contract is None:
             continue
         inputs = [repr(args) for args in call_sites(task.hidden_tests, task.entry_point, task.description)]
-        verdicts = admitted(box, task.reference, task.entry_point, task.contract, inputs)
+        verdicts = admitted(box, task.reference, task.entry_point, contract, inputs)
         assert all(verdicts), f"{task.id}: {[i for i, ok in zip(inputs, verdicts, strict=True) if not ok]}"
         counted += len(inputs)
-    assert counted > 300
+    return counted
+
+
+@pytest.mark.docker
+def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: Sandbox) -> None:
+    """Evaluated in the sandbox, in a process that imported the reference (as the judge evaluates it)."""
+    stated = _admitted_on_the_checks_inputs(library, box, lambda t: t.contract if t.contract.requires else None)
+    assert stated > 300
     outside = admitted(box, _task(library, "HumanEval/2").reference, "truncate_number",
                        Contract("number > 0"), ["(-3.5,)", "(0.0,)", "(3.5,)"])
     assert outside == [False, False, True]
@@ -82,16 +91,9 @@ def test_every_precondition_holds_on_the_checks_own_inputs(library: Path, box: S
 @pytest.mark.docker
 def test_every_inferred_precondition_holds_on_the_checks_own_inputs_in_the_sandbox(library: Path, box: Sandbox) -> None:
     """The importer checked its clauses on the host; the judge evaluates them in the box, beside the reference."""
-    counted = 0
-    for folder in sorted(library.iterdir()):
-        task = load_task_dir(folder)
-        if not task.contract.inferred:
-            continue
-        inputs = [repr(args) for args in call_sites(task.hidden_tests, task.entry_point, task.description)]
-        verdicts = admitted(box, task.reference, task.entry_point, Contract(task.contract.inferred), inputs)
-        assert all(verdicts), f"{task.id}: {[i for i, ok in zip(inputs, verdicts, strict=True) if not ok]}"
-        counted += len(inputs)
-    assert counted > 300
+    inferred = _admitted_on_the_checks_inputs(
+        library, box, lambda t: Contract(t.contract.inferred) if t.contract.inferred else None)
+    assert inferred > 300
 
 
 @pytest.mark.docker

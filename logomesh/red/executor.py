@@ -36,8 +36,6 @@ class Trial:
     exc: str = ""
     message: str = ""
     where: tuple[str, ...] = ()
-    partial: tuple[dict[str, Any], ...] = ()
-    signal: int | None = None
     cpu_s: float = 0.0  # CPU seconds the code used in the trial, read from the kernel (its wall time is the load's)
     introspection: tuple[str, ...] = ()  # what the code was seen doing to the judge's instrument in this trial
 
@@ -77,8 +75,6 @@ def parse_trial(raw: Any) -> Trial:
         exc=untrusted.text(raw, "exc", "", limit=200),
         message=untrusted.text(raw, "msg", "", limit=200),
         where=untrusted.texts(raw, "where", [], limit=200),
-        partial=untrusted.objects(raw, "partial", []),
-        signal=untrusted.optional_integer(raw, "signal"),
         cpu_s=untrusted.number(raw, "cpu_s"),
         introspection=untrusted.texts(raw, "introspection", [], limit=200),
     )

@@ -44,7 +44,7 @@ def task(task_id: str) -> TaskSpec:
 
 def honest_trial(result: dict[str, Any]) -> dict[str, Any]:
     """A trial's record as the probe driver writes it."""
-    return {"status": "ok", "result": result, "introspection": [], "partial": [], "cpu_s": 0.01}
+    return {"status": "ok", "result": result, "introspection": [], "cpu_s": 0.01}
 
 
 TRIAL_FORGERIES: dict[str, Any] = {
@@ -56,9 +56,7 @@ TRIAL_FORGERIES: dict[str, Any] = {
     "ok without a result": {"status": "ok", "cpu_s": 0.0},
     "cpu_s a string": {**honest_trial({}), "cpu_s": "0"},
     "cpu_s a bool": {**honest_trial({}), "cpu_s": True},
-    "partial of numbers": {**honest_trial({}), "partial": [1]},
     "where of numbers": {**honest_trial({}), "where": [1]},
-    "signal a string": {**honest_trial({}), "signal": "9"},
     "introspection a string": {**honest_trial({}), "introspection": "nothing"},
 }
 

@@ -209,3 +209,26 @@ def test_the_box_server_takes_a_malformed_tamper_list_for_tampering() -> None:
                 {"tamper": {"a": "b"}}):
         assert server.tamper_in(bad) == ["malformed tamper list in a result record"], bad
     assert server.parse_record(b"[" * 100_000) is None and server.parse_record(b"\xff") is None
+
+
+def test_the_box_reads_proc_stat_past_a_process_name_that_is_not_text() -> None:
+    """A process names itself (``/proc/self/comm``): spaces, parentheses, bytes that are not text. The server's
+    and the driver's ``/proc/<pid>/stat`` readers (stdlib only, in the box) still read its state, parent and CPU."""
+    import subprocess
+    import sys
+
+    from logomesh.sandbox.harness import observe, server
+
+    rename = "import sys\nopen('/proc/self/comm', 'wb').write(b'\\xff) 9 (x')\nprint(flush=True)\nsys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", rename], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"\n"
+        with open(f"/proc/{child.pid}/stat", "rb") as handle:
+            assert b"(\xff) 9 (x)" in handle.read()
+        for read in (observe.stat_fields, server.stat_fields):
+            fields = read(child.pid)
+            assert fields is not None and fields[0] in ("R", "S") and fields[1] == str(os.getpid())
+        assert server.proc_state(child.pid) in ("R", "S") and server.cpu_seconds(child.pid) is not None
+    finally:
+        child.kill()
+        child.wait()

@@ -69,8 +69,7 @@ class BoundaryFamily(Family):
             where = f" at {', '.join(trial.where)}" if trial.where else ""
             return Verdict(True, 0.9, f"escaped with {trial.exc}: {trial.message}{where}")
         if trial.status == "crashed":
-            how = f"signal {trial.signal}" if trial.signal is not None else trial.message or "no reason given"
-            return Verdict(True, 0.9, f"the process died ({how})")
+            return Verdict(True, 0.9, f"the process died ({trial.message or 'no reason given'})")
         return Verdict(False, 0.3)
 
 

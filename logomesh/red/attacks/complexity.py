@@ -141,7 +141,7 @@ class ComplexityFamily(Family):
         if not points:
             return variant
         sizes = list(variant.spec.args.get("sizes", []))
-        hit = points[-1].n if trial.status == "ok" else _next_size(variant, points[-1])
+        hit = points[-1].n
         if hit not in sizes:
             return variant
         return with_args(variant, variant.reproducer, sizes=sizes[: sizes.index(hit) + 2])
@@ -159,13 +159,6 @@ class Point:
 
 
 def _points(trial: Trial) -> list[Point]:
-    """The calls a trial timed: streamed as they ran, else from its result; ``Malformed`` if not the probe's."""
-    records = trial.partial or (untrusted.objects(trial.result, "points") if trial.status == "ok" else ())
+    """The calls an ok trial timed, from its result (none for another status); ``Malformed`` if not the probe's."""
+    records = untrusted.objects(trial.result, "points") if trial.status == "ok" else ()
     return [Point(untrusted.integer(p, "n"), untrusted.number(p, "t")) for p in records]
-
-
-def _next_size(variant: Variant, last: Point) -> int:
-    sizes = list(variant.spec.args.get("sizes", []))
-    if last.n in sizes and sizes.index(last.n) + 1 < len(sizes):
-        return int(sizes[sizes.index(last.n) + 1])
-    return last.n

@@ -21,22 +21,12 @@ import random
 import tempfile
 import threading
 import time
-import types
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
-
-class _Random(random.Random):
-    """The scenarios' seeded generator: ``random.Random``'s Python methods, copied when this module loads, so
-    that a scenario's draws depend on nothing but the seed."""
-
-
-for _name, _method in vars(random.Random).items():
-    if isinstance(_method, types.FunctionType | classmethod | staticmethod):
-        setattr(_Random, _name, _method)
-
-import solution  # type: ignore[import-not-found]  # noqa: E402 - the answerer's proxies (driver.SolutionFinder)
+import solution  # type: ignore[import-not-found]  # the answerer's proxies (driver.SolutionFinder)
+from observe import stat_fields  # type: ignore[import-not-found]  # the driver's observe.py
 
 Emit = Any
 
@@ -160,9 +150,8 @@ def memory_of(pid: int) -> int | None:
 def cpu_of(pid: int) -> float:
     """CPU seconds process ``pid`` has used, read from the kernel: user and system, all its threads, and its
     children it has waited for (``/proc/<pid>/stat`` utime, stime, cutime, cstime); 0 when it is gone."""
-    text = _proc_text(f"/proc/{pid}/stat") or ""
-    fields = text.rpartition(")")[2].split()
-    with contextlib.suppress(IndexError, ValueError):
+    fields = stat_fields(pid) or []
+    with contextlib.suppress(ValueError):
         return sum(int(f) for f in fields[11:15]) / _TICK
     return 0.0
 
@@ -382,7 +371,7 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     barrier = threading.Barrier(count)
 
     def body(index: int) -> None:
-        rng = _Random(seed * 1000 + index)
+        rng = random.Random(seed * 1000 + index)
         try:
             if chance > 0:  # the benign control runs unperturbed
                 _schedule(seed * 1000 + index, chance)
@@ -458,7 +447,7 @@ def probe_model(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     task's ``check_model``), or, from a scenario that judges itself, the first divergence it saw.
     ``fixed_seed`` replays a known batch exactly."""
     seed = int(args.get("fixed_seed", seed))
-    rng = _Random(seed)
+    rng = random.Random(seed)
     records = []
     for _ in range(int(args.get("sequences", 20))):
         recorded = _task().model(rng, int(args.get("steps", 30)))

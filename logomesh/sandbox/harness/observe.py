@@ -131,15 +131,25 @@ class CodeProcess:
                 os.kill(pid, signal.SIGKILL)
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name, the state letter first (``[0]``; the parent's
+    pid ``[1]``); None once ``pid`` is gone or the kernel refuses it. Read as bytes, up to the last ``)``: the
+    name, which a process sets for itself, may hold spaces, parentheses and bytes that are not text."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rpartition(b")")[2].decode("ascii").split()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _ancestors(pid: int) -> set[int]:
     """``pid`` and its ancestors, read from ``/proc`` (the judge's processes: this driver, the server, bwrap)."""
     seen = {0, 1}
     while pid > 1 and pid not in seen:
         seen.add(pid)
         try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-                pid = int(handle.read().rpartition(")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
+            pid = int((stat_fields(pid) or [])[1])
+        except (ValueError, IndexError):
             break
     return seen
 

@@ -122,17 +122,29 @@ def ignore_signals(ignore: bool) -> None:
                 signal.signal(sig, signal.SIG_IGN if ignore else signal.SIG_DFL)
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name, the state letter first (``[0]``; the parent's
+    pid ``[1]``); None once ``pid`` is gone. Read as bytes, up to the last ``)``: the name, which a process sets
+    for itself, may hold spaces, parentheses and bytes that are not text."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].decode("ascii").split()
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+
+
 def outside_view(pid: int) -> str | None:
     """How the kernel runs ``pid``, as far as another process of its uid could change it: its limits, nice value,
     scheduling policy and allowed CPUs; None once it is gone."""
     try:
         with open(f"/proc/{pid}/limits") as handle:
             limits = handle.read()
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
+        fields = stat_fields(pid)
         with open(f"/proc/{pid}/status") as handle:
             cpus = [line for line in handle if line.startswith("Cpus_allowed_list")]
-    except (OSError, IndexError):
+    except OSError:
+        return None
+    if fields is None:
         return None
     return f"{limits}nice {fields[16]} policy {fields[38]} {''.join(cpus)}"
 
@@ -173,11 +185,8 @@ class JudgeGuard:
 
 def proc_state(pid: int) -> str:
     """The state letter of ``pid`` in ``/proc/<pid>/stat`` ("" once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return ""
+    fields = stat_fields(pid)
+    return fields[0] if fields else ""
 
 
 def describe_end(code: int | None, sig: int | None) -> str:
@@ -236,9 +245,8 @@ def ancestors() -> set[int]:
     while pid > 1:
         keep.add(pid)
         try:
-            with open(f"/proc/{pid}/stat") as handle:
-                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
+            pid = int((stat_fields(pid) or [])[1])
+        except (ValueError, IndexError):
             break
     return keep
 
@@ -454,11 +462,12 @@ def cpu_seconds(pid: int) -> float | None:
     """CPU seconds process ``pid`` has used, all its threads and the children it has reaped, as the kernel
     counts them (``/proc/<pid>/stat``: utime, stime, cutime, cstime); None once it is gone. Read from here,
     outside the process, so nothing the code does to its own clocks changes it."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return None
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
         return sum(int(f) for f in fields[11:15]) / CLOCK_TICKS
-    except (OSError, IndexError, ValueError):
+    except ValueError:
         return None
 
 
@@ -485,19 +494,6 @@ class SuiteState:
         if obs is not None:
             outcome["obs"] = obs
         self.outcomes[index] = outcome
-
-
-def next_record(pipes: Pipes, deadline: float, state: SuiteState) -> tuple[str, bytes]:
-    """The next line on the result channel that is not an audit report; audit reports are noted as tampering.
-
-    The observer's audit hook writes a report the moment the code under test looks at the judge, between
-    the runner's own records."""
-    while True:
-        kind, line = pipes.pump(deadline, True)
-        record = parse_record(line) if kind == "line" else None
-        if record is None or record.get("k") != "audit":
-            return kind, line
-        state.note_tamper(["looked at the judge: " + str(record.get("why", ""))[:200]])
 
 
 class Server:
@@ -670,7 +666,7 @@ class Server:
             if mode == "observe" and theirs is not None:
                 with contextlib.suppress(OSError):
                     write_all(ctl_w, (json.dumps(config) + "\n").encode())
-                kind, line = next_record(pipes, deadline, state)
+                kind, line = pipes.pump(deadline, True)
                 record = parse_record(line) if kind == "line" else None
                 if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                     guard = JudgeGuard(pid)
@@ -678,7 +674,7 @@ class Server:
                     with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                         write_all(ctl_w, f"code {pids[-1]}\n".encode())
                 theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
-            kind, line = next_record(pipes, deadline, state)
+            kind, line = pipes.pump(deadline, True)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported" or record.get("lost"):
                 self.check_judge(guard, state, kind)
@@ -757,7 +753,7 @@ class Server:
         except OSError:
             # The runner is gone; still read what it left on the channel (a forgery is reported).
             deadline = min(deadline, time.monotonic() + 1.0)
-        kind, line = next_record(pipes, deadline, state)
+        kind, line = pipes.pump(deadline, True)
         elapsed = time.monotonic() - t0
         self.check_judge(guard, state, kind)
         cpu1 = cpu_seconds(code_pid)
