@@ -117,8 +117,8 @@ def probe_driver(spec: ProbeSpec, seed: int) -> dict[str, str]:
 
 def trial_of(observed: Observed) -> Trial:
     """One trial, from what the driver observed: its record, or how the code's calls ended it."""
-    if observed.status == "timeout":
-        return Trial("timeout", message=observed.reason)
+    if observed.status == "timeout":  # the suite's wall clock, past every trial's watchdog: the machine's load
+        return Trial("starved", message=observed.reason)
     if observed.status != "observed":  # the answerer died, or broke the protocol
         return Trial("crashed", message=observed.reason)
     for record in observed.observations:

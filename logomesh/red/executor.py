@@ -58,7 +58,7 @@ def library_source() -> str:
     return _source("library.py")
 
 
-STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "cpu")  # what a probe driver writes
+STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "cpu", "starved")  # what a probe driver writes
 MALFORMED = "malformed"  # a trial whose record no probe driver writes
 
 

@@ -122,6 +122,10 @@ def test_traversal_and_race_and_growth_oracles() -> None:
     assert not growth.judge(variant, plateau).hit
     assert growth.judge(variant, ballast).hit  # a fixed ballast lifts the small reading, not the growth
     assert not growth.judge(variant, small).hit  # grows, but by too little to matter
+    # Code that ends or hangs its process once it holds many entries is not bounded; a starved machine is no
+    # measurement.
+    assert all(growth.judge(variant, Trial(status)).hit for status in ("crashed", "timeout", "cpu"))
+    assert not growth.judge(variant, Trial("starved")).hit
 
 
 def test_complexity_oracle_and_shrink() -> None:
@@ -136,11 +140,15 @@ def test_complexity_oracle_and_shrink() -> None:
     capped = Trial("ok", result={"capped": True, "points": [{"n": 8, "t": 0.0}, {"n": 22, "t": 0.3}]})
     verdict = family.judge(first, capped)
     assert verdict.hit and "CPU time read from the kernel" in verdict.observation
-    # The probe's watchdog kills a call at the cap of CPU; the wall clock ends only a call that waited.
+    # The probe's watchdog kills a call at the cap of CPU. A machine too loaded to give the code its CPU
+    # ("starved") is no measurement; code that hung (an idle wait) or ended its process on a large input did
+    # not survive it, a hit the agent confirms against the small control.
+    starved = Trial("starved")
+    assert not family.judge(first, starved).hit
+    for status in ("timeout", "crashed", "cpu"):
+        died = family.judge(first, Trial(status, message="the code's process broke the protocol or died"))
+        assert died.hit and "did not survive" in died.observation, status
     waited = Trial("timeout")
-    assert not family.judge(first, waited).hit
-    crashed = Trial("crashed", message="the code's process broke the protocol or died")
-    assert not family.judge(first, crashed).hit  # the code died on its own: not a measurement of its CPU
     sizes = first.spec.args["sizes"]
     fast = Trial("ok", result={"capped": False, "points": [{"n": n, "t": 0.01} for n in sizes]}, cpu_s=0.1)
     assert not family.judge(first, fast).hit

@@ -51,10 +51,11 @@ class Verdict:
 
 
 MISS = Verdict(False, 0.0)
-# Trial statuses in which the code ended or hung the process a probe measured it in. Where a correct
-# solution survives the probe (every race and model scenario's reference does), that is a finding, never a
-# clean miss: otherwise dying whenever a probe's instrument is present would hide any flaw.
-DIED = ("crashed", "timeout")
+# Trial statuses in which the code ended or hung the process a probe measured it in, or spent the trial's
+# whole CPU time: the code's doing on any machine. Where the family's benign control survives, that is a
+# finding, never a clean miss: otherwise dying whenever a probe's input or instrument is present would hide
+# any flaw. "starved" (the machine gave the code too little CPU to finish in time) is never the code's.
+DIED = ("crashed", "timeout", "cpu")
 
 
 def did_not_survive(trial: Trial) -> Verdict:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from logomesh import untrusted
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict, with_args
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, did_not_survive, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeSpec, Trial
 
@@ -111,11 +111,13 @@ class ComplexityFamily(Family):
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
         """CPU time only: a call over the cap (the probe's watchdog killed it there). The wall clock is the
-        machine's load: a trial the server's wall clock ended had not used the cap on any call, or the
-        watchdog would have ended it first.
+        machine's load: a trial that ran out of wall time without using the cap is "starved", never a hit;
+        one the code ended or hung (``DIED``) is, where the small control answered.
 
         A miss scores 0 whatever it measured, so the search never learns from timings and plays the same
         leaves on an idle and on a loaded machine."""
+        if trial.status in DIED:  # ended or hung its process on a large input: not bounded either
+            return did_not_survive(trial)
         points = _points(trial)
         last = points[-1] if points else None
         if trial.status == "memory":

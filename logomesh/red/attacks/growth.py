@@ -25,7 +25,7 @@ of 2.49, a growth of 533 kB). The ratio only shades the score of a miss.
 from __future__ import annotations
 
 from logomesh import untrusted
-from logomesh.red.attacks.base import MISS, Family, Variant, Verdict
+from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, did_not_survive
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
 
@@ -55,6 +55,8 @@ class GrowthFamily(Family):
         )]
 
     def judge(self, variant: Variant, trial: Trial) -> Verdict:
+        if trial.status in DIED:  # code that ends or hangs itself once it holds many entries is not bounded
+            return did_not_survive(trial)
         if trial.status != "ok":
             return MISS
         tampered = untrusted.optional_text(trial.result, "tampered")

@@ -93,7 +93,7 @@ def probe_call(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
 CODE: Any = None  # ``observe.CODE`` (the code's process: its pid, ``stop()``), set when the probe runs as a driver
 CAP_POLL_S = 0.005  # how often the timing probe's watchdog reads the code's CPU time (its caps are 0.25 s)
 TRIAL_POLL_S = 0.05  # how often a trial's watchdog does (its limits are seconds; each read lists /proc)
-IDLE_S = 0.5  # a code that used no CPU for this long (the kernel counts in 10 ms ticks) is waiting, not working
+IDLE_S = 0.5  # a code neither running nor waiting for a CPU this long is waiting of its own accord, not working
 # What the answerer spends to keep one object of the code's alive for the judge (``CODE.held()``): its entries in
 # the wire's two tables, its id as an int, and a small object (measured: 142 B per ``object()`` that
 # ConnectionPool(object, 2) made afresh on each of 8,000 acquires). Not the code's retained memory.
@@ -167,14 +167,47 @@ def code_cpu(code: Any) -> float:
     return sum(cpu_of(pid) for pid in code.pids())
 
 
+def runnable_ns(code: Any) -> dict[str, int]:
+    """Nanoseconds each thread of the code's processes has been runnable: running, or waiting on a run queue
+    for a CPU (the first two fields of ``/proc/<pid>/task/<tid>/schedstat``). What is left of the wall clock,
+    the thread chose to wait (a sleep, a lock, a read)."""
+    times = {}
+    for pid in code.pids():
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            fields = (_proc_text(f"/proc/{pid}/task/{tid}/schedstat") or "").split()[:2]
+            if len(fields) == 2 and all(f.isdigit() for f in fields):
+                times[f"{pid}/{tid}"] = int(fields[0]) + int(fields[1])
+    return times
+
+
+def throttled_ns() -> int:
+    """Nanoseconds the box's CPU quota has held the box back (cgroup ``cpu.stat``: v1 ``throttled_time``, v2
+    ``throttled_usec``); 0 where there is no quota (bubblewrap)."""
+    for path, key, scale in (("/sys/fs/cgroup/cpu/cpu.stat", "throttled_time", 1),
+                             ("/sys/fs/cgroup/cpu.stat", "throttled_usec", 1000)):
+        for line in (_proc_text(path) or "").splitlines():
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().isdigit():
+                return int(value) * scale
+    return 0
+
+
 class Watchdog:
     """Kills the code's processes (``CODE.stop()``) once a call has used more than ``cap`` CPU seconds, or, given
-    ``wait_s``, once that much wall time has passed and the code used no CPU in the last ``IDLE_S`` (a hang: a
-    deadlock, a sleep), or, given ``backstop_s``, at that wall time whatever it does (a machine too loaded to
-    give it its CPU).
+    ``wait_s``, once that much wall time has passed and the code neither ran nor waited for a CPU in the last
+    ``IDLE_S`` (a hang: a deadlock, a sleep; a loaded machine delays a working thread, it does not make it look
+    asleep), or, given ``backstop_s``, at that wall time whatever it does.
 
     A thread of the judge's process reads the code's CPU time every ``poll_s``; the call in flight then
-    ends as ``Lost`` (the wire's). ``reason`` says which limit fired: ``"cpu"`` or ``"timeout"``."""
+    ends as ``Lost`` (the wire's). ``reason`` says which limit fired: ``"cpu"``; ``"timeout"``, a hang of the
+    code's own making; or ``"starved"``, the backstop reached while one of the code's threads was runnable
+    (``runnable_ns``, or held back by the box's quota) for at least half the time: it wanted the CPU and, short
+    of its cap, mostly did not get it. Only that is the machine's doing: code that works in slow trickles, to
+    stay clear of the idle rule, reaches the backstop having chosen to wait."""
 
     def __init__(self, code: Any, cap: float, wait_s: float | None = None, backstop_s: float | None = None,
                  poll_s: float = CAP_POLL_S) -> None:
@@ -183,8 +216,10 @@ class Watchdog:
         self.cap = cap
         self.wait_s, self.backstop_s = wait_s, backstop_s
         self.started = code_cpu(code)
+        self.watches_wall = wait_s is not None or backstop_s is not None
+        self.runnable = (runnable_ns(code), throttled_ns()) if self.watches_wall else ({}, 0)
         self.clock = time.monotonic()
-        self.progress = (self.clock, self.started)  # when the code's CPU time last moved, and to what
+        self.progress = (self.clock, self._wanting())  # when the code last wanted the CPU, and how much so far
         self.spent = 0.0
         self.fired = False
         self.reason = ""
@@ -197,13 +232,25 @@ class Watchdog:
         self.spent = cpu - self.started
         if self.spent > self.cap:
             return "cpu"
-        if cpu != self.progress[1]:
-            self.progress = (now, cpu)
+        if self.watches_wall and (wanting := self._wanting()) != self.progress[1]:
+            self.progress = (now, wanting)
         if self.backstop_s is not None and now - self.clock > self.backstop_s:
-            return "timeout"
+            return "starved" if self._wanted_cpu(now - self.clock) else "timeout"
         if self.wait_s is not None and now - self.clock > self.wait_s and now - self.progress[0] > IDLE_S:
             return "timeout"
         return ""
+
+    def _wanting(self) -> int:
+        """Nanoseconds the code's threads have been runnable or throttled, all told: it grows while the code
+        runs or waits for a CPU, on an idle machine and a loaded one alike, and stands still while it sleeps."""
+        return sum(runnable_ns(self.code).values()) + throttled_ns() if self.watches_wall else 0
+
+    def _wanted_cpu(self, wall: float) -> bool:
+        """Whether a thread of the code was runnable, or throttled, at least half of ``wall`` seconds."""
+        before, throttled = self.runnable
+        held = throttled_ns() - throttled
+        busiest = max((ns - before.get(tid, 0) for tid, ns in runnable_ns(self.code).items()), default=0)
+        return busiest + held >= wall * 1e9 / 2
 
     def _watch(self) -> None:
         while not self.done.wait(self.poll_s):
