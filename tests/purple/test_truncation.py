@@ -2,9 +2,9 @@
 
 The agent reads ``finish_reason`` (and its absence) and reports it in the artifact's ``logomesh_llm``
 metadata; the battle reads it into ``Submission.finish``; the result and the signed ledger entry carry
-``purple_finish`` (``truncated`` true for ``"length"``). A cut answer is judged as the code it is.
-Agents that report nothing (mocks) leave results exactly as before. A stand-in endpoint serves the
-protocol cases; the real packaged model serves the real ones.
+``purple_finish`` (``truncated`` true for ``"length"``); the progress log and the console say it. A cut
+answer is judged as the code it is. Agents that report nothing (mocks) leave results exactly as before.
+A stand-in endpoint serves the protocol cases; the real packaged model serves the real ones.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from starlette.routing import Route
 from logomesh.battle.request import BattleRequest
 from logomesh.battle.result import BattleResult
 from logomesh.battle.spine import run_battle
-from logomesh.events import Event
+from logomesh.events import Event, PurpleFinishReported, PurpleResponded
 from logomesh.purple.a2a_parse import finish_of
 from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.llm import LlmSettings, llm_app_factory
@@ -122,6 +122,15 @@ def test_an_agent_that_reports_nothing_gives_a_submission_with_no_finish(mock_se
     assert exchange.submission.finish is None
 
 
+@pytest.mark.docker
+def test_a_mock_battle_records_no_finish_and_emits_no_finish_event(tmp_path: Path) -> None:
+    events: list[Event] = []
+    outcome = run_battle(BattleRequest("fib-recursive", "mock-no-finish", 1, tmp_path, mock_variant="good",
+                                       red=False), events.append)
+    assert outcome.result.finish is None and "purple_finish" not in outcome.result.to_json()
+    assert not any(isinstance(e, PurpleFinishReported) for e in events)
+
+
 @pytest.mark.parametrize(("metadata", "finish"), [
     ({"logomesh_llm": {"finish_reason": "length"}}, Finish("length")),
     ({"logomesh_llm": {"finish_reason": None}}, Finish(None)),
@@ -157,6 +166,26 @@ def test_the_result_keeps_the_finish_and_leaves_results_without_one_unchanged() 
         assert "purple_finish" not in parsed.scores.to_json()
 
 
+def test_the_console_and_the_progress_log_say_the_answer_was_cut() -> None:
+    from logomesh.green.progress import progress_line
+    from logomesh.progress import describe
+    from tui.ledger_source import EntryDetail, LedgerRow
+    from tui.widgets.ledger.entry_view import render_summary
+
+    cut = PurpleFinishReported("b", Finish("length"))
+    said = "TRUNCATED: the model's answer was cut at the token limit (finish_reason length)"
+    assert said in str(describe(cut)) and said in str(progress_line(cut))
+    row = LedgerRow(1, "2026-11-28 06:00:00", "b", "adder", "http://x/", 0.5, "scored")
+    for finish, said in ((Finish("length"), "TRUNCATED"), (Finish("stop"), "finish_reason stop"),
+                         (Finish(None), "gave no finish_reason")):
+        result = {"status": "scored", "cis_score": 0.5, "purple_finish": finish.to_json()}
+        text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(result))).plain
+        assert f"answer   {finish.note}\n" in text and said in text
+    text = render_summary(EntryDetail(row, {}, "sig", "inc", result=BattleResult.from_json(
+        {"status": "scored", "cis_score": 0.5}))).plain
+    assert "answer   " not in text
+
+
 def _battle(tmp_path: Path, url: str, battle_id: str, events: list[Event] | None = None) -> BattleResult:
     from ledger import Ledger
 
@@ -182,6 +211,9 @@ def test_a_cut_answer_is_scored_as_its_code_and_flagged_in_result_ledger_and_rep
         result = _battle(tmp_path, purple.url, "trunc-battle", events)
     assert result.status == "scored" and result.scores.hidden is not None and result.scores.hidden.passed == 1
     assert result.truncated and result.to_json()["purple_finish"] == {"finish_reason": "length", "truncated": True}
+    kinds = [type(e) for e in events]
+    assert kinds[kinds.index(PurpleResponded) + 1] is PurpleFinishReported
+    assert [e.finish for e in events if isinstance(e, PurpleFinishReported)] == [Finish("length")]
     replayed = replay_battle(tmp_path, "trunc-battle")
     assert replayed.matches and replayed.replayed.truncated
 
