@@ -247,16 +247,16 @@ async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Nego
     schema = negotiation.offer_schema
     messages = settings.first_messages(task_text, schema)
     try:
-        content = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema)
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
         negotiation.learned(False)
         schema, messages = False, settings.first_messages(task_text, False)
-        content = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema)
     if schema:
-        negotiation.learned(follows_schema(content.content))
-    return messages, content, schema
+        negotiation.learned(follows_schema(reply.content))
+    return messages, reply, schema
 
 
 async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negotiation | None = None) -> Answer:
