@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from logomesh.submission import Finish
+
 Stream = Literal["stdout", "stderr"]
 TestSuite = Literal["hidden", "purple"]
 TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
@@ -42,6 +44,15 @@ class PurpleResponded:
     test_bytes: int
     rationale_chars: int
     response_sha256: str
+
+
+@dataclass(frozen=True)
+class PurpleFinishReported:
+    """How the purple's model answer ended, as the agent reported it: ``finish.truncated`` when it was cut at the
+    token limit. Emitted after ``PurpleResponded`` only by a battle whose agent reported it (not by mocks)."""
+
+    battle_id: str
+    finish: Finish
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,7 @@ Event = (
     BattleStarted
     | StageStarted
     | PurpleResponded
+    | PurpleFinishReported
     | SandboxOutput
     | TestResult
     | MctsNodeAdded

@@ -14,6 +14,7 @@ from logomesh.events import (
     FindingConfirmed,
     LedgerAppended,
     PenaltyApplied,
+    PurpleFinishReported,
     PurpleResponded,
     ScoreComponent,
     StageStarted,
@@ -30,6 +31,8 @@ def describe(event: Event) -> str | None:
             return f"stage: {stage}"
         case PurpleResponded(source_bytes=n, test_bytes=m, response_sha256=h):
             return f"purple answered: {n} bytes of code, {m} bytes of tests (sha256 {h[:12]})"
+        case PurpleFinishReported(finish=finish):
+            return f"  purple answer: {finish.note}"
         case TestResult(suite=suite, name=name, status=status, reason=reason) if status != "passed":
             return f"  {suite} test {name}: {status}" + (f" ({reason})" if reason else "")
         case FindingConfirmed(family=f, severity=sev, cwe=cwe, summary=summary):

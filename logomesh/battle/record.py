@@ -6,7 +6,8 @@ holds those obtained so far, so a battle that fails or is cancelled midway
 still entangles everything it got (a purple response whose sandbox then
 failed, say). ``played_battle`` turns the values and the ending (``Scored``,
 ``FailedAt`` or ``CancelledAt``) into the ``PlayedBattle`` the ledger appends:
-the result (a ``BattleResult``), the inputs, the attributes and the intent
+the result (a ``BattleResult``, flagged truncated where the purple agent reported
+its model's answer cut at the token limit), the inputs, the attributes and the intent
 vector. Every result, scored, failed or cancelled, is built here and nowhere else.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from logomesh.purple.exchange import PurpleExchange
     from logomesh.scoring.cis import ScoreCard
     from logomesh.scoring.measure import Measured
+    from logomesh.submission import Finish
     from logomesh.tasks import TaskSpec
 
 
@@ -106,6 +108,7 @@ def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageVa
     """The one builder of a battle's ledger entry; ``task`` is ``None`` when it could not even be loaded."""
     inputs = _task_inputs(task) if task is not None else {}
     attributes = _request_attributes(request)
+    finish = values.exchange.submission.finish if values.exchange is not None else None
     if values.exchange is not None:
         inputs["purple_request"] = values.exchange.request_bytes
         inputs["purple_response"] = values.exchange.response_bytes
@@ -116,7 +119,7 @@ def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageVa
     if values.measured is not None:
         inputs.update(_measured_inputs(values.measured))
     if not isinstance(ending, Scored):
-        return PlayedBattle(_unscored_result(request, ending), inputs, attributes, None)
+        return PlayedBattle(_unscored_result(request, ending, finish), inputs, attributes, None)
     config = ending.card.config
     if task is not None:  # the library intents the intent check judged among: replay needs no library
         from logomesh.scoring.reference import library_bytes
@@ -125,7 +128,7 @@ def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageVa
     attributes["scorer_config_sha256"] = config.sha256()
     for name, model in sorted(config.model_ids().items()):
         attributes[f"model:{name}"] = model
-    return PlayedBattle(scored_result(request, ending.card), inputs, attributes, ending.card.intent_vector)
+    return PlayedBattle(scored_result(request, ending.card, finish), inputs, attributes, ending.card.intent_vector)
 
 
 def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBattle:
@@ -133,14 +136,15 @@ def failed_played(request: BattleRequest, stage: str, reason: str) -> PlayedBatt
     return played_battle(request, None, StageValues(), FailedAt(stage, reason))
 
 
-def scored_result(request: BattleRequest, card: ScoreCard) -> BattleResult:
-    """A scored battle's result: the card's fields, parsed once, and the settings it was judged with."""
+def scored_result(request: BattleRequest, card: ScoreCard, finish: Finish | None = None) -> BattleResult:
+    """A scored battle's result: the card's fields, parsed once, the settings it was judged with, and how the
+    purple's model answer ended where the agent reported it (``Submission.finish``)."""
     return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
                         ResultEnding("scored"), Scores.from_json(card.result_fields()),
-                        RedSettings(request.red, request.red_budget_s if request.red else 0.0))
+                        RedSettings(request.red, request.red_budget_s if request.red else 0.0), finish)
 
 
-def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> BattleResult:
+def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt, finish: Finish | None) -> BattleResult:
     """Zeros, and the stage and reason it stopped with (``failed_stage`` or ``stage`` in the JSON)."""
     zero = {"passed": 0, "failed": 0, "total": 0}
     scores: dict[str, Any] = {
@@ -163,7 +167,7 @@ def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt) -> 
     }
     status: Status = "failed" if isinstance(ending, FailedAt) else "cancelled"
     return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
-                        ResultEnding(status, ending.stage, ending.reason), Scores.from_json(scores))
+                        ResultEnding(status, ending.stage, ending.reason), Scores.from_json(scores), finish=finish)
 
 
 def _task_inputs(task: TaskSpec) -> dict[str, bytes]:

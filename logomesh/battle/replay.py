@@ -148,7 +148,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         request = _request_for(result, home, sandbox)
         judged = judge_submission(request, task, submission, request.context(emit))
-    replayed = scored_result(request, judged.card)
+    replayed = scored_result(request, judged.card, submission.finish)
     signed, now = stored.result, replayed.to_json()
     changed = {k for k in set(signed) | set(now) if signed.get(k) != now.get(k)}
     basis = judged.measured.reference_observations

@@ -6,7 +6,10 @@ parsed once from the score card's fields when scored, from zeros when not; ``bat
 ``record.played_battle`` builds every result; the ledger boundary turns it into JSON with ``to_json``
 and a reader of the ledger parses it back once with ``from_json``. The JSON keys are the ones results
 have always had: a failed result names its stage ``failed_stage``, a cancelled one ``stage``;
-``ResultEnding.stage`` is either.
+``ResultEnding.stage`` is either. Where the purple agent reported how its model's answer ended (the LLM
+purple agent does), ``finish`` holds it and the JSON carries ``purple_finish``:
+``{"finish_reason": "length", "truncated": true}`` for an answer cut at the token limit; results of agents
+that report nothing (mocks) have no such key, exactly as before.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from logomesh.battle.scores import Scores
+from logomesh.submission import Finish
 
 Status = Literal["scored", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("scored", "failed", "cancelled")
 _STAGE_KEY = {"failed": "failed_stage", "cancelled": "stage"}  # the JSON key of the stage an ending stopped at
+FINISH_KEY = "purple_finish"
 _OWN_KEYS = frozenset({"battle_id", "task_id", "status", "failed_stage", "stage", "reason", "seed", "purple_agent",
-                       "red_enabled", "red_budget_s"})
+                       "red_enabled", "red_budget_s", FINISH_KEY})
 
 
 class ResultError(ValueError):
@@ -68,6 +73,12 @@ class BattleResult:
     ending: ResultEnding
     scores: Scores
     red: RedSettings | None = None  # scored results only
+    finish: Finish | None = None  # how the purple's model answer ended, where the agent reported it
+
+    @property
+    def truncated(self) -> bool:
+        """The purple agent reported that its model's answer was cut at the token limit."""
+        return self.finish is not None and self.finish.truncated is True
 
     @property
     def status(self) -> Status:
@@ -98,6 +109,8 @@ class BattleResult:
         if self.red is not None:
             out["red_enabled"] = self.red.enabled
             out["red_budget_s"] = self.red.budget_s
+        if self.finish is not None:
+            out[FINISH_KEY] = self.finish.to_json()
         return out
 
     @classmethod
@@ -121,7 +134,8 @@ class BattleResult:
         return cls(battle_id=str(result.get("battle_id", "")), task_id=str(result.get("task_id", "")),
                    seed=parsed_seed, purple_agent=str(result.get("purple_agent") or purple_agent),
                    ending=ResultEnding(status, str(stage or ""), str(result.get("reason") or "")),
-                   scores=Scores.from_json({k: v for k, v in result.items() if k not in _OWN_KEYS}), red=red)
+                   scores=Scores.from_json({k: v for k, v in result.items() if k not in _OWN_KEYS}), red=red,
+                   finish=Finish.from_json(result.get(FINISH_KEY)) if FINISH_KEY in result else None)
 
 
 def _number(value: object) -> float:

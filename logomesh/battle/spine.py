@@ -45,6 +45,7 @@ from logomesh.events import (
     Event,
     EventSink,
     LedgerAppended,
+    PurpleFinishReported,
     PurpleResponded,
     StageStarted,
     discard,
@@ -126,6 +127,8 @@ def _purple_stage(request: BattleRequest, task: TaskSpec, battle: BattleContext)
             exchange.response_sha256,
         )
     )
+    if submission.finish is not None:
+        battle.emit(PurpleFinishReported(battle.battle_id, submission.finish))
     return exchange
 
 

@@ -134,6 +134,8 @@ def run(
         figures = "  ".join(f"{letter} {value:.3f}" if value is not None else f"{letter} —"
                             for letter, _, value in result.scores.components.named())
         print(f"CIS {result.cis_score:.3f}  ({figures})  status {result.status}")
+        if result.finish is not None:
+            print(f"purple answer: {result.finish.note}")
         print(f"recorded: entry #{outcome.sequence} in {outcome.db_path}")
         print(describe_stages(stages))
     if outcome.cancelled:

@@ -10,6 +10,7 @@ from logomesh.events import (
     FindingConfirmed,
     LedgerAppended,
     PenaltyApplied,
+    PurpleFinishReported,
     PurpleResponded,
     ScoreComponent,
     StageStarted,
@@ -24,6 +25,8 @@ def progress_line(event: Event) -> str | None:
             return f"stage: {stage}"
         case PurpleResponded(source_bytes=source, test_bytes=tests):
             return f"purple answered: {source} bytes of code, {tests} bytes of tests"
+        case PurpleFinishReported(finish=finish):
+            return f"purple answer: {finish.note}"
         case TestResult(suite=suite, name=name, status=status):
             return f"{suite} test {name}: {status}"
         case FindingConfirmed(family=family, severity=severity, cwe=cwe, summary=summary):

@@ -3,21 +3,27 @@
 The input is untrusted bytes. ``parse_reply`` and ``extract_submission`` raise
 nothing but ``PurpleError`` subclasses, whatever the bytes are (a Hypothesis
 test fuzzes this).
+
+A submission read from an artifact whose metadata carries the LLM purple agent's
+report (``logomesh_llm``) with a ``finish_reason`` key gets it as its ``Finish``:
+how the model's answer ended, ``"length"`` when it was cut at the token limit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from logomesh.purple.a2a_errors import PurpleMalformed, PurpleRPCError, PurpleTaskFailed, one_line
-from logomesh.submission import Submission, SubmissionError, json_error
+from logomesh.submission import Finish, Submission, SubmissionError, json_error
 
 TERMINAL_FAILURES = ("failed", "rejected", "canceled")
 NEEDS_INPUT = ("input-required", "auth-required")
 _FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\r?\n(?P<body>.*?)\r?\n[ \t]*```", re.DOTALL)
+AGENT_REPORT_KEY = "logomesh_llm"  # the artifact metadata key the LLM purple agent reports under
 _KINDS_1_0 = {
     "task": "task", "message": "message", "statusUpdate": "status-update", "artifactUpdate": "artifact-update",
 }
@@ -28,13 +34,15 @@ class Reply:
     """A response folded into one view: the task state, its artifacts, and the messages.
 
     ``state`` is normalised to the 0.3 spelling (``completed``, ``working``, …);
-    it is ``None`` for a direct Message answer.
+    it is ``None`` for a direct Message answer. ``finishes`` holds, for each artifact,
+    how the model's answer in it ended as the agent's metadata reports it (``None``: not reported).
     """
 
     kind: str = ""
     state: str | None = None
     task_id: str | None = None
     artifacts: list[list[Any]] = field(default_factory=list)
+    finishes: list[Finish | None] = field(default_factory=list)
     status_parts: list[Any] = field(default_factory=list)
     message_parts: list[Any] = field(default_factory=list)
 
@@ -137,12 +145,25 @@ def _apply_artifact(reply: Reply, artifact: Any, ids: list[Any], append: bool) -
         raise PurpleMalformed("artifact is not an object")
     artifact_id = artifact.get("artifactId")
     parts = _parts(artifact)
+    finish = finish_of(artifact.get("metadata"))
     if artifact_id is not None and artifact_id in ids:
         index = ids.index(artifact_id)
         reply.artifacts[index] = reply.artifacts[index] + parts if append else parts
+        reply.finishes[index] = finish if finish is not None or not append else reply.finishes[index]
         return
     ids.append(artifact_id)
     reply.artifacts.append(parts)
+    reply.finishes.append(finish)
+
+
+def finish_of(metadata: Any) -> Finish | None:
+    """The ``Finish`` the LLM purple agent's report in an artifact's metadata holds; ``None`` if it holds none.
+
+    A report with ``finish_reason`` null (the model endpoint gave none) is kept as a ``Finish`` whose reason
+    is unknown: the absence is on the record too.
+    """
+    report = metadata.get(AGENT_REPORT_KEY) if isinstance(metadata, dict) else None
+    return Finish.from_json(report) if isinstance(report, dict) else None
 
 
 def _apply(reply: Reply, kind: str, payload: dict[str, Any], ids: list[Any]) -> None:
@@ -159,7 +180,7 @@ def _apply(reply: Reply, kind: str, payload: dict[str, Any], ids: list[Any]) -> 
         artifacts = payload.get("artifacts") or []
         if not isinstance(artifacts, list):
             raise PurpleMalformed("task artifacts is not a list")
-        reply.artifacts, ids[:] = [], []
+        reply.artifacts, reply.finishes, ids[:] = [], [], []
         for artifact in artifacts:
             _apply_artifact(reply, artifact, ids, append=False)
     elif kind == "status-update":
@@ -190,16 +211,17 @@ def _part_text(part: Any) -> str | None:
     return None
 
 
-def _candidates(reply: Reply) -> list[Any]:
-    """What may hold the submission, best first: artifacts, then the status message, then a Message."""
-    found: list[Any] = []
-    for parts in reply.artifacts:
-        found.extend(parts)
+def _candidates(reply: Reply) -> list[tuple[Any, Finish | None]]:
+    """What may hold the submission, best first, each with its artifact's ``Finish``: artifacts, then the
+    status message, then a Message."""
+    found: list[tuple[Any, Finish | None]] = []
+    for parts, finish in zip(reply.artifacts, reply.finishes, strict=True):
+        found.extend((part, finish) for part in parts)
         texts = [t for t in (_part_text(p) for p in parts) if t is not None]
         if len(texts) > 1:
-            found.append({"text": "".join(texts)})
-    found.extend(reply.status_parts)
-    found.extend(reply.message_parts)
+            found.append(({"text": "".join(texts)}, finish))
+    found.extend((part, None) for part in reply.status_parts)
+    found.extend((part, None) for part in reply.message_parts)
     return found
 
 
@@ -246,9 +268,11 @@ def extract_submission(reply: Reply, raw: bytes) -> Submission:
     if not candidates:
         raise PurpleMalformed("the answer holds no text or data part")
     first: SubmissionError | None = None
-    for part in candidates:
+    for part, finish in candidates:
         try:
-            return _from_part(part, raw)
+            submission = _from_part(part, raw)
         except SubmissionError as exc:
             first = first or exc
+            continue
+        return dataclasses.replace(submission, finish=finish) if finish is not None else submission
     raise PurpleMalformed(f"no valid submission in the answer: {one_line(str(first))}")

@@ -10,7 +10,9 @@ message). The answer is never run.
 
 Test code at the top level of the module (asserts, example calls, ``unittest``
 classes, ``test_*`` functions) would run at import and sink the module, so it
-is moved into the tests, and the move is noted.
+is moved into the tests, and the move is noted. What is left of it goes too: a
+main guard that only runs the tests (``unittest.main()``, ``pytest.main()``,
+the moved test functions) and imports that only the moved code uses.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ _ALIASES = {  # the names models give the three fields when they improvise
     "rationale": ("rationale", "explanation", "reasoning"),
 }
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_RUNNERS = ("unittest", "pytest", "doctest")  # modules whose calls in a main guard only run tests
+_EXITS = ("sys.exit", "exit", "SystemExit", "raise SystemExit")
 
 
 class AnswerProblem(ValueError):
@@ -188,6 +192,53 @@ def _moves_to_tests(node: ast.stmt) -> bool:
     return False
 
 
+def _runs_tests(node: ast.expr | None, tests: set[str]) -> bool:
+    """A call that only runs tests: a runner's (``unittest.main()``), a moved test's, or ``sys.exit`` of one."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = ast.unparse(node.func)
+    if name.split(".")[0] in _RUNNERS or name in tests:
+        return True
+    return name in _EXITS and len(node.args) == 1 and _runs_tests(node.args[0], tests)
+
+
+def _is_runner_guard(node: ast.stmt, tests: set[str]) -> bool:
+    """``if __name__ == "__main__":`` whose body only runs the tests: a leftover once they have moved."""
+    return _is_main_guard(node) and isinstance(node, ast.If) and not node.orelse and all(
+        (isinstance(s, ast.Expr) and _runs_tests(s.value, tests)) or (isinstance(s, ast.Raise) and s.cause is None
+                                                                      and _runs_tests(s.exc, tests))
+        for s in node.body)
+
+
+def _used_names(nodes: list[ast.stmt]) -> set[str]:
+    """The names ``nodes`` read (``os`` of ``os.path.join`` included)."""
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _bound_by_import(node: ast.stmt) -> set[str] | None:
+    """The names an import binds; ``None`` for what is no import, a star import or a ``__future__`` one."""
+    if isinstance(node, ast.Import):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module != "__future__" and all(a.name != "*" for a in node.names):
+        return {a.asname or a.name for a in node.names}
+    return None
+
+
+def _moved_nodes(tree: ast.Module) -> list[ast.stmt]:
+    """The top-level statements that leave the module: test code, then the runner guard and the imports that
+    only served it (an import the module still uses, or that nothing uses, stays)."""
+    moved = [node for node in tree.body if _moves_to_tests(node)]
+    tests = {node.name for node in moved if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    moved += [node for node in tree.body if node not in moved and _is_runner_guard(node, tests)]
+    kept = [node for node in tree.body if node not in moved]
+    in_module, in_tests = _used_names(kept), _used_names(moved)
+    for node in kept:
+        bound = _bound_by_import(node)
+        if bound and not bound & in_module and bound & in_tests:
+            moved.append(node)
+    return [node for node in tree.body if node in moved]
+
+
 def split_test_code(code: str) -> tuple[str, str, int]:
     """``code`` without its top-level test statements, those statements, and how many there were."""
     tree = _parses(code)
@@ -197,8 +248,8 @@ def split_test_code(code: str) -> tuple[str, str, int]:
     moved: list[str] = []
     drop: set[int] = set()
     count = 0
-    for node in tree.body:
-        if _moves_to_tests(node) and node.end_lineno is not None:
+    for node in _moved_nodes(tree):
+        if node.end_lineno is not None:
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             moved.append("".join(lines[first - 1:node.end_lineno]))
             drop.update(range(first - 1, node.end_lineno))

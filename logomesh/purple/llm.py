@@ -11,7 +11,10 @@ which: the first request offers the schema, and an endpoint that refuses it
 with fenced blocks from then on. ``answer.parse_answer`` reads either, and
 the other shapes models write. An answer without a usable module gets one repair
 message naming what was wrong. The submission goes back as clean JSON, with
-how it was read in the artifact's ``logomesh_llm`` metadata; an answer with
+how it was read in the artifact's ``logomesh_llm`` metadata, including the
+endpoint's ``finish_reason`` for the reply the code came from (``null`` where the
+endpoint gave none; ``"length"``: the answer was cut at the token limit, and the
+judge flags it truncated); an answer with
 no code at all, or a failing endpoint, ends the A2A task ``failed`` with the
 reason. The API key comes from ``OPENAI_API_KEY`` and is sent only
 in the Authorization header, never logged or echoed.
@@ -34,8 +37,10 @@ from starlette.applications import Starlette
 
 from logomesh import __version__
 from logomesh.purple.a2a_errors import one_line
+from logomesh.purple.a2a_parse import AGENT_REPORT_KEY
 from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
 from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
+from logomesh.submission import Finish, reason
 
 SYSTEM_PROMPT = (
     "You are a careful senior Python engineer. You answer a coding task with working code: the module in one "
@@ -163,18 +168,28 @@ def follows_schema(content: str) -> bool:
             and all(isinstance(value, str) for value in data.values()))
 
 
-def _content(reply: Any) -> str:
+@dataclass(frozen=True)
+class ModelReply:
+    """The assistant's text and the endpoint's ``finish_reason`` for it (``None`` where it gave none)."""
+
+    content: str
+    finish_reason: str | None
+
+
+def _content(reply: Any) -> ModelReply:
     try:
-        content = reply["choices"][0]["message"]["content"]
+        choice = reply["choices"][0]
+        content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise ChatError("endpoint reply has no choices[0].message.content") from None
     if not isinstance(content, str) or not content.strip():
         raise ChatError("endpoint reply content is empty")
-    return content
+    return ModelReply(content, reason(choice.get("finish_reason")) if isinstance(choice, dict) else None)
 
 
-async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False) -> str:
-    """One chat completion; the assistant's text. ``SchemaRefused`` when ``schema`` was offered and refused."""
+async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False) -> ModelReply:
+    """One chat completion: the assistant's text and how it ended. ``SchemaRefused`` when ``schema`` was offered
+    and refused."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     try:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=False) as http:
@@ -206,6 +221,13 @@ class Answer:
     notes: tuple[str, ...] = ()
     problem: str = ""  # why the module is unusable, when ``form`` is "unusable"
     model_answers: tuple[str, ...] = ()  # the model's replies verbatim, kept in the artifact (and so the ledger)
+    finish_reasons: tuple[str | None, ...] = ()  # the endpoint's finish_reason for each reply (None: not given)
+    used: int = 0  # which reply the submission was read from
+
+    @property
+    def finish(self) -> Finish:
+        """How the reply the submission was read from ended: ``truncated`` when it was cut at the token limit."""
+        return Finish(self.finish_reasons[self.used] if self.used < len(self.finish_reasons) else None)
 
     @property
     def text(self) -> str:
@@ -213,28 +235,28 @@ class Answer:
 
     def report(self) -> dict[str, Any]:
         out: dict[str, Any] = {"form": self.form, "repaired": self.repaired, "notes": list(self.notes),
-                               "response_format": self.response_format}
+                               "response_format": self.response_format, **self.finish.to_json()}
         if self.problem:
             out["problem"] = self.problem
         return out
 
 
 async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Negotiation,
-                        ) -> tuple[list[dict[str, str]], str, bool]:
+                        ) -> tuple[list[dict[str, str]], ModelReply, bool]:
     """The first messages, the model's reply and whether the schema was in force; ``auto`` learns here."""
     schema = negotiation.offer_schema
     messages = settings.first_messages(task_text, schema)
     try:
-        content = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema)
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
         negotiation.learned(False)
         schema, messages = False, settings.first_messages(task_text, False)
-        content = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema)
     if schema:
-        negotiation.learned(follows_schema(content))
-    return messages, content, schema
+        negotiation.learned(follows_schema(reply.content))
+    return messages, reply, schema
 
 
 async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negotiation | None = None) -> Answer:
@@ -245,30 +267,40 @@ async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negoti
     ``unusable``: the judge records why. ``negotiation`` carries what ``auto`` learned from one task to the next.
     """
     entry = entry_point_of(task_text)
-    messages, content, schema = await _first_answer(settings, task_text, negotiation or Negotiation(settings))
+    messages, reply, schema = await _first_answer(settings, task_text, negotiation or Negotiation(settings))
     asked = "json-schema" if schema else "fenced"
     try:
-        parsed = parse_answer(content, entry)
-        return Answer(parsed.submission_json(), parsed.form, False, asked, parsed.notes, model_answers=(content,))
+        parsed = parse_answer(reply.content, entry)
+        return Answer(parsed.submission_json(), parsed.form, False, asked, parsed.notes,
+                      model_answers=(reply.content,), finish_reasons=(reply.finish_reason,))
     except AnswerProblem as exc:
         first = exc
     if not settings.repair:
-        return _unusable(first, repaired=False, asked=asked, answers=(content,))
+        return _unusable(first, repaired=False, asked=asked, replies=(reply,), used=0)
     template = JSON_REPAIR_TEMPLATE if schema else REPAIR_TEMPLATE
     repair = template.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
-    messages += [{"role": "assistant", "content": content}, {"role": "user", "content": repair}]
-    answers = (content, await chat(settings, messages, schema))
+    messages += [{"role": "assistant", "content": reply.content}, {"role": "user", "content": repair}]
+    replies = (reply, await chat(settings, messages, schema))
     try:
-        parsed = parse_answer(answers[1], entry)
-        return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes, model_answers=answers)
+        parsed = parse_answer(replies[1].content, entry)
+        return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes,
+                      model_answers=tuple(r.content for r in replies),
+                      finish_reasons=tuple(r.finish_reason for r in replies), used=1)
     except AnswerProblem as exc:
-        return _unusable(exc if exc.submission is not None else first, repaired=True, asked=asked, answers=answers)
+        if exc.submission is not None:
+            return _unusable(exc, repaired=True, asked=asked, replies=replies, used=1)
+        return _unusable(first, repaired=True, asked=asked, replies=replies, used=0)
 
 
-def _unusable(problem: AnswerProblem, repaired: bool, asked: str, answers: tuple[str, ...]) -> Answer:
+def _unusable(problem: AnswerProblem, repaired: bool, asked: str, replies: tuple[ModelReply, ...],
+              used: int) -> Answer:
     if problem.submission is None:
-        raise ChatError(f"model answer holds no code{' after one repair round' if repaired else ''}: {problem}")
-    return Answer(problem.submission, "unusable", repaired, asked, problem=str(problem), model_answers=answers)
+        cut = " (cut at the token limit: finish_reason length)" if any(
+            Finish(r.finish_reason).truncated for r in replies) else ""
+        raise ChatError(f"model answer holds no code{' after one repair round' if repaired else ''}: {problem}{cut}")
+    return Answer(problem.submission, "unusable", repaired, asked, problem=str(problem),
+                  model_answers=tuple(r.content for r in replies),
+                  finish_reasons=tuple(r.finish_reason for r in replies), used=used)
 
 
 class LlmExecutor(AgentExecutor):
@@ -294,8 +326,9 @@ class LlmExecutor(AgentExecutor):
             return
         _log(battle_id, json.dumps(answer.report(), sort_keys=True))
         await updater.add_artifact([new_text_part(answer.text, media_type="application/json")], name="submission",
-                                   metadata={"logomesh_llm": {**answer.report(),
-                                                              "model_answers": list(answer.model_answers)}})
+                                   metadata={AGENT_REPORT_KEY: {**answer.report(),
+                                                                "model_answers": list(answer.model_answers),
+                                                                "finish_reasons": list(answer.finish_reasons)}})
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

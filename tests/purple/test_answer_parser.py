@@ -91,6 +91,38 @@ def test_module_and_unittest_class_in_one_block_are_split() -> None:
     assert "class TestAdd(unittest.TestCase)" in parsed.tests and "import unittest" in parsed.tests
 
 
+def test_the_runner_guard_and_imports_only_the_tests_used_leave_the_module() -> None:
+    """Issue 34's case: ``import unittest`` moved to the tests, ``unittest.main()`` under the guard stayed."""
+    code = ("import math\nimport os\nimport random\nimport sys\nimport unittest\n\n\n" + MODULE.replace(
+        "return a + b", "return math.fsum([a, b])") + "\n\nclass TestAdd(unittest.TestCase):\n"
+        "    def test_random(self):\n        x = random.random()\n        self.assertEqual(add(x, 0), x)\n\n\n"
+        "if __name__ == '__main__':\n    sys.exit(unittest.main())\n")
+    parsed = parse_answer(f"```python\n{code}```", "add")
+    assert parsed.source == "import math\nimport os\n\n\n" + MODULE.replace("return a + b",
+                                                                            "return math.fsum([a, b])")
+    assert "import random" in parsed.tests and "import sys" in parsed.tests and "import unittest" in parsed.tests
+    assert "if __name__ == '__main__':\n    sys.exit(unittest.main())" in parsed.tests
+    assert "import math" not in parsed.tests and "import os" not in parsed.tests  # the module's, or nobody's
+    assert parsed.notes[0] == "moved 5 top-level test statement(s) from the module into the tests"
+
+
+@pytest.mark.parametrize("guard", ["    unittest.main()\n", "    unittest.main(verbosity=2)\n",
+                                   "    raise SystemExit(pytest.main([__file__]))\n", "    test_add()\n",
+                                   "    test_add()\n    unittest.main()\n"])
+def test_a_guard_that_only_runs_tests_moves(guard: str) -> None:
+    code = (MODULE + "\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\nif __name__ == \"__main__\":\n" + guard)
+    kept, moved, _ = split_test_code(code)
+    assert kept == MODULE and "__main__" in moved
+
+
+@pytest.mark.parametrize("guard", ["    print(add(1, 2))\n", "    unittest.main()\nelse:\n    pass\n",
+                                   "    unittest.main()\n    print('done')\n", "    main()\n"])
+def test_a_guard_that_does_more_than_run_tests_stays(guard: str) -> None:
+    code = MODULE + "\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\nif __name__ == '__main__':\n" + guard
+    kept, moved, _ = split_test_code(code)
+    assert "__main__" in kept and "__main__" not in moved
+
+
 def test_split_keeps_a_module_whole_when_a_cut_would_break_it() -> None:
     assert split_test_code(MODULE) == (MODULE, "", 0)
 

@@ -404,3 +404,24 @@ def test_final_lines_place_x_in_its_band_and_flag_a_cis_that_differs() -> None:
     assert final_lines(0.8, [], 0.4, (False, 0.5)) == ["x = raw = 0.800", "not all hidden passed: CIS = 0.5×x = 0.400"]
     assert final_lines(0.8, [], 0.8, (False, 0.5))[-1] == "CIS 0.800 as recorded"  # the band not applied: flagged
     assert final_lines(0.8, [0.5], 0.4) == ["CIS = 0.800 × 0.500 = 0.400"]  # a stream without the band, as before
+
+
+def test_the_log_says_when_the_purple_answer_was_cut_at_the_token_limit(tmp_path: Path) -> None:
+    """A ``PurpleFinishReported`` after the purple answered: the sandbox log says the answer was truncated."""
+    from logomesh.events import PurpleFinishReported, PurpleResponded
+    from logomesh.submission import Finish
+
+    events = full_battle(BATTLE, nodes=2)  # the purple answered after the battle started, as the engine says it
+    events = [events[0], PurpleResponded(BATTLE, 30, 0, 10, "ab" * 32),
+              PurpleFinishReported(BATTLE, Finish("length")), *events[1:]]
+    app = make_app(tmp_path, ScriptedEngine(events))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = battle_screen(app)
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: screen.last_ending is not None)
+            lines = list(screen.query_one(SandboxLog).plain_lines)
+            cut = "TRUNCATED: the model's answer was cut at the token limit (finish_reason length)"
+            assert lines[[line.startswith("purple answered") for line in lines].index(True) + 1] == cut
+    run(scenario)

@@ -24,6 +24,7 @@ from logomesh.events import (
     MctsNodeAdded,
     MctsNodeUpdated,
     PenaltyApplied,
+    PurpleFinishReported,
     PurpleResponded,
     SandboxOutput,
     ScoreComponent,
@@ -236,6 +237,8 @@ class BattleScreen(RunScreen):
                 log.append_note(f"battle on {task_id} against {purple}, seed {seed}", "bold")
             case PurpleResponded(source_bytes=source, test_bytes=tests):
                 log.append_note(f"purple answered: {source} bytes of code, {tests} bytes of tests", "cyan")
+            case PurpleFinishReported(finish=finish):
+                log.append_note(finish.note, "bold yellow" if finish.truncated is not False else "dim")
             case BattleFailed(stage=stage, reason=reason):
                 self._failure_shown = True
                 log.append_note(f"failed at {stage}: {reason}", "bold red")

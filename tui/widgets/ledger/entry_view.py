@@ -37,6 +37,9 @@ def render_summary(detail: EntryDetail) -> Text:
     if row.status != "scored" and parsed is not None and parsed.ending.reason:
         text.append("failure  ", style="bold red")
         text.append(f"at {parsed.ending.stage or '?'}: {parsed.ending.reason}\n\n")
+    if parsed is not None and parsed.finish is not None:  # how the purple's model answer ended, where reported
+        text.append("answer   ", style="bold yellow" if parsed.finish.truncated is not False else "bold")
+        text.append(parsed.finish.note + "\n\n", style="bold yellow" if parsed.truncated else "")
     for letter, name, value in scores.components.named():
         text.append(f"{letter} {name:<13}", style="bold")
         text.append(f"{value:.3f}\n" if value is not None else "—\n")
