@@ -7,6 +7,8 @@ reference on some input, and against correct code, which must draw nothing.
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +17,15 @@ import pytest
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.base import Variant
-from logomesh.red.attacks.differential import PROBE, DifferentialFamily, call_sites, compare, driver, mutated_inputs
+from logomesh.red.attacks.differential import (
+    PROBE,
+    DifferentialFamily,
+    call_sites,
+    compare,
+    driver,
+    mutated_inputs,
+    reshape,
+)
 from logomesh.red.executor import ProbeSpec, Trial
 from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.sandbox.base import Observed, ObservedSuite
@@ -46,6 +56,32 @@ def test_mutated_inputs_keep_types_are_new_and_are_seeded() -> None:
     for text in first:
         value = eval(text)  # our own literal text
         assert [type(v) for v in value] == [int, str, list]
+
+
+def test_string_mutations_keep_the_seeds_format_half_the_time() -> None:
+    """A date stays three numbers between dashes, a numeric string stays a number: inputs the reference accepts
+    (HumanEval valid_date, closest_integer), where arbitrary text is mostly refused."""
+    rng = random.Random(7)
+    dates = [reshape("11-01-2012", rng) for _ in range(200)]
+    assert all(re.fullmatch(r"-?\d+-\d+-\d+", d) for d in dates)
+    assert {"01-11-2012", "11-02-2012"} <= set(dates)  # day and month traded, a neighbour
+    numbers = [reshape("-0.5", rng) for _ in range(200)]
+    assert all(re.fullmatch(r"-?\d+\.\d+", n) for n in numbers) and "0.5" in numbers and "-1.5" in numbers
+    words = {reshape("p Z", rng) for _ in range(200)}
+    assert all(re.fullmatch(r"[A-Za-z] [A-Za-z]", w) for w in words) and "Z p" in words
+    assert reshape("?!", rng) == "?!"  # nothing to keep a format by
+    mutated = [eval(t)[0] for t in mutated_inputs([("11-01-2012",)], 0, 40, "d")]  # our own literal text
+    shaped = [d for d in mutated if re.fullmatch(r"-?\d+-\d+-\d+", d)]
+    assert len(shaped) >= len(mutated) / 3, mutated
+
+
+def test_arguments_are_reordered_and_repeated() -> None:
+    """The same sides in another order (right_angle_triangle), the same interval twice (intersection)."""
+    sides = {eval(t) for t in mutated_inputs([(3, 4, 5)], 0, 60, "s")}
+    assert {(4, 3, 5), (3, 3, 5)} & sides and any(sorted(s) == [3, 4, 5] and s != (3, 4, 5) for s in sides)
+    intervals = {eval(t) for t in mutated_inputs([((0, 4), (2, 5))], 0, 60, "i")}
+    assert ((0, 4), (0, 4)) in intervals or ((2, 5), (2, 5)) in intervals
+    assert ((2, 5), (0, 4)) in intervals
 
 
 def _observed(name: str, *obs: object, status: str = "observed") -> Observed:

@@ -3,7 +3,10 @@
 The inputs come from the task itself: the literal arguments of every call to
 the entry point in its hidden drivers, mutated type-aware in the manner of
 EvalPlus (ints and floats nudged, strings and containers cut, grown, reversed,
-shuffled, one element mutated; the types never change). Each batch runs as an
+shuffled, one element mutated; the types never change). Half the string
+mutations keep the seed's format (``reshape``: a numeric string stays numeric,
+a date stays a date), and some draws reorder or repeat arguments of one type
+(the same sides in another order, the same interval twice). Each batch runs as an
 observation driver twice, in separate sandboxed processes: against the
 submission and against the reference (``observe_suite``). Only inputs the
 reference accepts (it returns) count, since an input it refuses is outside
@@ -25,6 +28,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
+import re
+import string
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -51,6 +56,8 @@ INPUTS_PER_BATCH = 24
 MAX_INPUT_CHARS = 400
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
 _STR_ALPHABET = "aAzZ09 _-.,;:/\\'\"()[]{}<>@#!?\t\n"
+_RUNS = re.compile(r"\d+|[A-Za-z]+|\s+|.", re.DOTALL)  # a string's format: runs of digits, letters, spaces; the rest
+ARGUMENT_MOVES = 0.2  # the share of draws that reorder or repeat arguments instead of mutating them
 
 
 def call_sites(drivers: dict[str, str], entry: str, description: str = "") -> list[tuple[Any, ...]]:
@@ -123,12 +130,68 @@ def mutate(value: Any, rng: random.Random, depth: int = 0) -> Any:
 
 
 def _mutate_str(value: str, rng: random.Random) -> str:
+    if rng.random() < 0.5 and any(c.isalnum() for c in value):
+        return reshape(value, rng)
     where = rng.randrange(len(value) + 1)
     char = rng.choice(value + _STR_ALPHABET) if value else rng.choice(_STR_ALPHABET)
     return str(rng.choice([
         "", value + value, value[::-1], value[1:], value[:-1], value.upper(), value.lower(), value.strip(),
         " " + value, value[:where] + char + value[where:], value[:where] + char + value[where + 1:],
     ]))
+
+
+def reshape(value: str, rng: random.Random) -> str:
+    """``value`` with its format kept: the same runs of digits, letters, spaces and separators, one changed. A
+    number becomes a neighbour (its leading zeros kept), the first number gains or loses its sign, two numbers
+    or two words trade places (day and month), one letter changes, or a word's case flips: inputs the task's
+    own seeds make valid, where arbitrary text is mostly refused (EvalPlus keeps its mutants valid likewise)."""
+    runs = _RUNS.findall(value)
+    numbers = [i for i, run in enumerate(runs) if run.isdigit()]
+    words = [i for i, run in enumerate(runs) if run.isascii() and run.isalpha()]
+    moves = (["number", "number", "sign"] if numbers else []) + (["word", "case"] if words else [])
+    moves += ["swap numbers"] if len(numbers) > 1 else []
+    moves += ["swap words"] if len(words) > 1 else []
+    if not moves:
+        return value
+    move = rng.choice(moves)
+    if move == "number":
+        i = rng.choice(numbers)
+        old = int(runs[i])
+        new = str(rng.choice([old + 1, max(old - 1, 0), 0, old * 10, old // 10, 10 ** len(runs[i]) - 1,
+                              old + rng.randint(2, 30)]))
+        runs[i] = new.zfill(len(runs[i])) if runs[i].startswith("0") else new
+    elif move == "sign":
+        first = numbers[0]
+        if first > 0 and runs[first - 1] == "-":
+            runs[first - 1] = ""
+        else:
+            runs[first] = "-" + runs[first]
+    elif move in ("swap numbers", "swap words"):
+        i, j = rng.sample(numbers if move == "swap numbers" else words, 2)
+        runs[i], runs[j] = runs[j], runs[i]
+    elif move == "word":
+        i = rng.choice(words)
+        k = rng.randrange(len(runs[i]))
+        letters = string.ascii_lowercase if runs[i][k].islower() else string.ascii_uppercase
+        runs[i] = runs[i][:k] + rng.choice(letters) + runs[i][k + 1:]
+    else:
+        i = rng.choice(words)
+        runs[i] = runs[i].swapcase()
+    return "".join(runs)
+
+
+def _move_arguments(args: list[Any], rng: random.Random) -> bool:
+    """Swap two arguments of one type, or pass one of them twice; False when no two arguments share a type."""
+    pairs = [(i, j) for i in range(len(args)) for j in range(len(args))
+             if i != j and type(args[i]) is type(args[j]) and args[i] != args[j]]
+    if not pairs:
+        return False
+    i, j = rng.choice(pairs)
+    if rng.random() < 0.5:
+        args[i], args[j] = args[j], args[i]
+    else:
+        args[j] = args[i]
+    return True
 
 
 def _mutate_items(items: list[Any], rng: random.Random, depth: int) -> list[Any]:
@@ -167,9 +230,10 @@ def mutated_inputs(sites: list[tuple[Any, ...]], batch: int, count: int, tag: st
         args = list(rng.choice(sites))
         if not args:
             break
-        for _ in range(1 + min(batch, 2)):
-            pick = rng.randrange(len(args))
-            args[pick] = mutate(args[pick], rng)
+        if rng.random() >= ARGUMENT_MOVES or not _move_arguments(args, rng):
+            for _ in range(1 + min(batch, 2)):
+                pick = rng.randrange(len(args))
+                args[pick] = mutate(args[pick], rng)
         text = repr(tuple(args))
         if text not in seen and _round_trips(tuple(args)):
             seen.add(text)
