@@ -127,18 +127,8 @@ IN_CALL = {"nonce from memory": "        _forge_now()\n"}
 
 
 @pytest.fixture(scope="module")
-def box(either_box: Sandbox) -> Sandbox:
-    return either_box
-
-
-@pytest.fixture(scope="module")
 def task() -> TaskSpec:
     return load_task("rate-limiter")
-
-
-@pytest.fixture(scope="module")
-def cache() -> ReferenceCache:
-    return ReferenceCache(None)
 
 
 def hostile(trick: str, observations: list[list[object]]) -> str:

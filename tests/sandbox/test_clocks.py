@@ -108,11 +108,6 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def box(either_box: Sandbox) -> Sandbox:
-    return either_box
-
-
 @pytest.mark.parametrize("code", [CODE, CLOCKS_REWRITTEN], ids=["honest", "clocks rewritten"])
 def test_each_bound_is_read_on_the_clock_it_names(box: Sandbox, code: str) -> None:
     drivers = {"test_clock.py": DRIVER}

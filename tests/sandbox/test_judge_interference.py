@@ -64,18 +64,8 @@ EVERYONE = "{os.getpid()}"  # the server too
 
 
 @pytest.fixture(scope="module")
-def box(either_box: Sandbox) -> Sandbox:
-    return either_box
-
-
-@pytest.fixture(scope="module")
 def task() -> TaskSpec:
     return load_task("rate-limiter")
-
-
-@pytest.fixture(scope="module")
-def cache() -> ReferenceCache:
-    return ReferenceCache(None)
 
 
 def acting(task: TaskSpec, act: str, only: str = DRIVER) -> str:

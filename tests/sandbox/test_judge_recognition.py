@@ -75,18 +75,8 @@ def hostile(reference: str, detector: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def box(either_box: Sandbox) -> Sandbox:
-    return either_box
-
-
-@pytest.fixture(scope="module")
 def task() -> TaskSpec:
     return load_task("rate-limiter")
-
-
-@pytest.fixture(scope="module")
-def cache() -> ReferenceCache:
-    return ReferenceCache(None)
 
 
 def test_the_control_and_the_reference_are_what_they_seem(box: Sandbox, task: TaskSpec, cache: ReferenceCache) -> None:
