@@ -86,11 +86,13 @@ def _lm_trial(seed):
         record = {{"status": "exception", "exc": type(exc).__name__,
                   "msg": (str(exc) if message is None else message)[:200],
                   "where": [str(w) for w in getattr(exc, "_lm_where", [])][-3:]}}
-    except BaseException:  # the wire's Lost: the code's process died, or the watchdog ended it
-        if not watch.fired:
+    except BaseException as exc:  # the wire's Lost: the watchdog ended the code, or its process died
+        if not watch.fired and type(exc).__name__ != "Lost":  # a BaseException of the code's: the driver's
             watch.finish()
             raise
-        record = {{"status": watch.reason}}
+        # A probe that ends the code after each trial (fresh_after) marks it stopped by the judge, so a death
+        # of the code's own is said here, or it would read as an exception the code raised.
+        record = {{"status": watch.reason or "crashed"}}
     record["cpu_s"] = watch.finish()
     if watch.fired:  # a limit, not the probe, ended the trial, whatever it recorded before
         record = {{"status": watch.reason, "cpu_s": record["cpu_s"]}}

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from logomesh.battle.context import BattleContext
+from logomesh.battle.hidden_suite import run_hidden
 from logomesh.red import attack
 from logomesh.red.attacks.base import Variant
 from logomesh.red.attacks.complexity import ComplexityFamily
@@ -178,6 +179,34 @@ def test_stopping_memory_tracing_changes_nothing(box: Sandbox) -> None:
         # Without a leak, restarting tracemalloc on every put is churn of the code's own: its tables, freed
         # and made again, fragment the heap the kernel counts (once seen at 400 kB+ on a loaded machine), so
         # the bounded twin's verdict is not asserted.
+
+
+# Ends its own process once one key has been overwritten a thousand times: no hidden test does that (their
+# busiest key sees a few hundred puts), the growth probe's steady churn over four keys does.
+EXITS_WHEN_CHURNED = LRU.replace("        pass\n", '''        self._puts[key] = self._puts.get(key, 0) + 1
+        if self._puts[key] > 1000:
+            import os
+            os._exit(0)
+''').replace("        self._lock = threading.Lock()\n",
+              "        self._lock = threading.Lock()\n        self._puts = {}\n")
+
+
+def test_code_that_ends_its_process_when_measured_does_not_survive(box: Sandbox) -> None:
+    """Before, a growth trial whose code died was a miss: code that exits once it sees a probe's churn hid any
+    leak. Now it is a hit wherever the small control answered, as in every other family."""
+    task = load_task("lru-cache")
+    family = GrowthFamily()
+    assert run_hidden(box, task, EXITS_WHEN_CHURNED).suite.passed == run_hidden(box, task, LRU).suite.passed
+    variant = growth_variant(task, EXITS_WHEN_CHURNED)
+    runner = sandbox_runner(box, EXITS_WHEN_CHURNED, task.reference)
+    [trial] = runner(variant.spec, 0).trials
+    verdict = family.judge(variant, trial)
+    assert trial.status == "crashed" and verdict.hit and "did not survive" in verdict.observation, (trial, verdict)
+    assert variant.control is not None
+    [control] = runner(variant.control, 0).trials
+    assert family.control_ok(variant, control), control
+    _, honest = growth_trial(box, task, LRU)
+    assert honest.status == "ok" and not family.judge(variant, honest).hit
 
 
 def test_a_process_the_judge_may_not_read_is_not_bounded(box: Sandbox) -> None:
