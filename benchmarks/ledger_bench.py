@@ -14,8 +14,9 @@ Figures:
   append_batched  Ledger.append_many with --batch battles per transaction and one checkpoint
   *_per_cpu_s     the same rate over this process's CPU time: what the code costs when the
                   machine is shared (wall-clock rates fall with the load average, CPU rates do not)
-  file_create     plain file creations per second in the same folder tree: the ledger writes one DBOM
-                  file per battle, so this bounds append_batched on a slow filesystem
+  file_create     plain file creations per second in the same folder tree: releases before the
+                  dbom_files_until meta row wrote one DBOM file per battle, which bounded append_batched
+                  by this on a slow filesystem
   ratio_*         ledger rate / floor rate for the same transaction size (median of the per-run ratios)
   verify          verify_ledger over a ledger of --verify-entries battles (built once, batched): entries per
                   second, everything recomputed, in one process and with verify_workers processes checking
@@ -27,7 +28,9 @@ Figures:
 
 --against DIR measures every figure but the proofs with the ledger package of DIR too (a checkout of older
 code, e.g. ``git worktree add /tmp/before main``), alternating the two in fresh processes on the same
-machine minute, both verifying the same ledger, and prints before, after and after/before.
+machine minute, and prints before, after and after/before. Each checkout verifies a ledger of the same
+--verify-entries battles that it wrote itself (a ledger of older code has a DBOM file per entry, which its
+verify reads; one of newer code has none, and older code reports that as deleted files).
 
 Aims from the issue: batched appends >= 5000/s, verification >= 5000 entries/s,
 an inclusion proof at 10^6 entries in under 10 ms; issue 39: batched appends >= 0.25 of the floor,
@@ -203,7 +206,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is reported")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--against", type=Path, default=None, help="a checkout of older code to compare with")
-    parser.add_argument("--part", choices=["appends", "verify"], default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--part", choices=["appends", "verify", "build"], default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     return parser.parse_args()
 
@@ -283,7 +286,11 @@ def in_fresh_process(code: Path, part: str, args: argparse.Namespace, work: Path
 def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Both checkouts, alternately, --repeat rounds: every figure's median for each, and after/before."""
     codes = {"before": args.against.resolve(), "after": Path(os.environ.get(CODE_ENV, str(ROOT)))}
-    build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+    ledgers = {label: work / f"verify-ledger-{label}" for label in codes}
+    for label, folder in ledgers.items():  # each checkout verifies a ledger it wrote itself, built afresh
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        in_fresh_process(codes[label], "build", args, folder)
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     for round_ in range(args.repeat):
         order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
@@ -291,7 +298,7 @@ def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             part_dir = work / f"{label}-{round_}"
             part_dir.mkdir(parents=True, exist_ok=True)
             figures = in_fresh_process(codes[label], "appends", args, part_dir)
-            figures.update(in_fresh_process(codes[label], "verify", args, work))
+            figures.update(in_fresh_process(codes[label], "verify", args, ledgers[label]))
             runs[label].append(figures)
             shutil.rmtree(part_dir)
     out: dict[str, Any] = {"workdir": str(work), "before": str(codes["before"]), "after": str(codes["after"])}
@@ -315,6 +322,10 @@ def main() -> None:
         return
     if args.part == "verify":
         print(json.dumps(verify_figures(work / "verify-ledger", args.repeat)))
+        return
+    if args.part == "build":
+        build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+        print(json.dumps({}))
         return
     for stale in work.iterdir():  # everything but the reusable node table and verification ledger
         if not stale.name.startswith(("nodes-", "verify-ledger")):

@@ -1,6 +1,6 @@
 """The checks of each entry on its own, in this process or spread over worker processes.
 
-An entry's checks need its row, its DBOM file and the judge keys in force at
+An entry's checks need its row, its DBOM file if any and the judge keys in force at
 its sequence number. Those keys change only at key-rotation entries, so the
 parallel path replays the rotation entries first, in order, exactly as the
 single-process walk would (:func:`key_timeline`); every other entry can then
@@ -161,9 +161,20 @@ def _driver(conn: Connection) -> sqlite3.Connection:
     return db
 
 
+def has_dbom_files(home: Path) -> bool:
+    """Does ``dboms/`` hold anything (the files of entries an older release wrote, or files put there)? When
+    not, the entry checks open no file: a ledger this release began has none."""
+    try:
+        with os.scandir(home / files.DBOM_DIR) as listing:
+            return next(listing, None) is not None
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
 def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[EntryFindings]:
+    with_files = has_dbom_files(home)
     for row in _rows(_driver(conn)):
-        found, document = check_entry(home, row, chain.signers())
+        found, document = check_entry(home, row, chain.signers(), with_files)
         rotation = follow_rotation(document, chain) if found.signed_ok and document is not None else None
         yield found if rotation is None else _with(found, rotation)
 
@@ -311,11 +322,12 @@ def _check_rows(home: Path, db: sqlite3.Connection, task: tuple[str, int, int, T
     """The findings of the entries with sequence numbers ``lo..hi``, each with the keys in force at it."""
     _, lo, hi, timeline = task
     keys = [[parse_verifier_key(text) for text in encoded] for _, encoded in timeline]
+    with_files = has_dbom_files(home)
     out = []
     for row in _rows(db, "WHERE sequence >= ? AND sequence <= ?", (lo, hi)):
         sequence = int(row["sequence"])
         epoch = max(i for i, (after, _) in enumerate(timeline) if after < sequence)
-        out.append(check_entry(home, row, keys[epoch])[0])
+        out.append(check_entry(home, row, keys[epoch], with_files)[0])
     return out
 
 
@@ -323,9 +335,10 @@ def _check_rows(home: Path, db: sqlite3.Connection, task: tuple[str, int, int, T
 
 
 def check_entry(
-    home: Path, row: Row, signers: Sequence[VerifierKey]
+    home: Path, row: Row, signers: Sequence[VerifierKey], with_files: bool = True
 ) -> tuple[EntryFindings, dict[str, Any] | None]:
-    """Every check of one row against the keys in force: leaf, canonical form, signature, columns, DBOM file."""
+    """Every check of one row against the keys in force: leaf, canonical form, signature, columns, and (unless
+    ``with_files`` is False: ``dboms/`` is empty) its DBOM file if there is one."""
     sequence = int(row["sequence"])
     problems: list[Finding] = []
     data = str(row["dbom"]).encode()
@@ -344,7 +357,7 @@ def check_entry(
                                        "to leaf_hash and sigma_judge does not verify")
     problems += _column_problems(row, document, check.result_bytes)
     blobs = [str(info.get("sha256")) for info in (document.get("inputs") or {}).values()]
-    problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data)
+    problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data, with_files)
     signer = check.signer.encode() if check.signer is not None else None
     return EntryFindings(sequence, leaf, problems, blobs, signed_ok=not check.problems, signer=signer), document
 
@@ -374,13 +387,15 @@ def _column_problems(row: Row, document: dict[str, Any], result_bytes: bytes | N
     return problems
 
 
-def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes) -> list[Finding]:
+def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes, with_files: bool) -> list[Finding]:
     try:
         expected = f"{files.DBOM_DIR}/{dbom_file_name(str(battle_id))}"
     except LedgerError:
         expected = None
     if rel != expected:
         return [("dbom-file", f"dbom_path {rel!r} is not the file named for this battle")]
+    if not with_files:
+        return []
     try:
         copy = files.read_up_to(home / rel, len(data) + 1)  # one byte more than the row tells a longer file
     except FileNotFoundError:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from ledger_fixtures import ATTRS, fill, make_inputs, make_result
+from ledger_fixtures import ATTRS, as_an_older_release_left_it, fill, make_inputs, make_result
 
 from ledger import Ledger, LedgerError, files
 from ledger import entry_checks as checks
@@ -95,6 +95,7 @@ def test_read_up_to_reads_whole_short_files_and_stops_at_the_limit(tmp_path: Pat
 
 def test_a_dbom_file_with_bytes_beyond_the_row_is_reported(ledger: Ledger) -> None:
     fill(ledger, 2)
+    as_an_older_release_left_it(ledger.home)
     path = ledger.dbom_dir / "b1.json"
     path.write_bytes(path.read_bytes() + b" ")
     assert [(p.kind, p.sequence) for p in verify_ledger(ledger.home).problems] == [("dbom-file", 1)]
@@ -202,6 +203,7 @@ def test_appended_bytes_are_those_of_the_general_encoder(ledger: Ledger) -> None
     receipt = ledger.append("b-x", make_result("b-x"), make_inputs(1), attributes, vector)
     stored = ledger.get("b-x")
     assert stored is not None
-    data = receipt.dbom_path.read_bytes()
+    data = receipt.leaf_data
+    assert data == stored.leaf_data
     assert data == rfc8785.dumps(stored.dbom) == canonicalize(stored.dbom)
     assert hashlib.sha256(b"\x00" + data).hexdigest() == receipt.leaf_hash
