@@ -171,9 +171,12 @@ def has_dbom_files(home: Path) -> bool:
         return False
 
 
-def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[EntryFindings]:
+def _sequential(
+    home: Path, conn: Connection, chain: KeyChain, where: str = "", params: Sequence[Any] = ()
+) -> Iterator[EntryFindings]:
+    """Each entry in sequence order (those ``where`` selects), following the key rotations as they come."""
     with_files = has_dbom_files(home)
-    for row in _rows(_driver(conn)):
+    for row in _rows(_driver(conn), where, params):
         found, document = check_entry(home, row, chain.signers(), with_files)
         rotation = follow_rotation(document, chain) if found.signed_ok and document is not None else None
         yield found if rotation is None else _with(found, rotation)
@@ -228,20 +231,31 @@ def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> It
     """This process and ``workers - 1`` worker processes check the entries in chunks; findings in sequence order.
 
     The workers start from the last chunk and this process from the first; whoever begins a chunk first
-    takes it (:class:`Claims`), so this process never waits for a chunk no worker has begun. While the
-    workers start (a second or more on a busy machine), or when they get no CPU, this process goes on
-    alone: adding workers costs little more than starting them.
+    takes it (:class:`Claims`), so this process never waits for a chunk no worker has begun, nor for one
+    a worker began and has not finished (it checks that one too: see :func:`shared`). While the workers
+    start (a second or more on a busy machine), or when they get no CPU, this process goes on alone.
+    ``workers`` is the most processes used. This process first checks the first chunk alone, as one
+    process would, and meanwhile measures how many cores the machine leaves idle (:func:`spare_cores`):
+    as many workers start; with none (the cores are busy with other work, where a worker would only take
+    CPU from this process), it goes on alone, exactly as with one process, at no extra cost.
     """
-    timeline, rotation_problems = key_timeline(home, conn, chain)
     db = _driver(conn)
     sequences = [int(s) for (s,) in db.execute("SELECT sequence FROM battles ORDER BY sequence")]
     ranges = [(sequences[i], sequences[min(i + CHUNK, len(sequences)) - 1]) for i in range(0, len(sequences), CHUNK)]
-    tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges]
-    if len(tasks) < 2:  # nothing to share
-        yield from _with_rotations((_check_rows(home, db, task) for task in tasks), rotation_problems)
+    if not ranges:
         return
+    start = KeyChain(list(chain.given), chain.current, list(chain.held))
+    before = cpu_times()
+    yield from _sequential(home, conn, chain, "WHERE sequence <= ?", (ranges[0][1],))
+    count = min(workers - 1, len(ranges) - 2, spare_cores(before, cpu_times(), workers - 1))
+    if count < 1:  # nothing to share, or no core to spare: a worker would only slow this process down
+        yield from _sequential(home, conn, chain, "WHERE sequence > ?", (ranges[0][1],))
+        return
+    chain.current, chain.held = start.current, start.held  # the rotations are replayed from the first entry
+    timeline, rotation_problems = key_timeline(home, conn, chain)
+    tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges[1:]]
     context = multiprocessing.get_context("spawn")  # no fork: the caller may be a threaded app (the console)
-    pool = ProcessPoolExecutor(max_workers=min(workers - 1, len(tasks) - 1), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context)
     try:
         with tempfile.TemporaryDirectory(prefix="ledger-verify-") as folder:
             claims = Claims(Path(folder))
@@ -249,6 +263,32 @@ def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> It
             yield from _with_rotations(chunks, rotation_problems)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a worker still starting finds nothing left and exits
+
+
+CpuTimes = tuple[int, int]  # (idle, total) clock ticks of the whole machine
+_MIN_WINDOW_TICKS = 20  # summed over the cores: shorter windows (a small ledger) say nothing; use what was asked
+
+
+def cpu_times() -> CpuTimes | None:
+    """Idle and total CPU ticks of the machine since boot (``/proc/stat``), or None where there is none."""
+    try:
+        with open("/proc/stat", "rb") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    return fields[3] + fields[4], sum(fields)  # idle and iowait count as idle
+
+
+def spare_cores(before: CpuTimes | None, after: CpuTimes | None, wanted: int) -> int:
+    """How many of ``wanted`` workers the machine had idle cores for between ``before`` and ``after``
+    (``wanted`` when that cannot be told: no ``/proc``, or too short a window)."""
+    if before is None or after is None or after[1] - before[1] < _MIN_WINDOW_TICKS:
+        return wanted
+    idle_share = (after[0] - before[0]) / (after[1] - before[1])
+    idle_cores = idle_share * (os.cpu_count() or 1)
+    return max(0, min(wanted, int(idle_cores + 0.25)))  # three quarters of an idle core is worth a worker
 
 
 def _with_rotations(chunks: Iterable[list[EntryFindings]], problems: dict[int, Finding]) -> Iterator[EntryFindings]:
@@ -285,12 +325,18 @@ def shared(
 ) -> Iterator[R]:
     """The result of every task, in order. The pool's workers are given the tasks from the last one; this
     process goes from the first and runs here each task it can still take; ``remote`` runs a task only
-    if it takes it (see :func:`_check_claimed`) and otherwise returns None."""
+    if it takes it (see :func:`_check_claimed`) and otherwise returns None. A task a worker took and has
+    not finished when this process comes to it is run here as well, rather than waited for: a worker
+    the machine gives no CPU never holds this process up by more than the task itself (tasks are pure,
+    so either result is the same)."""
     futures = [pool.submit(remote, (claims, i, tasks[i])) for i in reversed(range(len(tasks)))]
     futures.reverse()
     for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
         if claims.take(index):
             future.cancel()
+            yield here(task)
+            continue
+        if not future.done():
             yield here(task)
             continue
         result = future.result()
