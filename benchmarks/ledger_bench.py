@@ -9,6 +9,9 @@ Append and floor figures are the median of --repeat runs, each ledger rate besid
 Figures:
   floor_single    Ed25519 sign + plain SQLite insert, one commit per row (WAL, synchronous=FULL)
   floor_batched   the same, one commit per --batch rows
+  floor_entry_batched  Ed25519 sign of each entry's own DSSE PAE (~6 KB) + insert of its DBOM bytes (~9 KB), one
+                  commit per --batch rows: what an entry costs before any code of ours (ratio_batched_entry_floor
+                  is append_batched over it)
   append_single   Ledger.append: canonicalize, hash, DSSE sign, Merkle update, signed checkpoint,
                   durable commit, DBOM file and checkpoint copies — one battle per transaction
   append_batched  Ledger.append_many with --batch battles per transaction and one checkpoint
@@ -112,6 +115,36 @@ def floor(path: Path, n: int, batch: int) -> float:
         db.execute("BEGIN IMMEDIATE")
         for i in range(start, min(n, start + batch)):
             db.execute("INSERT INTO rows VALUES (?, ?, ?)", (i, payloads[i], key.sign(payloads[i])))
+        db.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    db.close()
+    return n / elapsed
+
+
+def entry_floor(path: Path, n: int, batch: int) -> float:
+    """Rows per second for the part of an append no code can skip: the Ed25519 signature over each entry's own
+    DSSE PAE (~6 KB: the statement repeats the entry) and the insert of its DBOM bytes (~9 KB), built beforehand."""
+    from ledger.dbom import PAYLOAD_TYPE, build_entry, envelope_payload, pae, sign_encoded
+
+    key = SignerKey("floor", bytes(32))
+    rows = []
+    for i in range(n):
+        req = battle_request(i)
+        entry = build_entry(sequence=i, battle_id=req.battle_id, timestamp="2026-01-01T00:00:00.000000Z",
+                            result=req.result, inputs=req.inputs, attributes=req.attributes,
+                            intent_vector=req.intent_vector)
+        signed = sign_encoded(entry, key)
+        rows.append((pae(PAYLOAD_TYPE, envelope_payload(signed.document["sigma_judge"])), signed.leaf_data))
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE rows (seq INTEGER PRIMARY KEY, data BLOB, sig BLOB)")
+    started = time.perf_counter()
+    for start in range(0, n, batch):
+        db.execute("BEGIN IMMEDIATE")
+        for i in range(start, min(n, start + batch)):
+            message, leaf = rows[i]
+            db.execute("INSERT INTO rows VALUES (?, ?, ?)", (i, leaf, key.sign(message)))
         db.execute("COMMIT")
     elapsed = time.perf_counter() - started
     db.close()
@@ -226,12 +259,15 @@ def append_figures(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         note("append_single_per_cpu_s", cpu)
         note("ratio_single", wall / floor1)
         floorb = floor(work / f"floorb-{i}.db", args.entries, args.batch)
+        floore = entry_floor(work / f"floore-{i}.db", args.entries, args.batch)
         note("file_create_per_s", file_floor(work / f"files-{i}", args.entries))
         wall, cpu = ledger_rate(work / f"batched-{i}", args.entries, args.batch)
         note("floor_batched_per_s", floorb)
         note("append_batched_per_s", wall)
         note("append_batched_per_cpu_s", cpu)
         note("ratio_batched", wall / floorb)
+        note("floor_entry_batched_per_s", floore)
+        note("ratio_batched_entry_floor", wall / floore)
     figures: dict[str, Any] = {}
     for name, values in runs.items():
         middle = statistics.median(values)
