@@ -220,3 +220,33 @@ def test_appended_bytes_are_those_of_the_general_encoder(ledger: Ledger) -> None
     assert data == stored.leaf_data
     assert data == rfc8785.dumps(stored.dbom) == canonicalize(stored.dbom)
     assert hashlib.sha256(b"\x00" + data).hexdigest() == receipt.leaf_hash
+
+
+def test_spare_cores_counts_idle_cores_and_trusts_no_short_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checks.os, "cpu_count", lambda: 2)
+    assert checks.spare_cores(None, (0, 100), 3) == 3  # nothing to measure with: what was asked
+    assert checks.spare_cores((0, 0), (5, 10), 3) == 3  # too short a window to tell
+    assert checks.spare_cores((0, 0), (100, 200), 3) == 1  # one core idle of two
+    assert checks.spare_cores((0, 0), (5, 200), 3) == 0  # both busy: verify checks alone
+    assert checks.spare_cores((0, 0), (200, 200), 1) == 1  # never more than asked
+
+
+def test_verify_with_no_spare_core_reports_what_one_process_does(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(ledger, 5)
+    ledger.rotate_key(new_seed=b"\x42" * 32)
+    fill(ledger, 5, start=5)
+    db = sqlite3.connect(ledger.db_path)
+    db.execute("DROP TRIGGER battles_no_update")
+    db.execute("UPDATE battles SET cis_score = 0.99 WHERE sequence IN (1, 8)")
+    db.commit()
+    db.close()
+    alone = verify_ledger(ledger.home)
+    monkeypatch.setattr(checks, "CHUNK", 2)
+    monkeypatch.setattr(checks, "spare_cores", lambda before, after, wanted: 0)
+    busy = verify_ledger(ledger.home, workers=2)
+    assert [(p.kind, p.sequence) for p in alone.problems] == [(p.kind, p.sequence) for p in busy.problems]
+    assert [p.detail for p in alone.problems] == [p.detail for p in busy.problems]
+    assert [r.as_dict() for r in alone.signers] == [r.as_dict() for r in busy.signers]
+    assert ("column-edited", 8) in [(p.kind, p.sequence) for p in busy.problems]
