@@ -436,6 +436,9 @@ class Ledger:
     def _stop_dbom_files(self) -> None:
         """Record, once, that the entries from here on have no DBOM file: a new ledger records 0, a ledger an
         older release began records its size (its entries so far each have a file, which verify still checks)."""
+        with self._engine.connect() as conn:
+            if dbom_files_until(conn) is not None:  # recorded already: no write transaction at every open
+                return
         with self._engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
             if dbom_files_until(conn) is None:
                 conn.execute(insert(table("meta")), [{"key": files.DBOM_FILES_UNTIL, "value": str(_tree_size(conn))}])
