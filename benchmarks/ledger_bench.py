@@ -9,13 +9,17 @@ Append and floor figures are the median of --repeat runs, each ledger rate besid
 Figures:
   floor_single    Ed25519 sign + plain SQLite insert, one commit per row (WAL, synchronous=FULL)
   floor_batched   the same, one commit per --batch rows
+  floor_entry_batched  Ed25519 sign of each entry's own DSSE PAE (~6 KB) + insert of its DBOM bytes (~9 KB), one
+                  commit per --batch rows: what an entry costs before any code of ours (ratio_batched_entry_floor
+                  is append_batched over it)
   append_single   Ledger.append: canonicalize, hash, DSSE sign, Merkle update, signed checkpoint,
                   durable commit, DBOM file and checkpoint copies — one battle per transaction
   append_batched  Ledger.append_many with --batch battles per transaction and one checkpoint
   *_per_cpu_s     the same rate over this process's CPU time: what the code costs when the
                   machine is shared (wall-clock rates fall with the load average, CPU rates do not)
-  file_create     plain file creations per second in the same folder tree: the ledger writes one DBOM
-                  file per battle, so this bounds append_batched on a slow filesystem
+  file_create     plain file creations per second in the same folder tree: releases before the
+                  dbom_files_until meta row wrote one DBOM file per battle, which bounded append_batched
+                  by this on a slow filesystem
   ratio_*         ledger rate / floor rate for the same transaction size (median of the per-run ratios)
   verify          verify_ledger over a ledger of --verify-entries battles (built once, batched): entries per
                   second, everything recomputed, in one process and with verify_workers processes checking
@@ -27,7 +31,9 @@ Figures:
 
 --against DIR measures every figure but the proofs with the ledger package of DIR too (a checkout of older
 code, e.g. ``git worktree add /tmp/before main``), alternating the two in fresh processes on the same
-machine minute, both verifying the same ledger, and prints before, after and after/before.
+machine minute, and prints before, after and after/before. Each checkout verifies a ledger of the same
+--verify-entries battles that it wrote itself (a ledger of older code has a DBOM file per entry, which its
+verify reads; one of newer code has none, and older code reports that as deleted files).
 
 Aims from the issue: batched appends >= 5000/s, verification >= 5000 entries/s,
 an inclusion proof at 10^6 entries in under 10 ms; issue 39: batched appends >= 0.25 of the floor,
@@ -109,6 +115,36 @@ def floor(path: Path, n: int, batch: int) -> float:
         db.execute("BEGIN IMMEDIATE")
         for i in range(start, min(n, start + batch)):
             db.execute("INSERT INTO rows VALUES (?, ?, ?)", (i, payloads[i], key.sign(payloads[i])))
+        db.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    db.close()
+    return n / elapsed
+
+
+def entry_floor(path: Path, n: int, batch: int) -> float:
+    """Rows per second for the part of an append no code can skip: the Ed25519 signature over each entry's own
+    DSSE PAE (~6 KB: the statement repeats the entry) and the insert of its DBOM bytes (~9 KB), built beforehand."""
+    from ledger.dbom import PAYLOAD_TYPE, build_entry, envelope_payload, pae, sign_encoded
+
+    key = SignerKey("floor", bytes(32))
+    rows = []
+    for i in range(n):
+        req = battle_request(i)
+        entry = build_entry(sequence=i, battle_id=req.battle_id, timestamp="2026-01-01T00:00:00.000000Z",
+                            result=req.result, inputs=req.inputs, attributes=req.attributes,
+                            intent_vector=req.intent_vector)
+        signed = sign_encoded(entry, key)
+        rows.append((pae(PAYLOAD_TYPE, envelope_payload(signed.document["sigma_judge"])), signed.leaf_data))
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE rows (seq INTEGER PRIMARY KEY, data BLOB, sig BLOB)")
+    started = time.perf_counter()
+    for start in range(0, n, batch):
+        db.execute("BEGIN IMMEDIATE")
+        for i in range(start, min(n, start + batch)):
+            message, leaf = rows[i]
+            db.execute("INSERT INTO rows VALUES (?, ?, ?)", (i, leaf, key.sign(message)))
         db.execute("COMMIT")
     elapsed = time.perf_counter() - started
     db.close()
@@ -203,7 +239,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is reported")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--against", type=Path, default=None, help="a checkout of older code to compare with")
-    parser.add_argument("--part", choices=["appends", "verify"], default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--part", choices=["appends", "verify", "build"], default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     return parser.parse_args()
 
@@ -223,12 +259,15 @@ def append_figures(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         note("append_single_per_cpu_s", cpu)
         note("ratio_single", wall / floor1)
         floorb = floor(work / f"floorb-{i}.db", args.entries, args.batch)
+        floore = entry_floor(work / f"floore-{i}.db", args.entries, args.batch)
         note("file_create_per_s", file_floor(work / f"files-{i}", args.entries))
         wall, cpu = ledger_rate(work / f"batched-{i}", args.entries, args.batch)
         note("floor_batched_per_s", floorb)
         note("append_batched_per_s", wall)
         note("append_batched_per_cpu_s", cpu)
         note("ratio_batched", wall / floorb)
+        note("floor_entry_batched_per_s", floore)
+        note("ratio_batched_entry_floor", wall / floore)
     figures: dict[str, Any] = {}
     for name, values in runs.items():
         middle = statistics.median(values)
@@ -283,7 +322,11 @@ def in_fresh_process(code: Path, part: str, args: argparse.Namespace, work: Path
 def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Both checkouts, alternately, --repeat rounds: every figure's median for each, and after/before."""
     codes = {"before": args.against.resolve(), "after": Path(os.environ.get(CODE_ENV, str(ROOT)))}
-    build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+    ledgers = {label: work / f"verify-ledger-{label}" for label in codes}
+    for label, folder in ledgers.items():  # each checkout verifies a ledger it wrote itself, built afresh
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        in_fresh_process(codes[label], "build", args, folder)
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     for round_ in range(args.repeat):
         order = ["before", "after"] if round_ % 2 == 0 else ["after", "before"]
@@ -291,7 +334,7 @@ def compare(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             part_dir = work / f"{label}-{round_}"
             part_dir.mkdir(parents=True, exist_ok=True)
             figures = in_fresh_process(codes[label], "appends", args, part_dir)
-            figures.update(in_fresh_process(codes[label], "verify", args, work))
+            figures.update(in_fresh_process(codes[label], "verify", args, ledgers[label]))
             runs[label].append(figures)
             shutil.rmtree(part_dir)
     out: dict[str, Any] = {"workdir": str(work), "before": str(codes["before"]), "after": str(codes["after"])}
@@ -315,6 +358,10 @@ def main() -> None:
         return
     if args.part == "verify":
         print(json.dumps(verify_figures(work / "verify-ledger", args.repeat)))
+        return
+    if args.part == "build":
+        build_verify_ledger(work / "verify-ledger", args.verify_entries, args.batch)
+        print(json.dumps({}))
         return
     for stale in work.iterdir():  # everything but the reusable node table and verification ledger
         if not stale.name.startswith(("nodes-", "verify-ledger")):

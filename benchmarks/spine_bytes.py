@@ -103,7 +103,7 @@ def _play(case: Case, home: Path, led: Ledger, sandbox: str) -> tuple[str, dict[
     outcome = record_battle(home, case.name, play_battle(request, load_task(case.task), emit), emit, ledger=led)
     stored = led.get(case.name)
     assert stored is not None
-    return stored.dbom_path.read_text(encoding="utf-8"), outcome.result.to_json(), events
+    return stored.leaf_data.decode("utf-8"), outcome.result.to_json(), events
 
 
 def _cli(args: list[str]) -> str:

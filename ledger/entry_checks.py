@@ -1,6 +1,6 @@
 """The checks of each entry on its own, in this process or spread over worker processes.
 
-An entry's checks need its row, its DBOM file and the judge keys in force at
+An entry's checks need its row, its DBOM file if any and the judge keys in force at
 its sequence number. Those keys change only at key-rotation entries, so the
 parallel path replays the rotation entries first, in order, exactly as the
 single-process walk would (:func:`key_timeline`); every other entry can then
@@ -161,9 +161,23 @@ def _driver(conn: Connection) -> sqlite3.Connection:
     return db
 
 
-def _sequential(home: Path, conn: Connection, chain: KeyChain) -> Iterator[EntryFindings]:
-    for row in _rows(_driver(conn)):
-        found, document = check_entry(home, row, chain.signers())
+def has_dbom_files(home: Path) -> bool:
+    """Does ``dboms/`` hold anything (the files of entries an older release wrote, or files put there)? When
+    not, the entry checks open no file: a ledger this release began has none."""
+    try:
+        with os.scandir(home / files.DBOM_DIR) as listing:
+            return next(listing, None) is not None
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _sequential(
+    home: Path, conn: Connection, chain: KeyChain, where: str = "", params: Sequence[Any] = ()
+) -> Iterator[EntryFindings]:
+    """Each entry in sequence order (those ``where`` selects), following the key rotations as they come."""
+    with_files = has_dbom_files(home)
+    for row in _rows(_driver(conn), where, params):
+        found, document = check_entry(home, row, chain.signers(), with_files)
         rotation = follow_rotation(document, chain) if found.signed_ok and document is not None else None
         yield found if rotation is None else _with(found, rotation)
 
@@ -217,20 +231,31 @@ def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> It
     """This process and ``workers - 1`` worker processes check the entries in chunks; findings in sequence order.
 
     The workers start from the last chunk and this process from the first; whoever begins a chunk first
-    takes it (:class:`Claims`), so this process never waits for a chunk no worker has begun. While the
-    workers start (a second or more on a busy machine), or when they get no CPU, this process goes on
-    alone: adding workers costs little more than starting them.
+    takes it (:class:`Claims`), so this process never waits for a chunk no worker has begun, nor for one
+    a worker began and has not finished (it checks that one too: see :func:`shared`). While the workers
+    start (a second or more on a busy machine), or when they get no CPU, this process goes on alone.
+    ``workers`` is the most processes used. This process first checks the first chunk alone, as one
+    process would, and meanwhile measures how many cores the machine leaves idle (:func:`spare_cores`):
+    as many workers start; with none (the cores are busy with other work, where a worker would only take
+    CPU from this process), it goes on alone, exactly as with one process, at no extra cost.
     """
-    timeline, rotation_problems = key_timeline(home, conn, chain)
     db = _driver(conn)
     sequences = [int(s) for (s,) in db.execute("SELECT sequence FROM battles ORDER BY sequence")]
     ranges = [(sequences[i], sequences[min(i + CHUNK, len(sequences)) - 1]) for i in range(0, len(sequences), CHUNK)]
-    tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges]
-    if len(tasks) < 2:  # nothing to share
-        yield from _with_rotations((_check_rows(home, db, task) for task in tasks), rotation_problems)
+    if not ranges:
         return
+    start = KeyChain(list(chain.given), chain.current, list(chain.held))
+    before = cpu_times()
+    yield from _sequential(home, conn, chain, "WHERE sequence <= ?", (ranges[0][1],))
+    count = min(workers - 1, len(ranges) - 2, spare_cores(before, cpu_times(), workers - 1))
+    if count < 1:  # nothing to share, or no core to spare: a worker would only slow this process down
+        yield from _sequential(home, conn, chain, "WHERE sequence > ?", (ranges[0][1],))
+        return
+    chain.current, chain.held = start.current, start.held  # the rotations are replayed from the first entry
+    timeline, rotation_problems = key_timeline(home, conn, chain)
+    tasks = [(str(home), lo, hi, timeline) for lo, hi in ranges[1:]]
     context = multiprocessing.get_context("spawn")  # no fork: the caller may be a threaded app (the console)
-    pool = ProcessPoolExecutor(max_workers=min(workers - 1, len(tasks) - 1), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context)
     try:
         with tempfile.TemporaryDirectory(prefix="ledger-verify-") as folder:
             claims = Claims(Path(folder))
@@ -238,6 +263,32 @@ def _parallel(home: Path, conn: Connection, chain: KeyChain, workers: int) -> It
             yield from _with_rotations(chunks, rotation_problems)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a worker still starting finds nothing left and exits
+
+
+CpuTimes = tuple[int, int]  # (idle, total) clock ticks of the whole machine
+_MIN_WINDOW_TICKS = 20  # summed over the cores: shorter windows (a small ledger) say nothing; use what was asked
+
+
+def cpu_times() -> CpuTimes | None:
+    """Idle and total CPU ticks of the machine since boot (``/proc/stat``), or None where there is none."""
+    try:
+        with open("/proc/stat", "rb") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    return fields[3] + fields[4], sum(fields)  # idle and iowait count as idle
+
+
+def spare_cores(before: CpuTimes | None, after: CpuTimes | None, wanted: int) -> int:
+    """How many of ``wanted`` workers the machine had idle cores for between ``before`` and ``after``
+    (``wanted`` when that cannot be told: no ``/proc``, or too short a window)."""
+    if before is None or after is None or after[1] - before[1] < _MIN_WINDOW_TICKS:
+        return wanted
+    idle_share = (after[0] - before[0]) / (after[1] - before[1])
+    idle_cores = idle_share * (os.cpu_count() or 1)
+    return max(0, min(wanted, int(idle_cores + 0.25)))  # three quarters of an idle core is worth a worker
 
 
 def _with_rotations(chunks: Iterable[list[EntryFindings]], problems: dict[int, Finding]) -> Iterator[EntryFindings]:
@@ -274,12 +325,18 @@ def shared(
 ) -> Iterator[R]:
     """The result of every task, in order. The pool's workers are given the tasks from the last one; this
     process goes from the first and runs here each task it can still take; ``remote`` runs a task only
-    if it takes it (see :func:`_check_claimed`) and otherwise returns None."""
+    if it takes it (see :func:`_check_claimed`) and otherwise returns None. A task a worker took and has
+    not finished when this process comes to it is run here as well, rather than waited for: a worker
+    the machine gives no CPU never holds this process up by more than the task itself (tasks are pure,
+    so either result is the same)."""
     futures = [pool.submit(remote, (claims, i, tasks[i])) for i in reversed(range(len(tasks)))]
     futures.reverse()
     for index, (task, future) in enumerate(zip(tasks, futures, strict=True)):
         if claims.take(index):
             future.cancel()
+            yield here(task)
+            continue
+        if not future.done():
             yield here(task)
             continue
         result = future.result()
@@ -311,11 +368,12 @@ def _check_rows(home: Path, db: sqlite3.Connection, task: tuple[str, int, int, T
     """The findings of the entries with sequence numbers ``lo..hi``, each with the keys in force at it."""
     _, lo, hi, timeline = task
     keys = [[parse_verifier_key(text) for text in encoded] for _, encoded in timeline]
+    with_files = has_dbom_files(home)
     out = []
     for row in _rows(db, "WHERE sequence >= ? AND sequence <= ?", (lo, hi)):
         sequence = int(row["sequence"])
         epoch = max(i for i, (after, _) in enumerate(timeline) if after < sequence)
-        out.append(check_entry(home, row, keys[epoch])[0])
+        out.append(check_entry(home, row, keys[epoch], with_files)[0])
     return out
 
 
@@ -323,9 +381,10 @@ def _check_rows(home: Path, db: sqlite3.Connection, task: tuple[str, int, int, T
 
 
 def check_entry(
-    home: Path, row: Row, signers: Sequence[VerifierKey]
+    home: Path, row: Row, signers: Sequence[VerifierKey], with_files: bool = True
 ) -> tuple[EntryFindings, dict[str, Any] | None]:
-    """Every check of one row against the keys in force: leaf, canonical form, signature, columns, DBOM file."""
+    """Every check of one row against the keys in force: leaf, canonical form, signature, columns, and (unless
+    ``with_files`` is False: ``dboms/`` is empty) its DBOM file if there is one."""
     sequence = int(row["sequence"])
     problems: list[Finding] = []
     data = str(row["dbom"]).encode()
@@ -344,7 +403,7 @@ def check_entry(
                                        "to leaf_hash and sigma_judge does not verify")
     problems += _column_problems(row, document, check.result_bytes)
     blobs = [str(info.get("sha256")) for info in (document.get("inputs") or {}).values()]
-    problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data)
+    problems += _dbom_file_problems(home, str(row["dbom_path"]), document.get("battle_id"), data, with_files)
     signer = check.signer.encode() if check.signer is not None else None
     return EntryFindings(sequence, leaf, problems, blobs, signed_ok=not check.problems, signer=signer), document
 
@@ -374,13 +433,15 @@ def _column_problems(row: Row, document: dict[str, Any], result_bytes: bytes | N
     return problems
 
 
-def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes) -> list[Finding]:
+def _dbom_file_problems(home: Path, rel: str, battle_id: object, data: bytes, with_files: bool) -> list[Finding]:
     try:
         expected = f"{files.DBOM_DIR}/{dbom_file_name(str(battle_id))}"
     except LedgerError:
         expected = None
     if rel != expected:
         return [("dbom-file", f"dbom_path {rel!r} is not the file named for this battle")]
+    if not with_files:
+        return []
     try:
         copy = files.read_up_to(home / rel, len(data) + 1)  # one byte more than the row tells a longer file
     except FileNotFoundError:

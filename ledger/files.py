@@ -1,8 +1,13 @@
-"""The copies that live outside the database: DBOM files and checkpoint notes.
+"""The copies that live outside the database: checkpoint notes, and the DBOM files of older ledgers.
 
 ``checkpoints/latest`` holds the newest signed note; ``checkpoints/history.jsonl``
 appends every note the log signs, one JSON object per line. An attacker who
 rewrites ``battles.db`` must also rewrite these, and anything an auditor saved.
+
+Releases before the ``dbom_files_until`` meta row also wrote each entry's DBOM to
+``dboms/<battle_id>.json``; a ledger opened by this release records in that row how
+many entries have one, and appends write none (the row's ``dbom`` column holds the
+same bytes, and the checkpoints outside already commit to them).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ DBOM_DIR = "dboms"
 LATEST_FILE = "latest"
 HISTORY_FILE = "history.jsonl"
 _TMP_SUFFIX = ".tmp"
+DBOM_FILES_UNTIL = "dbom_files_until"  # meta key: entries below this sequence have a file in dboms/
 
 
 def is_temporary(name: str) -> bool:

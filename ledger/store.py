@@ -1,11 +1,13 @@
-"""The ledger: ``<home>/battles.db`` plus the judge key, checkpoints and DBOM files.
+"""The ledger: ``<home>/battles.db`` plus the judge key and checkpoint copies.
 
 An append runs under an exclusive file lock and one ``BEGIN IMMEDIATE``
 transaction: it reads the tree size, builds and signs each DBOM, stores the
 leaf, the new perfect-subtree hashes and the raw input blobs, signs a
 checkpoint of the new tree and commits (WAL, ``synchronous=FULL``). Only then
-are the DBOM files and checkpoint copies written, still under the lock so that
-the history file keeps the log's order. Many processes appending at once thus
+are the checkpoint copies written, still under the lock so that the history
+file keeps the log's order. Each DBOM lives in its row (``dbom``, the Merkle
+leaf bytes); no file is created per entry (one was, before the
+``dbom_files_until`` meta row: see :mod:`ledger.files`). Many processes appending at once thus
 get one total order and never fork the tree; an append that returned is on disk.
 
 The database commit is the one fsync per append: it is the authority. The
@@ -107,7 +109,7 @@ class AppendReceipt:
     root: str
     checkpoint: str
     db_path: Path
-    dbom_path: Path
+    leaf_data: bytes  # the DBOM's canonical bytes (the Merkle leaf), as its row keeps them
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ class StoredBattle:
     inputs: dict[str, bytes]
     attributes: dict[str, str]
     intent_vector: list[float] | None
-    dbom_path: Path
+    leaf_data: bytes  # the DBOM's canonical bytes (the Merkle leaf), as its row keeps them
 
 
 @dataclass(frozen=True)
@@ -152,21 +154,20 @@ class _Prepared:
     blob_rows: list[dict[str, Any]]
     leaf_data: bytes
 
-    def receipt(self, tree_size: int, root: bytes, note: str, db_path: Path, home: Path) -> AppendReceipt:
+    def receipt(self, tree_size: int, root: bytes, note: str, db_path: Path) -> AppendReceipt:
         row = self.battle_row
         return AppendReceipt(
             sequence=row["sequence"], battle_id=row["battle_id"], timestamp=row["timestamp"],
             result_sha256=row["result_sha256"], leaf_hash=row["leaf_hash"], tree_size=tree_size, root=root.hex(),
-            checkpoint=note, db_path=db_path, dbom_path=home / row["dbom_path"],
+            checkpoint=note, db_path=db_path, leaf_data=self.leaf_data,
         )
 
 
 @dataclass(frozen=True)
 class _Batch:
-    """A committed append: its receipts and the outside copies still to write."""
+    """A committed append: its receipts and the checkpoint copies still to write."""
 
     receipts: list[AppendReceipt]
-    dbom_files: list[tuple[Path, bytes]]
     notes: list[tuple[int, str]]
 
 
@@ -176,7 +177,7 @@ class Ledger:
     def __init__(self, home: Path, engine: Engine, key: SignerKey, origin: str, clock: Clock) -> None:
         self.home = home
         self.db_path = home / DB_FILE
-        self.dbom_dir = home / files.DBOM_DIR
+        self.dbom_dir = home / files.DBOM_DIR  # only ledgers begun before dbom_files_until have files there
         self.checkpoint_dir = home / files.CHECKPOINT_DIR
         self._engine = engine
         self._key = key
@@ -202,7 +203,6 @@ class Ledger:
     def _open(cls, home: Path, clock: Clock | None, key_name: str) -> Ledger:
         home.mkdir(parents=True, exist_ok=True)
         (home / files.CHECKPOINT_DIR).mkdir(exist_ok=True)
-        (home / files.DBOM_DIR).mkdir(exist_ok=True)
         engine = make_engine(home / DB_FILE)
         with _exclusive(home / LOCK_FILE):
             create_schema(engine)
@@ -232,6 +232,7 @@ class Ledger:
                     f"the judge key in {home / KEYS_DIR} is not this ledger's current judge key: restore it"
                 )
             ledger._sync_files()
+            ledger._stop_dbom_files()
         return ledger
 
     def close(self) -> None:
@@ -276,9 +277,10 @@ class Ledger:
         """Record several battles in one transaction under one checkpoint.
 
         All or nothing: when it returns, every entry and the checkpoint are committed (WAL,
-        ``synchronous=FULL``) and their DBOM files and checkpoint copies written. A ``LedgerError`` from
+        ``synchronous=FULL``) and their checkpoint copies written. A ``LedgerError`` from
         the transaction means none was recorded; an error writing the copies after the commit leaves
-        the entries recorded, and the next open writes the copies. One commit serves the whole batch,
+        the entries recorded, and the next open writes the copies. The DBOMs are in their rows only:
+        ``export dboms`` writes them out where a user asks. One commit serves the whole batch,
         which is what makes it faster than ``append`` per battle; for each battle it promises, from its
         return on, exactly what ``append`` promises.
         """
@@ -324,9 +326,7 @@ class Ledger:
         except BaseException:
             self._frontier_size = -1
             raise
-        receipts = [p.receipt(new_size, root, note, self.db_path, self.home) for p in prepared]
-        return _Batch(receipts, [(r.dbom_path, p.leaf_data) for r, p in zip(receipts, prepared, strict=True)],
-                      [(new_size, note)])
+        return _Batch([p.receipt(new_size, root, note, self.db_path) for p in prepared], [(new_size, note)])
 
     def _prepare(self, req: AppendRequest, sequence: int) -> _Prepared:
         """One entry: canonical result, signed DBOM, leaf, the Merkle nodes it completes, its rows."""
@@ -349,9 +349,7 @@ class Ledger:
         return _Prepared(battle_row, node_rows, blob_rows, leaf_data)
 
     def _write_files(self, batch: _Batch) -> None:
-        """The copies outside the database, in log order (lock held)."""
-        for path, data in batch.dbom_files:
-            files.write_new(path, _dbom_file(data))
+        """The checkpoint copies outside the database, in log order (lock held)."""
         files.append_history(self.checkpoint_dir, batch.notes)
         files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, batch.notes[-1][1].encode())
 
@@ -406,9 +404,11 @@ class Ledger:
             )
 
     def _sync_files(self) -> None:
-        """Write the outside copies an interrupted append did not get to (DBOM files, checkpoint notes)."""
+        """Write the outside copies an interrupted append did not get to (checkpoint notes, and the DBOM files
+        an older release had not written yet when it crashed)."""
         on_disk = files.last_history_size(self.checkpoint_dir)
         with self._engine.connect() as conn:
+            files_until = dbom_files_until(conn)
             latest = conn.execute(
                 select(table("checkpoints").c.size).order_by(table("checkpoints").c.id.desc()).limit(1)
             ).first()
@@ -418,10 +418,13 @@ class Ledger:
                 select(table("checkpoints").c.size, table("checkpoints").c.note)
                 .where(table("checkpoints").c.size > on_disk).order_by(table("checkpoints").c.id)
             ).all()
-            rows = conn.execute(
-                select(table("battles").c.dbom, table("battles").c.dbom_path)
-                .where(table("battles").c.sequence >= max(on_disk, 0))
-            ).all()
+            sequence = table("battles").c.sequence
+            query = select(table("battles").c.dbom, table("battles").c.dbom_path).where(sequence >= max(on_disk, 0))
+            if files_until is not None:
+                query = query.where(sequence < files_until)
+            rows = conn.execute(query).all()
+        if rows:
+            self.dbom_dir.mkdir(exist_ok=True)
         for dbom, rel in rows:
             path, data = self.home / rel, _dbom_file(dbom.encode())
             if not path.exists() or path.read_bytes() != data:  # missing, or torn by a crash mid-write
@@ -429,6 +432,16 @@ class Ledger:
         notes = [(int(s), str(n)) for s, n in missing_notes]
         files.append_history(self.checkpoint_dir, notes)
         files.write_atomic(self.checkpoint_dir / files.LATEST_FILE, notes[-1][1].encode())
+
+    def _stop_dbom_files(self) -> None:
+        """Record, once, that the entries from here on have no DBOM file: a new ledger records 0, a ledger an
+        older release began records its size (its entries so far each have a file, which verify still checks)."""
+        with self._engine.connect() as conn:
+            if dbom_files_until(conn) is not None:  # recorded already: no write transaction at every open
+                return
+        with self._engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
+            if dbom_files_until(conn) is None:
+                conn.execute(insert(table("meta")), [{"key": files.DBOM_FILES_UNTIL, "value": str(_tree_size(conn))}])
 
     # -- reading -------------------------------------------------------------------------------------------------
 
@@ -510,7 +523,7 @@ class Ledger:
             result_sha256=row.result_sha256, dbom=document,
             inputs={name: found[digest] for name, digest in digests.items()},
             attributes=dict(document["attributes"]), intent_vector=decode_vector(document["intent_vector"]),
-            dbom_path=self.home / row.dbom_path,
+            leaf_data=row.dbom.encode(),
         )
 
     def entry(self, battle_id: str) -> EntrySummary | None:
@@ -564,6 +577,19 @@ def _dbom_file(canonical: bytes) -> bytes:
 
 def _reason(exc: Exception) -> str:
     return str(getattr(exc, "orig", None) or exc).splitlines()[0]
+
+
+def dbom_files_until(conn: Connection) -> int | None:
+    """How many entries have a file in ``dboms/`` (written by releases before this meta row); None when the
+    ledger has no such row yet (every entry has one: a ledger no release since has opened for writing)."""
+    meta = table("meta")
+    row = conn.execute(select(meta.c.value).where(meta.c.key == files.DBOM_FILES_UNTIL)).first()
+    if row is None:
+        return None
+    try:
+        return max(0, int(row[0]))
+    except ValueError:
+        return None  # not a count: hold every entry to having its file, as before the row
 
 
 def judge_key_chain(conn: Connection) -> list[str]:

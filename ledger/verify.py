@@ -28,7 +28,7 @@ from ledger.errors import LedgerError
 from ledger.keys import VERIFIER_FILE, VerifierKey, load_verifier, parse_verifier_key
 from ledger.merkle import EMPTY_ROOT, MemoryTree, consistency_proof, verify_consistency
 from ledger.schema import APPEND_ONLY, make_engine, table, trigger_problems
-from ledger.store import DB_FILE, KEYS_DIR, judge_key_chain
+from ledger.store import DB_FILE, KEYS_DIR, dbom_files_until, judge_key_chain
 
 # The kinds of tamper a report can name.
 KINDS = {
@@ -277,9 +277,11 @@ def _dbom_listing(home: Path) -> set[str] | None:
 
 
 def _check_dbom_folder(home: Path, conn: Connection, listing: set[str] | None, report: VerifyReport) -> None:
-    """Every entry has its file in ``dboms/`` and every file there is an entry's.
+    """Every entry an older release wrote a file for still has it in ``dboms/``, and every file there is an entry's.
 
-    An append writes the DBOM files after its commit and before it adds the checkpoint to
+    Entries from ``dbom_files_until`` (the meta row this release adds when it first opens a ledger) on have
+    no file; a ledger without the row is one no release since has written to, and each entry has a file.
+    An older release wrote the DBOM files after its commit and before it adds the checkpoint to
     ``checkpoints/history.jsonl``, so a crash can leave entries beyond the history's newest size
     without a file (the next open writes them): only a file missing below that size is reported,
     and only if it is still missing once the history has been read, so an append running beside
@@ -294,6 +296,9 @@ def _check_dbom_folder(home: Path, conn: Connection, listing: set[str] | None, r
         report.add("dbom-file-orphan", f"{prefix}{name} matches no entry: an entry removed from the database "
                                        "(compare a saved checkpoint), or a file put there")
     written_below = files.last_history_size(home / files.CHECKPOINT_DIR)
+    until = dbom_files_until(conn)
+    if until is not None:
+        written_below = min(written_below, until)
     gone = sorted((seq, name) for name, seq in wanted.items() if seq < written_below
                   and (listing is None or name not in listing) and not (home / prefix / name).exists())
     if listing is None and gone:

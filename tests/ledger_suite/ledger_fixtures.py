@@ -87,3 +87,23 @@ def verify_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(ledger.verify, "check_entries", in_workers)
         monkeypatch.setattr(ledger.entry_checks, "CHUNK", 3)
     return str(request.param)
+
+
+def as_an_older_release_left_it(home: Path) -> Path:
+    """Make ``home`` what a release before ``dbom_files_until`` wrote: a file in ``dboms/`` per entry, byte for byte
+    its row's ``dbom`` column, and no ``dbom_files_until`` meta row (removed as an older release never wrote it)."""
+    import sqlite3
+
+    from ledger import files
+    from ledger.schema import trigger_sql
+
+    db = sqlite3.connect(home / "battles.db")
+    (home / files.DBOM_DIR).mkdir(exist_ok=True)
+    for dbom, rel in db.execute("SELECT dbom, dbom_path FROM battles"):
+        (home / rel).write_bytes(dbom.encode())
+    db.execute("DROP TRIGGER meta_no_delete")
+    db.execute("DELETE FROM meta WHERE key = ?", (files.DBOM_FILES_UNTIL,))
+    db.execute(next(sql for sql in trigger_sql() if " meta_no_delete " in sql))
+    db.commit()
+    db.close()
+    return home

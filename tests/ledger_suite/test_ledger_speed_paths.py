@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import rfc8785
-from ledger_fixtures import ATTRS, fill, make_inputs, make_result
+from ledger_fixtures import ATTRS, as_an_older_release_left_it, fill, make_inputs, make_result
 
 from ledger import Ledger, LedgerError, files
 from ledger import entry_checks as checks
@@ -95,6 +95,7 @@ def test_read_up_to_reads_whole_short_files_and_stops_at_the_limit(tmp_path: Pat
 
 def test_a_dbom_file_with_bytes_beyond_the_row_is_reported(ledger: Ledger) -> None:
     fill(ledger, 2)
+    as_an_older_release_left_it(ledger.home)
     path = ledger.dbom_dir / "b1.json"
     path.write_bytes(path.read_bytes() + b" ")
     assert [(p.kind, p.sequence) for p in verify_ledger(ledger.home).problems] == [("dbom-file", 1)]
@@ -112,7 +113,8 @@ def test_a_sqlite_error_during_an_append_is_a_ledger_error_and_records_nothing(l
 
 
 def _run_shared(
-    folder: Path, tasks: list[int], pool_workers: int, hold: threading.Event | None = None
+    folder: Path, tasks: list[int], pool_workers: int, hold: threading.Event | None = None,
+    hold_after_taking: bool = False,
 ) -> tuple[list[int], dict[int, list[str]]]:
     """Tasks shared between this thread and a pool of threads standing in for worker processes."""
     ran: dict[int, list[str]] = {}
@@ -125,9 +127,13 @@ def _run_shared(
 
     def remote(job: tuple[checks.Claims, int, int]) -> int | None:
         claims, index, task = job
-        if hold is not None:
+        if hold is not None and not hold_after_taking:
             hold.wait()
-        return record(task, "worker") if claims.take(index) else None
+        if not claims.take(index):
+            return None
+        if hold is not None and hold_after_taking:
+            hold.wait()
+        return record(task, "worker")
 
     with ThreadPoolExecutor(pool_workers) as pool:
         claims = checks.Claims(folder)
@@ -137,11 +143,19 @@ def _run_shared(
     return results, ran
 
 
-def test_shared_tasks_run_once_each_and_come_back_in_order(tmp_path: Path) -> None:
+def test_shared_tasks_run_once_in_each_place_and_come_back_in_order(tmp_path: Path) -> None:
     tasks = list(range(40))
     results, ran = _run_shared(tmp_path, tasks, pool_workers=2)
     assert results == [t * 10 for t in tasks]
-    assert all(len(where) == 1 for where in ran.values()) and sorted(ran) == tasks
+    # A task runs in one place, or (a worker had begun it and not finished) in both: never twice in one.
+    assert all(sorted(set(where)) == sorted(where) for where in ran.values()) and sorted(ran) == tasks
+
+
+def test_a_worker_that_took_a_task_and_stalls_does_not_hold_this_process(tmp_path: Path) -> None:
+    hold = threading.Event()  # the worker takes tasks, then gets no CPU until the run is over
+    results, ran = _run_shared(tmp_path, list(range(6)), pool_workers=1, hold=hold, hold_after_taking=True)
+    assert results == [t * 10 for t in range(6)]
+    assert all("here" in where for where in ran.values())
 
 
 def test_this_process_does_every_task_when_the_workers_never_start(tmp_path: Path) -> None:
@@ -202,6 +216,37 @@ def test_appended_bytes_are_those_of_the_general_encoder(ledger: Ledger) -> None
     receipt = ledger.append("b-x", make_result("b-x"), make_inputs(1), attributes, vector)
     stored = ledger.get("b-x")
     assert stored is not None
-    data = receipt.dbom_path.read_bytes()
+    data = receipt.leaf_data
+    assert data == stored.leaf_data
     assert data == rfc8785.dumps(stored.dbom) == canonicalize(stored.dbom)
     assert hashlib.sha256(b"\x00" + data).hexdigest() == receipt.leaf_hash
+
+
+def test_spare_cores_counts_idle_cores_and_trusts_no_short_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checks.os, "cpu_count", lambda: 2)
+    assert checks.spare_cores(None, (0, 100), 3) == 3  # nothing to measure with: what was asked
+    assert checks.spare_cores((0, 0), (5, 10), 3) == 3  # too short a window to tell
+    assert checks.spare_cores((0, 0), (100, 200), 3) == 1  # one core idle of two
+    assert checks.spare_cores((0, 0), (5, 200), 3) == 0  # both busy: verify checks alone
+    assert checks.spare_cores((0, 0), (200, 200), 1) == 1  # never more than asked
+
+
+def test_verify_with_no_spare_core_reports_what_one_process_does(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(ledger, 5)
+    ledger.rotate_key(new_seed=b"\x42" * 32)
+    fill(ledger, 5, start=5)
+    db = sqlite3.connect(ledger.db_path)
+    db.execute("DROP TRIGGER battles_no_update")
+    db.execute("UPDATE battles SET cis_score = 0.99 WHERE sequence IN (1, 8)")
+    db.commit()
+    db.close()
+    alone = verify_ledger(ledger.home)
+    monkeypatch.setattr(checks, "CHUNK", 2)
+    monkeypatch.setattr(checks, "spare_cores", lambda before, after, wanted: 0)
+    busy = verify_ledger(ledger.home, workers=2)
+    assert [(p.kind, p.sequence) for p in alone.problems] == [(p.kind, p.sequence) for p in busy.problems]
+    assert [p.detail for p in alone.problems] == [p.detail for p in busy.problems]
+    assert [r.as_dict() for r in alone.signers] == [r.as_dict() for r in busy.signers]
+    assert ("column-edited", 8) in [(p.kind, p.sequence) for p in busy.problems]

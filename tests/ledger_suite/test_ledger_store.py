@@ -22,7 +22,7 @@ def test_open_creates_layout_and_private_key(tmp_path: Path) -> None:
     with Ledger.open(home) as led:
         assert led.size() == 0
     assert (home / "battles.db").is_file()
-    assert (home / "checkpoints").is_dir() and (home / "dboms").is_dir()
+    assert (home / "checkpoints").is_dir() and not (home / "dboms").exists()  # DBOMs live in their rows
     key = home / "keys" / "judge.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     db = sqlite3.connect(home / "battles.db")
@@ -37,7 +37,7 @@ def test_append_returns_receipt_and_stores_everything(ledger: Ledger) -> None:
     assert receipt.sequence == 0 and receipt.tree_size == 1
     assert receipt.result_sha256 == canonical_sha256(result)
     assert receipt.db_path == ledger.home / "battles.db"
-    on_disk = json.loads(receipt.dbom_path.read_text())
+    on_disk = json.loads(receipt.leaf_data)
     assert canonicalize(on_disk) == canonicalize(ledger.get("battle-1").dbom)  # type: ignore[union-attr]
     assert leaf_hash(canonicalize(on_disk)).hex() == receipt.leaf_hash
     row = sqlite3.connect(receipt.db_path).execute(
@@ -87,7 +87,7 @@ def test_every_append_signs_a_checkpoint_written_outside(ledger: Ledger) -> None
     with ledger.connect() as conn:
         assert cp.root == root_from(ledger.nodes(conn), 5)
         proof = inclusion_proof(2, 5, ledger.nodes(conn))
-    dbom = json.loads((ledger.dbom_dir / "b2.json").read_text())
+    dbom = ledger.get("b2").dbom  # type: ignore[union-attr]
     assert verify_inclusion(leaf_hash(canonicalize(dbom)), 2, 5, proof, cp.root)
     assert not verify_inclusion(leaf_hash(canonicalize(dbom)), 3, 5, proof, cp.root)
     history = (ledger.checkpoint_dir / "history.jsonl").read_text().splitlines()
@@ -139,7 +139,7 @@ def test_same_inputs_and_clock_give_identical_ledgers(tmp_path: Path) -> None:
         create_key(home / "keys", seed=bytes(32))
         with Ledger.open(home, clock=step_clock()) as led:
             fill(led, 4)
-            roots.append((led.checkpoints()[-1].note, (home / "dboms" / "b2.json").read_bytes()))
+            roots.append((led.checkpoints()[-1].note, led.get("b2").leaf_data))  # type: ignore[union-attr]
     assert roots[0] == roots[1]
 
 

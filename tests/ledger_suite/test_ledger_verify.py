@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from ledger_fixtures import fill, step_clock
+from ledger_fixtures import as_an_older_release_left_it, fill, step_clock
 
 from ledger import Ledger, LedgerError
 from ledger.canonical import canonical_sha256, canonicalize
@@ -212,14 +212,27 @@ def test_truncated_log_is_caught_by_the_copies_outside(filled: Path) -> None:
             f"DELETE FROM checkpoints WHERE size > {SIZE - 2}",
             f"DELETE FROM nodes WHERE (idx + 1) * (1 << level) > {SIZE - 2}")
     _restore_triggers(filled)
+    assert ("rollback", SIZE - 2) in _problems(filled)
+    (filled / "checkpoints" / "history.jsonl").unlink()
+    (filled / "checkpoints" / "latest").unlink()
+    assert verify_ledger(filled).ok  # with every copy gone, only a saved checkpoint can tell
+
+
+def test_truncated_older_ledger_leaves_dbom_files_behind(filled: Path) -> None:
+    """A ledger an older release wrote has a DBOM file per entry: the removed entries' files are still there."""
+    as_an_older_release_left_it(filled)
+    _tamper(filled, f"DELETE FROM battles WHERE sequence >= {SIZE - 2}",
+            f"DELETE FROM checkpoints WHERE size > {SIZE - 2}",
+            f"DELETE FROM nodes WHERE (idx + 1) * (1 << level) > {SIZE - 2}")
+    _restore_triggers(filled)
     problems = _problems(filled)
     assert ("rollback", SIZE - 2) in problems and ("dbom-file-orphan", None) in problems
     (filled / "checkpoints" / "history.jsonl").unlink()
     (filled / "checkpoints" / "latest").unlink()
-    assert _problems(filled) == {("dbom-file-orphan", None)}  # the removed entries' DBOM files are still there
+    assert _problems(filled) == {("dbom-file-orphan", None)}
     for i in range(SIZE - 2, SIZE):
         (filled / "dboms" / f"b{i}.json").unlink()
-    assert verify_ledger(filled).ok  # with every copy gone, only a saved checkpoint can tell
+    assert verify_ledger(filled).ok
 
 
 def test_rollback_against_a_saved_checkpoint(filled: Path, tmp_path: Path) -> None:
@@ -232,9 +245,6 @@ def test_rollback_against_a_saved_checkpoint(filled: Path, tmp_path: Path) -> No
     for suffix in ("-wal", "-shm"):
         (filled / f"battles.db{suffix}").unlink(missing_ok=True)
     shutil.rmtree(filled / "checkpoints")
-    assert _problems(filled) == {("dbom-file-orphan", None)}  # the newer entries' files outlive the restore
-    for i in range(SIZE, SIZE + 3):
-        (filled / "dboms" / f"b{i}.json").unlink()
     assert verify_ledger(filled).ok
     assert _problems(filled, saved_checkpoints=[saved]) == {("rollback", SIZE)}
 
@@ -257,7 +267,7 @@ def test_resigned_with_another_key_needs_the_auditors_key(filled: Path, tmp_path
     create_key(forged / "keys", seed=b"\x09" * 32)
     with Ledger.open(forged, clock=step_clock()) as led:
         fill(led, SIZE)
-    for name in ("battles.db", "keys", "checkpoints", "dboms"):
+    for name in ("battles.db", "keys", "checkpoints"):
         target = filled / name
         shutil.rmtree(target) if target.is_dir() else target.unlink()
         src = forged / name
@@ -310,6 +320,7 @@ def test_entries_written_before_schema_3_still_verify(home: Path, monkeypatch: p
 
 
 def test_edited_dbom_file_outside_the_database(filled: Path) -> None:
+    as_an_older_release_left_it(filled)
     path = filled / "dboms" / "b1.json"
     doc = json.loads(path.read_text())
     doc["result"]["cis_score"] = 1.0
@@ -318,6 +329,7 @@ def test_edited_dbom_file_outside_the_database(filled: Path) -> None:
 
 
 def test_deleted_dbom_file_is_reported(filled: Path) -> None:
+    as_an_older_release_left_it(filled)
     (filled / "dboms" / "b2.json").unlink()
     problems = verify_ledger(filled).problems
     assert [(p.kind, p.sequence) for p in problems] == [("dbom-file-missing", 2)]
@@ -325,12 +337,14 @@ def test_deleted_dbom_file_is_reported(filled: Path) -> None:
 
 
 def test_deleted_dbom_folder_is_one_problem(filled: Path) -> None:
+    as_an_older_release_left_it(filled)
     shutil.rmtree(filled / "dboms")
     problems = verify_ledger(filled).problems
     assert [p.kind for p in problems] == ["dbom-file-missing"] and f"{SIZE} entries" in problems[0].detail
 
 
 def test_dbom_file_matching_no_entry_is_reported(filled: Path) -> None:
+    as_an_older_release_left_it(filled)
     shutil.copy(filled / "dboms" / "b1.json", filled / "dboms" / "planted.json")
     (filled / "dboms" / ".b3.json.123.tmp").write_bytes(b"{")  # what a crash inside write_atomic leaves
     problems = verify_ledger(filled).problems
@@ -339,6 +353,7 @@ def test_dbom_file_matching_no_entry_is_reported(filled: Path) -> None:
 
 
 def test_file_an_interrupted_append_did_not_write_yet_is_not_a_deletion(filled: Path) -> None:
+    as_an_older_release_left_it(filled)
     """A crash after the commit leaves the newest entries without files until the next open writes them."""
     history = filled / "checkpoints" / "history.jsonl"
     history.write_text("".join(history.read_text().splitlines(keepends=True)[:-1]))  # the crash came first
@@ -390,3 +405,30 @@ def test_each_tamper_case_runs_in_the_mode_it_names(filled: Path, verify_workers
     monkeypatch.setattr(ledger.entry_checks, "_parallel", counted)
     assert verify_ledger(filled).ok
     assert len(calls) == (1 if verify_workers == "worker processes" else 0)
+
+
+def test_appends_create_no_dbom_file(filled: Path) -> None:
+    """The row holds the DBOM; the checkpoint copies outside already commit to it: no file per entry."""
+    assert not (filled / "dboms").exists()
+    db = sqlite3.connect(filled / "battles.db")
+    assert db.execute("SELECT value FROM meta WHERE key = 'dbom_files_until'").fetchone() == ("0",)
+    assert verify_ledger(filled).ok
+
+
+def test_a_ledger_an_older_release_wrote_keeps_its_files_checked(filled: Path) -> None:
+    """Opening it records how many entries have a file; those stay checked, later entries have none."""
+    as_an_older_release_left_it(filled)
+    with Ledger.open(filled, clock=step_clock()) as led:
+        fill(led, 2, start=SIZE)
+    db = sqlite3.connect(filled / "battles.db")
+    assert db.execute("SELECT value FROM meta WHERE key = 'dbom_files_until'").fetchone() == (str(SIZE),)
+    assert sorted(p.name for p in (filled / "dboms").iterdir()) == sorted(f"b{i}.json" for i in range(SIZE))
+    assert verify_ledger(filled).ok
+    newer = filled / "dboms" / f"b{SIZE + 1}.json"
+    newer.write_text(_row_dbom_text(filled, SIZE + 1))  # a copy someone made: checked, not required
+    assert verify_ledger(filled).ok
+    newer.write_text(_row_dbom_text(filled, SIZE + 1).replace("scored", "failed"))
+    assert _problems(filled) == {("dbom-file", SIZE + 1)}
+    newer.unlink()
+    (filled / "dboms" / "b1.json").unlink()
+    assert _problems(filled) == {("dbom-file-missing", 1)}
