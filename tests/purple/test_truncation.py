@@ -123,6 +123,7 @@ def test_an_agent_that_reports_nothing_gives_a_submission_with_no_finish(mock_se
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # a whole battle, about 25 s with the model's first load: the full tier's
 def test_a_mock_battle_records_no_finish_and_emits_no_finish_event(tmp_path: Path) -> None:
     events: list[Event] = []
     outcome = run_battle(BattleRequest("fib-recursive", "mock-no-finish", 1, tmp_path, mock_variant="good",
