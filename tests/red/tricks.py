@@ -38,7 +38,8 @@ probability p >= 0.5 on an idle machine (benchmarks/race_stability.py), less on 
 
 @dataclass
 class RaceSeen:
-    """What ``race_violations`` saw: the host's violations, the audit hook's reports, the harness errors."""
+    """What ``race_violations`` saw: the host's violations, what the code was seen doing to the judge (a lifted
+    schedule, its driver killed or stopped), the harness errors."""
 
     violations: list[str] = field(default_factory=list)
     introspection: list[str] = field(default_factory=list)

@@ -1,9 +1,9 @@
 """What a hidden-test driver records about the submission: plain, typed data. Stdlib only.
 
-Runs INSIDE the sandbox, in the process that imported the submission, where
-nothing can be trusted after that import. So this module judges nothing: a
-driver calls the submission and records what came back (``see``), what a call
-did (``call``), or what a block raised (``raised``). The observations leave
+Runs INSIDE the sandbox, in the judge's driver process, beside the answerer
+that imported the submission (``driver.py``). It judges nothing there either:
+a driver calls the submission and records what came back (``see``), what a
+call did (``call``), or what a block raised (``raised``). The observations leave
 the sandbox as canonical data and are compared, on the host, with the
 reference solution's observations for the same driver. A submission that
 rewrites them gains only if it writes exactly what the reference produced,
