@@ -7,7 +7,8 @@ Usage: python benchmarks/judge_cost.py [--baseline REV] [--after REV] [--tasks I
 audit hook, the plain rerun and the host-side oracles), unpacked with ``git archive`` into a temporary
 folder; "after" is the working tree. For every task, each side measures, in its own process and its own
 box, the ``good`` submission's hidden suite (``run_hidden``, the reference's observations computed
-beforehand and not timed) and a red attack on it (``attack``, default budget, seed 0); the two sides
+beforehand and not timed), a red attack on it (``attack``, default budget, seed 0) and its own tests (the
+purple's suite, ``run_suite``; reported apart, not in the judging sum); the two sides
 alternate task by task and repeat by repeat, so both see the same load. Prints the median seconds of each,
 the ratio after/before, and the ratio of their sum (what a battle's judging costs), and the load average.
 """
@@ -45,8 +46,12 @@ with open_sandbox(sandbox) as box:
     started = time.perf_counter()
     report = attack(task, source, box, BattleContext(seed=0), budget_s=3.0)
     red = time.perf_counter() - started
-print(json.dumps({"hidden": hidden, "red": red, "passed": run.suite.passed, "total": run.suite.total,
-                  "findings": len(report.findings)}))
+    own_tests = task.labelled_submission("good").submission.tests
+    started = time.perf_counter()
+    own_run = box.run_suite(source, {"test_solution.py": own_tests}, 60.0) if own_tests else None
+    own = time.perf_counter() - started
+print(json.dumps({"hidden": hidden, "red": red, "own": own, "passed": run.suite.passed, "total": run.suite.total,
+                  "own_passed": own_run.passed if own_run else 0, "findings": len(report.findings)}))
 """
 
 
@@ -93,10 +98,10 @@ def main() -> None:
                 samples["after"].append(measure(after_tree, task_id, args.sandbox))
             row: dict[str, Any] = {"task": task_id}
             for side, runs in samples.items():
-                for part in ("hidden", "red"):
+                for part in ("hidden", "red", "own"):
                     row[f"{part}_{side}"] = round(statistics.median(r[part] for r in runs), 3)
                 row[f"passed_{side}"] = f"{runs[0]['passed']}/{runs[0]['total']}"
-            for part in ("hidden", "red"):
+            for part in ("hidden", "red", "own"):
                 row[f"{part}_ratio"] = round(row[f"{part}_after"] / max(row[f"{part}_before"], 1e-9), 2)
             row["total_ratio"] = round((row["hidden_after"] + row["red_after"])
                                        / max(row["hidden_before"] + row["red_before"], 1e-9), 2)
@@ -104,7 +109,8 @@ def main() -> None:
             if not args.json:
                 print(f"{task_id:16} hidden {row['hidden_before']:7.2f} -> {row['hidden_after']:7.2f} s "
                       f"(x{row['hidden_ratio']:.2f})  red {row['red_before']:7.2f} -> {row['red_after']:7.2f} s "
-                      f"(x{row['red_ratio']:.2f})  both x{row['total_ratio']:.2f}  "
+                      f"(x{row['red_ratio']:.2f})  both x{row['total_ratio']:.2f}  own tests "
+                      f"{row['own_before']:5.2f} -> {row['own_after']:5.2f} s (x{row['own_ratio']:.2f})  "
                       f"passed {row['passed_before']} -> {row['passed_after']}", flush=True)
     if args.json:
         print(json.dumps({"baseline": args.baseline, "sandbox": args.sandbox, "repeat": args.repeat,
@@ -114,7 +120,8 @@ def main() -> None:
         print(f"load average {os.getloadavg()[0]:.1f}; "
               f"worst task by judging time: {worst['task']} x{worst['total_ratio']:.2f}; "
               f"worst hidden suite x{max(r['hidden_ratio'] for r in rows):.2f}; "
-              f"worst red x{max(r['red_ratio'] for r in rows):.2f}")
+              f"worst red x{max(r['red_ratio'] for r in rows):.2f}; "
+              f"worst own tests x{max(r['own_ratio'] for r in rows):.2f}")
 
 
 if __name__ == "__main__":

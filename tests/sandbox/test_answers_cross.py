@@ -266,13 +266,14 @@ def test_a_boundary_finding_quotes_the_codes_exception_from_the_answerer(box: Sa
 
 # ---- structure: what the answerer's process holds ------------------------------------------------------
 
-ANSWERER_SOURCES = ("answerer.py", "wire.py")
+ANSWERER_SOURCES = ("answerer.py", "wire.py", "runner.py")  # runner.py: the purple's own tests, in the answerer
 JUDGE_NAMES = {"res", "nonce", "emit", "observe", "RECORDER", "audit", "drivers"}
 
 
 @pytest.mark.parametrize("name", ANSWERER_SOURCES)
 def test_the_answerers_code_holds_nothing_of_the_judge(name: str) -> None:
-    """No name in the code the answerer runs refers to the result channel, a nonce, a record or the drivers."""
+    """No name in the code the answerer runs (for hidden drivers, probes and the purple's own tests alike)
+    refers to the result channel, a nonce, a record or the drivers."""
     tree = ast.parse((HARNESS_DIR / name).read_text(encoding="utf-8"))
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
@@ -284,10 +285,12 @@ def test_the_answerers_code_holds_nothing_of_the_judge(name: str) -> None:
 
 def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
     """The answerer is spawned with one descriptor besides stdio (its end of the control socket), and only
-    after the driver, which holds the result channel, reported itself non-dumpable."""
+    after the driver, which holds the result channel, reported itself non-dumpable; for the purple's own
+    tests it is given the runner's source and where the tests are, nothing of the judge's channel."""
     source = (HARNESS_DIR / "server.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
-    start = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "start_answerer")
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    start = functions["start_answerer"]
     spawns = [n for n in ast.walk(start) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr == "spawn"]
     assert len(spawns) == 1
@@ -295,10 +298,45 @@ def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
     config = next(n for n in ast.walk(start) if isinstance(n, ast.Dict))
     keys = {k.value for k in config.keys if isinstance(k, ast.Constant)}
     assert keys == {"program", "wire", "sol_dir", "control"}
-    runner = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "run_runner")
-    text = ast.unparse(runner)
+    assert [ast.unparse(v) for k, v in zip(config.keys, config.values, strict=True) if k is None] == ["tests or {}"]
+    tests = next(n for n in ast.walk(functions["run_suite"]) if isinstance(n, ast.Assign)
+                 and ast.unparse(n.targets[0]) == "tests" and isinstance(n.value, ast.Dict))
+    assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files"}
+    spawned = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "spawn"]
+    assert len(spawned) == 3  # the driver, the answerer and a script: no process runs code beside a channel
+    text = ast.unparse(functions["run_pair"])
     assert text.index("== 'ready'") < text.index("self.start_answerer(")
     assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "driver.py").read_text(encoding="utf-8")
+
+
+FD_KINDS = """
+import os
+
+def kinds():
+    found = []
+    for fd in sorted(os.listdir('/proc/self/fd'), key=int):
+        try:
+            found.append(os.readlink(f'/proc/self/fd/{fd}').split(':')[0])
+        except OSError:
+            pass
+    return found
+
+def test_descriptors():
+    assert False, ' '.join(kinds())
+"""
+
+
+def test_the_purple_tests_process_holds_only_stdio_and_sockets(box: Sandbox) -> None:
+    """Seen from inside, at run time: the process that runs the purple's tests and the code they import has
+    its stdin (the config pipe, whose writer the server closed), its stdout and stderr pipes, and sockets to
+    the driver; no fourth pipe (a result channel, as the old in-process runner had) reaches it."""
+    run = box.run_suite("def add(a, b):\n    return a + b\n", {"test_fds.py": FD_KINDS})
+    [outcome] = run.outcomes
+    assert outcome.status == "failed", outcome
+    kinds = outcome.reason.removeprefix("AssertionError: ").split()
+    assert kinds[:3] == ["pipe", "pipe", "pipe"], kinds
+    assert set(kinds[3:]) == {"socket"}, kinds
 
 
 def test_every_red_probe_runs_as_a_driver_and_nothing_of_ours_is_shipped_beside_the_code() -> None:

@@ -29,8 +29,13 @@ lines; JSON lines on the result fd: ``{"k": "ready"}`` once non-dumpable,
 why, "stopped": bool}``. ``stopped``: the test killed the code's process on
 purpose (``observe.CODE.stop()``, a call over its CPU cap): what it recorded
 stands, and the server starts a fresh pair for the next test, as after a
-loss. No tamper list: the code cannot reach this process, and the server
-reads one only from ``runner.py``, which runs beside the code.
+loss.
+
+The purple agent's own tests (``"suite": true`` in the config) run in the
+answerer, beside the code they import (``runner.py``): this process loads no
+driver, asks ``imported`` once and ``test <name>`` per ``run`` line, and
+writes ``{"k": "verdict", "i", "nonce", "status", "reason", "tamper",
+"lost"}`` with what the code's process answered, checked for shape here.
 
 The answerer's pid is ``observe.CODE.pid``, for drivers that measure the code
 from outside through the kernel (``/proc/<pid>``: the red agent's growth and
@@ -77,6 +82,16 @@ def run(config: dict[str, Any]) -> None:
             peer.serve_in_thread(handed[1])
 
     threading.Thread(target=serve_callbacks, daemon=True).start()
+    if config.get("suite"):
+        tests = TestsAnswered(peer, wire["Message"], wire["Lost"])
+        emit({"k": "imported", **tests.imported(), "lost": peer.lost})
+        if peer.lost:
+            exit_now(0)
+        for index, nonce in _runs(read, config["names"], exit_now):
+            emit({"k": "verdict", "i": index, "nonce": nonce, **tests.run(config["names"][index]), "lost": peer.lost})
+            if peer.lost:
+                exit_now(0)  # the server starts a fresh pair for the next test
+        exit_now(0)
     sys.meta_path.insert(0, SolutionFinder(peer, wire["Message"], os.path.join(config["sol_dir"], "solution.py")))
 
     observe = _load_module("observe", config["observe"], "observe.py")
@@ -117,21 +132,7 @@ def run(config: dict[str, Any]) -> None:
         records: list[Any] = recorder.reset()
         return records
 
-    pending = b""
-    while True:
-        while b"\n" not in pending:
-            chunk = read(CONTROL_FD, 4096)
-            if not chunk:
-                exit_now(0)
-            pending += chunk
-        line, pending = pending.split(b"\n", 1)
-        parts = line.decode().split()
-        if len(parts) == 2 and parts[0] == "code" and parts[1].isdigit():
-            code.pid = int(parts[1])
-            continue
-        if len(parts) != 3 or parts[0] != "run":
-            exit_now(3)
-        index, nonce = int(parts[1]), parts[2]
+    for index, nonce in _runs(read, config["names"], exit_now, code):
         observations = run_test(config["names"][index])
         lost = None if code.stopped else peer.lost  # stopped on purpose: what the test recorded stands
         try:
@@ -142,6 +143,71 @@ def run(config: dict[str, Any]) -> None:
                   "stopped": code.stopped})
         if peer.lost or code.stopped:
             exit_now(0)  # the server starts a fresh pair for the next test
+
+
+def _runs(read: Any, names: list[str], exit_now: Any, code: Any = None) -> Any:
+    """``(index, nonce)`` per ``run`` line on the control fd (``code <pid>`` lines set ``code.pid``); the process
+    exits when the server closes it, or on a line it does not know."""
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            chunk = read(CONTROL_FD, 4096)
+            if not chunk:
+                exit_now(0)
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        parts = line.decode().split()
+        if len(parts) == 2 and parts[0] == "code" and parts[1].isdigit():
+            if code is not None:
+                code.pid = int(parts[1])
+            continue
+        if len(parts) != 3 or parts[0] != "run" or not parts[1].isdigit() or int(parts[1]) >= len(names):
+            exit_now(3)
+        yield int(parts[1]), parts[2]
+
+
+class TestsAnswered:
+    """The purple agent's own tests, run by ``runner.py`` in the code's process: this side asks and records
+    what it answered. An answer is the code's word, never a record of ours; a malformed one is an error."""
+
+    STATUSES = ("passed", "failed", "error")
+
+    def __init__(self, peer: Any, message: Any, lost: type[BaseException]) -> None:
+        self.peer = peer
+        self.message = message
+        self.lost = lost
+
+    def imported(self) -> dict[str, Any]:
+        """``{"errors": {module: why}, "tamper": [...]}`` as the code's process answered them."""
+        try:
+            answer = self.peer.ask(self.message("imported"))
+        except self.lost:
+            return {"errors": {}, "tamper": []}
+        except BaseException as exc:
+            why = f"the code's process raised {type(exc).__name__} when asked what it imported"
+            return {"errors": {}, "tamper": [why]}
+        errors, tamper = answer if type(answer) is list and len(answer) == 2 else (None, [None])
+        if not (type(errors) is dict and all(type(k) is str and type(v) is str for k, v in errors.items())
+                and _texts(tamper)):
+            return {"errors": {}, "tamper": ["the code's process answered a malformed import record"]}
+        return {"errors": {k: v[:500] for k, v in errors.items()}, "tamper": [str(t)[:300] for t in tamper]}
+
+    def run(self, name: str) -> dict[str, Any]:
+        """``{"status", "reason", "tamper"}`` of one test, as the code's process answered."""
+        try:
+            answer = self.peer.ask(self.message("test"), (name,))
+        except self.lost:
+            return {"status": "error", "reason": "the code's process was lost", "tamper": []}
+        except BaseException as exc:
+            return {"status": "error", "reason": f"the code's process raised {type(exc).__name__}", "tamper": []}
+        status, reason, tamper = answer if type(answer) is list and len(answer) == 3 else (None, None, [None])
+        if type(status) is not str or status not in self.STATUSES or type(reason) is not str or not _texts(tamper):
+            return {"status": "error", "reason": "the code's process answered a malformed verdict", "tamper": []}
+        return {"status": status, "reason": reason[:500], "tamper": [str(t)[:300] for t in tamper]}
+
+
+def _texts(value: Any) -> bool:
+    return type(value) is list and len(value) <= 1000 and all(type(v) is str for v in value)
 
 
 class SolutionFinder:

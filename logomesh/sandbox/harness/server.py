@@ -7,10 +7,14 @@ on stdout with JSON lines: ``{"ev": "ready"}`` once, ``{"ev": "out", ...}``
 while a run prints, and ``{"ev": "done", "id": ..., "result": {...}}`` at the
 end of each run. Requests:
 
-* ``suite``: the purple agent's own tests, judged by ``runner.py``;
 * ``observe``: a hidden suite of drivers, run by ``driver.py`` in a process
   of its own against the submission in another (``answerer.py``), whose
-  observations go back to the host to be judged there. Per run the server
+  observations go back to the host to be judged there;
+* ``suite``: the purple agent's own tests, run by ``runner.py`` in the
+  answerer beside the code they import; the driver asks for each test and
+  records what the answerer said of it.
+
+  For both, per run the server
   starts the driver (given the result pipe and one end of a control
   socketpair), waits for its ``ready`` (it is non-dumpable from then on),
   and only then starts the answerer with the other end (then tells the
@@ -51,7 +55,7 @@ MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64);
 BOOT = """def main():
     import json, os
     data = b""
-    while not data.endswith(b"\\n"):  # nothing follows the config until the runner has answered
+    while not data.endswith(b"\\n"):  # nothing follows the config until the driver has answered
         chunk = os.read(0, 1 << 20)
         if not chunk:
             os._exit(3)
@@ -90,9 +94,9 @@ def shallow(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def tamper_in(record: dict[str, Any]) -> list[str]:
-    """The tamper reasons a record of ``runner.py`` lists (the purple's own tests, run beside the code). It
-    always writes a list of strings; anything else (missing, a string, a number) was written by the code, and
-    is itself tampering, never "none". The hidden-suite driver shares no process with the code: no list."""
+    """The tamper reasons in a verdict of the purple's own tests (what ``runner.py``, beside the code, answered; the
+    driver passes on a list of strings). Anything else (missing, a string, a number) is itself tampering, never
+    "none"."""
     found = record.get("tamper")
     if isinstance(found, list) and all(isinstance(r, str) for r in found):
         return [r[:300] for r in found]
@@ -219,7 +223,7 @@ def kill_group(pid: int) -> None:
 
 
 def end_all(pids: list[int]) -> str:
-    """Kill and reap every process of a run (runner; or driver, answerer); how the last one ended."""
+    """Kill and reap every process of a run (driver, answerer; or a script); how the last one ended."""
     ends = []
     for pid in pids:
         kill_group(pid)
@@ -358,7 +362,7 @@ class Output:
 
 
 class Pipes:
-    """The pipes of one child: its stdout and stderr (to ``Output``) and, for runners, its result channel."""
+    """The pipes of one child: its stdout and stderr (to ``Output``) and, for a driver, its result channel."""
 
     def __init__(self, output: Output, out_r: int, err_r: int, res_r: int | None = None) -> None:
         self.output = output
@@ -586,7 +590,8 @@ class Server:
     # ---- suites ---------------------------------------------------------------------------------
 
     def run_suite(self, request: dict[str, Any], folder: str, mode: str) -> dict[str, Any]:
-        """Run every named test in a runner (restarted after a crash or a timeout); ``mode`` is suite or observe."""
+        """Run every named test in a driver and answerer pair (a fresh pair after a crash or a timeout); ``mode`` is
+        suite or observe."""
         names = [str(n) for n in request["names"]]
         files = sorted(request["tests"])
         tests_dir = os.path.join(folder, "tests")
@@ -602,17 +607,18 @@ class Server:
         suite_deadline = started + float(request["timeout"])
         test_timeout = float(request["test_timeout"])
         state = SuiteState(names, [None] * len(names))
-        child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names}
-        if mode == "observe":
-            # The drivers travel in the driver's config, never as files in the box.
-            child_config.update(program=self.sources["driver"], wire=self.sources["wire"],
-                                observe=self.sources["observe"], drivers=dict(request["tests"]))
+        child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names, "program": self.sources["driver"],
+                                        "wire": self.sources["wire"]}
+        tests: dict[str, Any] | None = None  # what the answerer needs to run the purple's own tests
+        if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
+            child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]))
         else:
-            child_config.update(tests_dir=tests_dir, files=files)
+            child_config.update(suite=True)
+            tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files}
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
-            next_index = self.run_runner(mode, child_config, sol_dir, output, state, next_index,
+            next_index = self.run_pair(mode, child_config, tests, output, state, next_index,
                                          suite_deadline, test_timeout)
             sweep(self.keep_alive)
             restarts += 1
@@ -634,66 +640,46 @@ class Server:
             "restarts": restarts,
         }
 
-    def run_runner(self, mode: str, child_config: dict[str, Any], sol_dir: str, output: Output, state: SuiteState,
-                   next_index: int, suite_deadline: float, test_timeout: float) -> int:
-        """One runner (``suite``) or driver and answerer pair (``observe``): import, then run the tests from
-        ``next_index`` until done or it dies. Returns the index of the first test still to run.
+    def run_pair(self, mode: str, child_config: dict[str, Any], tests: dict[str, Any] | None, output: Output,
+                   state: SuiteState, next_index: int, suite_deadline: float, test_timeout: float) -> int:
+        """One driver and answerer pair: import, then run the tests from ``next_index`` until done or the pair
+        is gone. ``mode`` is observe (hidden drivers) or suite (the purple's own tests, run by the answerer:
+        ``tests``). Returns the index of the first test still to run.
         """
         names = state.names
+        sol_dir = str(child_config["sol_dir"])
         ctl_r, ctl_w = os.pipe()
         res_r, res_w = os.pipe()
         output.set_origin("import")
-        pids: list[int] = []
         guard: JudgeGuard | None = None  # the driver's, once it is ready
-        if mode == "observe":
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            config = {**child_config, "res": res_w, "control": ours.fileno()}
-            pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
-                                           (res_w, ours.fileno()), ctl_r, judge=True)
-            ours.close()
-        else:
-            theirs = None
-            config = {**child_config, "ctl": ctl_r, "res": res_w}
-            pid, out_r, err_r = self.spawn(
-                [self.python, "-I", "-S", "-u", "-c", self.runner_source, json.dumps(config)], sol_dir, (ctl_r, res_w)
-            )
-        pids.append(pid)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {**child_config, "res": res_w, "control": ours.fileno()}
+        pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
+                                       (res_w, ours.fileno()), ctl_r, judge=True)
+        pids = [pid]
+        ours.close()
         os.close(ctl_r)
         os.close(res_w)
         pipes = Pipes(output, out_r, err_r, res_r)
         try:
             deadline = min(suite_deadline, time.monotonic() + test_timeout + 5.0)
-            if mode == "observe" and theirs is not None:
-                with contextlib.suppress(OSError):
-                    write_all(ctl_w, (json.dumps(config) + "\n").encode())
-                kind, line = pipes.pump(deadline, True)
-                record = parse_record(line) if kind == "line" else None
-                if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
-                    guard = JudgeGuard(pid)
-                    pids.append(self.start_answerer(sol_dir, theirs, pipes))
-                    with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
-                        write_all(ctl_w, f"code {pids[-1]}\n".encode())
-                theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
+            with contextlib.suppress(OSError):
+                write_all(ctl_w, (json.dumps(config) + "\n").encode())
+            kind, line = pipes.pump(deadline, True)
+            record = parse_record(line) if kind == "line" else None
+            if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
+                guard = JudgeGuard(pid)
+                pids.append(self.start_answerer(sol_dir, theirs, pipes, tests))
+                with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
+                    write_all(ctl_w, f"code {pids[-1]}\n".encode())
+            theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
             kind, line = pipes.pump(deadline, True)
             record = parse_record(line) if kind == "line" else None
             if record is None or record.get("k") != "imported" or record.get("lost"):
                 self.check_judge(guard, state, kind)
-                end = end_all(pids)
-                pipes.drain()
-                if kind == "timeout":
-                    status, reason = "timeout", "timeout while importing the tests"
-                elif record is not None and record.get("lost"):
-                    status, reason = "crashed", f"the code's process failed while importing: {end}"
-                elif kind == "line":
-                    status, reason = "error", "the runner's channel carried a forged record"
-                    state.note_tamper(["forged record on the result channel"])
-                else:
-                    status, reason = "crashed", "the runner died while importing the tests: " + end
-                state.error = state.error or reason
-                for i in range(next_index, len(names)):
-                    state.set(i, status, reason, 0.0)
+                self.fail_import(state, next_index, kind, record, end_all(pids))
                 return len(names)
-            if mode == "suite":  # a runner shares its process with the code; the driver is the judge's own
+            if mode == "suite":  # what the code's process said of its own test modules
                 state.note_tamper(tamper_in(record))
             import_errors = record.get("errors")
             if not isinstance(import_errors, dict):
@@ -707,24 +693,41 @@ class Server:
                     return next_index + 1
                 next_index += 1
             with contextlib.suppress(OSError):
-                os.close(ctl_w)  # EOF on its control pipe: the runner exits
+                os.close(ctl_w)  # EOF on its control pipe: the driver exits, and with it the answerer
             ctl_w = -1
             end_all(pids)
             return next_index
         finally:
-            if theirs is not None:
-                theirs.close()
+            theirs.close()
             pipes.drain()
             pipes.close(ctl_w)
 
-    def start_answerer(self, sol_dir: str, control: socket.socket, pipes: Pipes) -> int:
-        """The process that imports the submission and answers the driver's calls (answerer.py)."""
+    @staticmethod
+    def fail_import(state: SuiteState, next_index: int, kind: str, record: dict[str, Any] | None, end: str) -> None:
+        """Every test from ``next_index`` on, when the pair never reported its import (``kind``: how the read
+        of the channel ended)."""
+        if kind == "timeout":
+            status, reason = "timeout", "timeout while importing the tests"
+        elif record is not None and record.get("lost"):
+            status, reason = "crashed", f"the code's process failed while importing: {end}"
+        elif kind == "line":
+            status, reason = "error", "the judge's channel carried a forged record"
+            state.note_tamper(["forged record on the result channel"])
+        else:
+            status, reason = "crashed", "the judge's driver died while importing the tests: " + end
+        state.error = state.error or reason
+        for i in range(next_index, len(state.names)):
+            state.set(i, status, reason, 0.0)
+
+    def start_answerer(self, sol_dir: str, control: socket.socket, pipes: Pipes, tests: dict[str, Any] | None) -> int:
+        """The process that imports the submission and answers the driver's calls (answerer.py); with ``tests``,
+        the purple's own tests too (runner.py). It holds nothing the host reads."""
         cfg_r, cfg_w = os.pipe()
         pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
                                        (control.fileno(),), cfg_r)
         os.close(cfg_r)
         config = {"program": self.sources["answerer"], "wire": self.sources["wire"], "sol_dir": sol_dir,
-                  "control": control.fileno()}
+                  "control": control.fileno(), **(tests or {})}
         with contextlib.suppress(OSError):
             write_all(cfg_w, (json.dumps(config) + "\n").encode())
         os.close(cfg_w)
@@ -740,18 +743,18 @@ class Server:
 
     def run_one(self, mode: str, pids: list[int], ctl_w: int, pipes: Pipes, state: SuiteState, index: int,
                 suite_deadline: float, test_timeout: float, guard: JudgeGuard | None) -> bool:
-        """Ask the runner for test ``index``; record its outcome. False when the runner is gone or must go."""
+        """Ask the driver for test ``index``; record its outcome. False when the pair is gone or must go."""
         name = state.names[index]
         pipes.output.set_origin(name)
         nonce = os.urandom(16).hex()
-        code_pid = pids[-1]  # the runner, or the answerer: the process the code runs in
+        code_pid = pids[-1]  # the answerer: the process the code runs in
         cpu0 = cpu_seconds(code_pid)
         t0 = time.monotonic()
         deadline = min(suite_deadline, t0 + test_timeout)
         try:
             os.write(ctl_w, f"run {index} {nonce}\n".encode())
         except OSError:
-            # The runner is gone; still read what it left on the channel (a forgery is reported).
+            # The driver is gone; still read what it left on the channel (a forgery is reported).
             deadline = min(deadline, time.monotonic() + 1.0)
         kind, line = pipes.pump(deadline, True)
         elapsed = time.monotonic() - t0
@@ -767,31 +770,22 @@ class Server:
                 state.note_tamper([f"forged or out-of-order result record during {name}"])
                 state.set(index, "error", "forged result record on the judge's channel", elapsed, cpu_s=cpu)
                 return False
-            reasons = tamper_in(record) if mode == "suite" else []
-            state.note_tamper(reasons)
-            if mode == "observe":
-                if record.get("lost"):  # the code's process died or broke the protocol: a crash, as before
-                    end = end_all(pids)
-                    lost = str(record["lost"])[:200]
-                    reason = f"the code's process broke the protocol or died ({lost}; {end})"
-                    state.set(index, "crashed", reason, elapsed, cpu_s=cpu)
-                    return False
-                obs = record.get("obs")
-                well_formed = isinstance(obs, list) and shallow(obs)
-                state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]], cpu)
-                if record.get("stopped") is True:  # the driver killed the code's process on purpose
-                    end_all(pids)
-                    return False
+            if record.get("lost") and record.get("stopped") is not True:  # died or broke the protocol: a crash
+                end = end_all(pids)
+                reason = f"the code's process broke the protocol or died ({str(record['lost'])[:200]}; {end})"
+                state.set(index, "crashed", reason, elapsed, cpu_s=cpu)
+                return False
+            if mode == "suite":
+                self.record_verdict(state, index, record, elapsed, cpu)
                 return True
-            status = record.get("status")
-            reason = str(record.get("reason", ""))
-            if status not in ("passed", "failed", "error"):
-                status, reason = "error", "bad verdict"
-            if reasons:
-                status, reason = "failed", "tampered: " + reasons[0]
-            state.set(index, str(status), reason, elapsed, cpu_s=cpu)
+            obs = record.get("obs")
+            well_formed = isinstance(obs, list) and shallow(obs)
+            state.set(index, "observed", "", elapsed, obs if well_formed else [["malformed"]], cpu)
+            if record.get("stopped") is True:  # the driver killed the code's process on purpose
+                end_all(pids)
+                return False
             return True
-        # timeout, eof, flood: the runner is gone or must go.
+        # timeout, eof, flood: the pair is gone or must go.
         end = end_all(pids)
         if kind == "timeout":
             if time.monotonic() >= suite_deadline:
@@ -804,6 +798,20 @@ class Server:
         else:
             state.set(index, "crashed", "the test process " + end, elapsed, cpu_s=cpu)
         return False
+
+    @staticmethod
+    def record_verdict(state: SuiteState, index: int, record: dict[str, Any], elapsed: float,
+                       cpu: float | None) -> None:
+        """One of the purple's own tests, as the code's process answered it (the driver checked its shape).
+        Tampering it admits fails this test and, through ``state.tamper``, the rest of the suite."""
+        reasons = tamper_in(record)
+        state.note_tamper(reasons)
+        status, reason = record.get("status"), str(record.get("reason", ""))
+        if status not in ("passed", "failed", "error"):
+            status, reason = "error", "bad verdict"
+        if reasons:
+            status, reason = "failed", "tampered: " + reasons[0]
+        state.set(index, str(status), reason, elapsed, cpu_s=cpu)
 
     # ---- scripts --------------------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ args, kwargs]`` (``Message``), at most ``MAX_MESSAGE`` bytes. Requests:
 - ``getattr`` / ``setattr`` ``target.name`` (setattr: ``args == [value]``);
 - ``call`` ``target(*args, **kwargs)``; ``callattr`` ``target.name(*args, **kwargs)``;
 - ``special`` one of ``SPECIAL`` (``len``, ``iter``, ``==``, ``[]``, ``with`` …) on ``target``;
-- ``import`` / ``reload`` the submission (answerer only).
+- ``import`` / ``reload`` the submission; ``imported`` and ``test`` (one of the
+  purple agent's own tests, by name: ``runner.py``) (answerer only).
 
 Replies: ``return`` (``args == [value]``) or ``raise`` (``name`` = the nearest
 builtin exception class, ``exception_name``; from the answerer, ``args`` = the
@@ -75,7 +76,7 @@ MAX_DETAIL = 200  # characters of an exception's message, or of one of its frame
 MAX_WHERE = 3  # frames of an exception's traceback in solution.py that cross
 MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
 HEADER = struct.Struct("!I")
-REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload"})
+REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload", "imported", "test"})
 REPLIES = frozenset({"return", "raise"})
 _OPS = REQUESTS | REPLIES
 
@@ -442,13 +443,13 @@ class Peer:
     """One side of the wire: its objects by number, the other side's proxies, a connection per thread.
 
     ``side`` is ``"a"`` (answerer) or ``"d"`` (driver); ``allowed(op, name)`` says which requests about this
-    side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``). The
+    side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``, ``test``). The
     driver serves at most ``MAX_CONNECTIONS`` of the answerer's connections at once; the answerer, whose
     connections come from the driver's own threads, serves every one.
     """
 
     def __init__(self, side: str, control: socket.socket, allowed: Callable[[str, str], bool],
-                 actions: dict[str, Callable[[], Any]] | None = None) -> None:
+                 actions: dict[str, Callable[..., Any]] | None = None) -> None:
         self.side = side
         self.other = "d" if side == "a" else "a"
         self.control = control
@@ -574,7 +575,7 @@ class Peer:
                 action = self.actions.get(op)
                 if action is None:
                     raise PermissionError(op)
-                return frame(["return", None, "", [self.encode(action())], []])
+                return frame(["return", None, "", [self.encode(action(*[self.decode(a) for a in request.args]))], []])
             if not self.allowed(op, name) or (op == "special" and self.side == "d" and name in ANSWERER_ONLY):
                 raise PermissionError(f"{op} {name}")
             decode = self.decode
