@@ -2,6 +2,9 @@
 
 The task's drivers run twice in the box: against the task's reference
 solution, then against the submission; each run only records observations.
+Inputs a driver draws at random (``observe.drawn``) are seeded per
+submission and battle (``drivers_seed``), so answers learnt from our source
+fit no run; the reference runs those tests again with the same seed.
 The verdicts are computed here, on the host, by ``sandbox.verdict``. The
 reference's observations depend only on the reference, the drivers, the
 harness and the box's image, so they are computed once for each such
@@ -70,23 +73,41 @@ class ReferenceCache:
         parts = (box.backend, box.image_id, reference, task.hidden_sha256, self._harness)
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
-    def get(self, box: Sandbox, task: TaskSpec) -> ObservedSuite:
+    def get(self, box: Sandbox, task: TaskSpec, seed: int = 0) -> ObservedSuite:
+        """The reference's observations with drawn inputs seeded by ``seed``: the whole suite once with seed 0,
+        then, for another seed, only the tests that drew inputs (``observe.drawn``), merged in suite order."""
         key = self.key(box, task)
-        with self._lock:
-            cached = self._runs.get(key) or self._load(key)
+        base = self._cached(key) or self._keep(key, box.observe_suite(task.reference, task.hidden_tests,
+                                                                        timeout_s=SUITE_TIMEOUT_S))
+        drawing = drawing_tests(base)
+        if seed == 0 or not drawing:
+            return base
+        seeded_key = hashlib.sha256(f"{key}\0{seed}".encode()).hexdigest()
+        cached = self._cached(seeded_key)
         if cached is not None:
             return cached
-        run = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S)
-        self.remember(box, task, run)
-        return run
+        part = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, seed=seed,
+                                 only=drawing)
+        redrawn = {t.name: t for t in part.tests}
+        merged = ObservedSuite(tests=tuple(redrawn.get(t.name, t) for t in base.tests), error=part.error,
+                               tamper_reasons=part.tamper_reasons, duration_s=base.duration_s + part.duration_s)
+        return self._keep(seeded_key, merged)
 
     def remember(self, box: Sandbox, task: TaskSpec, run: ObservedSuite) -> None:
-        """Keep ``run`` as the reference's observations for ``task`` in ``box``, if it is complete."""
+        """Keep ``run`` as the reference's observations for ``task`` in ``box`` (seed 0), if it is complete."""
+        self._keep(self.key(box, task), run)
+
+    def _cached(self, key: str) -> ObservedSuite | None:
+        with self._lock:
+            return self._runs.get(key) or self._load(key)
+
+    def _keep(self, key: str, run: ObservedSuite) -> ObservedSuite:
+        """``run``, kept under ``key`` when it is complete (an incomplete one is recomputed next time)."""
         if run.error is None and not run.tamper_reasons and all(t.status == "observed" for t in run.tests):
-            key = self.key(box, task)
             with self._lock:
                 self._runs[key] = run
                 self._store(key, run)
+        return run
 
     def clear(self) -> None:
         with self._lock:
@@ -125,19 +146,37 @@ class ReferenceCache:
 REFERENCE_CACHE = ReferenceCache(default_cache_dir())
 
 
+def drawing_tests(run: ObservedSuite) -> frozenset[str]:
+    """The tests whose observations depend on the run's seed: those that drew inputs (``observe.drawn``)."""
+    return frozenset(t.name for t in run.tests
+                     if any(isinstance(o, list) and o[:1] == ["drawn"] for o in t.observations))
+
+
+def drivers_seed(seed: int, source: str) -> int:
+    """The seed of the drivers' drawn inputs for one submission in one battle: from the battle's seed and the
+    submission's bytes. Same battle, same inputs; but a submission cannot know its inputs before it is written
+    (it would have to hold answers computed from its own hash), so answers learnt from our source fit none."""
+    digest = hashlib.sha256(f"{seed}\0".encode() + source.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") or 1
+
+
 def run_hidden(
     box: Sandbox,
     task: TaskSpec,
     source: str,
     on_output: OutputSink | None = None,
     cache: ReferenceCache = REFERENCE_CACHE,
+    seed: int = 0,
 ) -> HiddenRun:
-    """Run the task's hidden drivers on ``source`` and judge them against the reference."""
+    """Run the task's hidden drivers on ``source`` and judge them against the reference, both with the drawn
+    inputs of ``drivers_seed(seed, source)``."""
     try:
         bounds = timing_bounds(task.hidden_tests)
     except SuiteSourceError as exc:
         return HiddenRun(SuiteRun(outcomes=(), error=f"hidden tests: {exc}"), b"")
-    reference = cache.get(box, task)
-    submission = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, on_output=on_output)
+    drawn_seed = drivers_seed(seed, source)
+    reference = cache.get(box, task, drawn_seed)
+    submission = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, on_output=on_output,
+                                   seed=drawn_seed)
     submission = under_contract(box, task, submission, reference)  # answers the task's contract accepts
     return HiddenRun(judge_suite(submission, reference, bounds), observations_bytes(reference))

@@ -9,7 +9,7 @@ they test (see ``docs/sandbox.md`` for the threat model).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Protocol
@@ -154,7 +154,12 @@ class Sandbox(Protocol):
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
-    ) -> ObservedSuite: ...
+        seed: int = 0,
+        only: Collection[str] | None = None,
+    ) -> ObservedSuite:
+        """The drivers' observations of ``solution``; ``seed`` seeds their drawn inputs (``observe.drawn``);
+        ``only``: just these tests."""
+        ...
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...
 

@@ -13,7 +13,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -185,17 +185,21 @@ class HarnessClient:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
+        seed: int = 0,
+        only: Collection[str] | None = None,
     ) -> ObservedSuite:
         """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
 
         The drivers run in a process of their own, the submission in another (``harness/driver.py``,
-        ``harness/answerer.py``)."""
+        ``harness/answerer.py``). ``seed`` seeds their drawn inputs; ``only``: just these tests."""
         names, problem = self._discover(drivers)
         if problem is not None:
             return ObservedSuite(tests=(), error=problem)
+        if only is not None:
+            names = [n for n in names if n in only]
         started = time.monotonic()
         try:
-            request = self._suite_request("observe", solution, drivers, names, timeout_s)
+            request = {**self._suite_request("observe", solution, drivers, names, timeout_s), "seed": seed}
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
@@ -347,8 +351,10 @@ class HarnessRuns:
         drivers: Mapping[str, str],
         timeout_s: float = 60.0,
         on_output: OutputSink | None = None,
+        seed: int = 0,
+        only: Collection[str] | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, seed, only)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

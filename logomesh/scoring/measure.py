@@ -73,7 +73,7 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
     hidden_runs = []
 
     def hidden_suite(on_output: OutputSink) -> SuiteRun:
-        hidden_runs.append(run_hidden(box, task, source, on_output))
+        hidden_runs.append(run_hidden(box, task, source, on_output, seed=battle.seed))
         return hidden_runs[-1].suite
 
     def purple_suite(on_output: OutputSink) -> SuiteRun:

@@ -96,6 +96,7 @@ def run(config: dict[str, Any]) -> None:
 
     observe = _load_module("observe", config["observe"], "observe.py")
     recorder, exception_name, code = observe.RECORDER, observe.exception_name, observe.CODE
+    observe.__dict__["SEED"] = int(config.get("seed", 0))  # drawn inputs: observe.drawn
     code.held = lambda: len(peer.proxies)  # one proxy per object of the code's the answerer keeps for us
     drivers: dict[str, types.ModuleType] = {}
     import_errors: dict[str, str] = {}

@@ -19,6 +19,9 @@ object the test observed, so "the same object again" stays checkable.
 Exceptions are recorded by their nearest builtin exception class, found in
 the real MRO by identity, never by a name the class reports about itself.
 
+Inputs drawn at random come from ``drawn(label)``, never from a fixed seed:
+the host gives each submission seeds it cannot know before it is written.
+
 Driver style: guard valid and invalid calls alike with ``call`` or
 ``raised``, so a submission cannot tell from the harness which calls are
 expected to fail. ``within(min_s, max_s, clock=...)`` marks a test whose
@@ -38,6 +41,7 @@ import builtins
 import contextlib
 import decimal
 import os
+import random
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,6 +52,7 @@ T = TypeVar("T")
 MAX_NODES = 200_000  # per test: a bigger observation is recorded as too large
 MAX_DEPTH = 64
 MAX_INT_BITS = 10_000  # beyond: hex, since str(int) stops at 4,300 digits
+SEED = 0  # the run's seed for drawn inputs (``drawn``), set by the driver from the request
 
 _mro_of = type.__dict__["__mro__"].__get__
 _BUILTIN_EXCEPTIONS = {
@@ -267,6 +272,14 @@ def recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
     measure is taken in the process that runs it, which the driver only asks (``wire.py``)."""
     measured: list[Any] = func._lm_recursion(*args)  # type: ignore[attr-defined]
     return measured
+
+
+def drawn(label: str) -> random.Random:
+    """A random source for a test's inputs, seeded by the run's seed (the host draws one per submission and
+    battle: ``battle/hidden_suite.py``) and ``label``. It records ``["drawn", label]``, so the host knows which
+    tests' observations depend on the seed and runs the reference on those with the submission's seed."""
+    _record(["drawn", str(label)])
+    return random.Random(f"{SEED}:{label}")
 
 
 def within(min_s: float | None = None, max_s: float | None = None, clock: str | None = None) -> Callable[[T], T]:

@@ -611,7 +611,8 @@ class Server:
                                         "wire": self.sources["wire"]}
         tests: dict[str, Any] | None = None  # what the answerer needs to run the purple's own tests
         if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
-            child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]))
+            child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
+                                seed=int(request.get("seed", 0)))
         else:
             child_config.update(suite=True)
             tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files}

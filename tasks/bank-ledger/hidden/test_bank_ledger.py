@@ -9,7 +9,7 @@ import random
 import threading
 from decimal import Decimal
 
-from observe import call, see
+from observe import call, drawn, see
 from solution import Bank
 
 D = Decimal
@@ -173,7 +173,7 @@ class TestMoney:
         balances(bank, "ab")
 
     def test_random_sequence_matches_model(self):
-        rng = random.Random(99)
+        rng = drawn("sequence")
         bank = Bank()
         for name in "abcd":
             bank.open_account(name, D(rng.randrange(0, 5000)) / 100)

@@ -7,7 +7,7 @@ compares the record with the reference solution's. No expected value appears her
 import random
 import threading
 
-from observe import call, see
+from observe import call, drawn, see
 from solution import LRUCache
 
 
@@ -125,7 +125,7 @@ class TestEviction:
         see(len(cache))
 
     def test_matches_model_on_random_workload(self):
-        rng = random.Random(7)
+        rng = drawn("workload")
         cache = LRUCache(8)
         answers = []
         sizes = []

@@ -4,10 +4,9 @@ Drivers record what the limiter answers (``see``, ``call``); the host compares
 the record with the reference solution's. No expected value appears here.
 """
 
-import random
 import threading
 
-from observe import call, see
+from observe import call, drawn, see
 from solution import RateLimiter
 
 
@@ -113,7 +112,7 @@ class TestWindow:
         see(grants(limiter, "k", 5))
 
     def test_random_traffic(self):
-        rng = random.Random(20240611)
+        rng = drawn("traffic")
         clock = FakeClock()
         limiter = RateLimiter(3, 1.0, clock)
         answers = []
