@@ -71,7 +71,7 @@ def _named(commands: list[list[str]]) -> list[str]:
     return [" ".join(c[:2]) for c in commands]
 
 
-@pytest.mark.parametrize("command", sampled(HOME_USERS, _named(HOME_USERS), keep={"battle run", "keys init"}))
+@pytest.mark.parametrize("command", sampled(HOME_USERS, _named(HOME_USERS), keep={"keys init"}))
 def test_a_file_as_home_is_one_line_naming_the_fix(tmp_path: Path, command: list[str]) -> None:
     home = tmp_path / "a-file"
     home.write_text("not a folder")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tiers import sampled
 
 from ledger import Ledger
 from logomesh.purple.mock import MockResponses, mock_app_factory
@@ -57,36 +58,39 @@ def _rows(home: Path) -> list[dict[str, object]]:
         return [json.loads(raw) for (raw,) in db.execute("SELECT raw_result FROM battles ORDER BY rowid")]
 
 
-@pytest.mark.parametrize(
-    ("args", "needle"),
-    [
-        (["--task", "no-such-task", "--mock", "good"], "unknown task 'no-such-task'"),
-        (["--task", "no-such-task", "--purple", "http://127.0.0.1:9"], "unknown task 'no-such-task'"),
-        (["--task", "rate-limiter", "--mock", "nope"], "has no submission 'nope'"),
-        (["--task", "rate-limiter", "--purple", "ftp://x"], "must start with http:// or https://"),
-        (["--task", "rate-limiter", "--purple", "localhost:19103"],
-         "--purple 'localhost:19103' has no scheme: write http://localhost:19103"),
-        (["--task", "rate-limiter", "--purple", "http://:9009"], "names no host"),
-        (["--task", "rate-limiter"], "name exactly one purple agent"),
-        (["--task", "rate-limiter", "--mock", "good", "--purple", "http://127.0.0.1:9"], "exactly one purple agent"),
-        (["--task", "rate-limiter", "--mock", "good", "--stream"], "--stream goes with --purple"),
-        (["--task", "rate-limiter", "--mock", "good", "--sandbox", "host"], "--sandbox must be one of auto, docker"),
-        (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "0"],
-         "--purple-timeout must be a finite, positive number"),
-        (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "inf"],
-         "--purple-timeout must be a finite, positive number of seconds, not inf"),
-        (["--task", "rate-limiter", "--mock", "good", "--red-budget", "nan"],
-         "--red-budget must be a finite, positive number of seconds, not nan"),
-        (["--task", "rate-limiter", "--mock", "good", "--red-budget", "-inf"], "--red-budget must be a finite"),
-        (["--task", "rate-limiter", "--mock", "good", "--battle-id", "x" * 300], "--battle-id: bad battle id"),
-        (["--task", "rate-limiter", "--mock", "good", "--battle-id", "x" * 150], "use 1-128 letters"),
-        (["--task", "rate-limiter", "--mock", "good", "--battle-id", "a/b"], "--battle-id: bad battle id"),
-        (["--task", "rate-limiter", "--mock", "good", "--protocol", "2.0"], "--protocol must be 0.3 or 1.0"),
-        (["--task", "rate-limiter", "--mock", "good", "--llm-model", "m"], "give both --llm-base-url and --llm-model"),
-        (["--task", "rate-limiter", "--mock", "good", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m",
-          "--llm-timeout", "0"], "--llm-timeout must be in (0, 3600]"),
-    ],
-)
+USAGE_ERRORS = [
+    (["--task", "no-such-task", "--mock", "good"], "unknown task 'no-such-task'"),
+    (["--task", "no-such-task", "--purple", "http://127.0.0.1:9"], "unknown task 'no-such-task'"),
+    (["--task", "rate-limiter", "--mock", "nope"], "has no submission 'nope'"),
+    (["--task", "rate-limiter", "--purple", "ftp://x"], "must start with http:// or https://"),
+    (["--task", "rate-limiter", "--purple", "localhost:19103"],
+     "--purple 'localhost:19103' has no scheme: write http://localhost:19103"),
+    (["--task", "rate-limiter", "--purple", "http://:9009"], "names no host"),
+    (["--task", "rate-limiter"], "name exactly one purple agent"),
+    (["--task", "rate-limiter", "--mock", "good", "--purple", "http://127.0.0.1:9"], "exactly one purple agent"),
+    (["--task", "rate-limiter", "--mock", "good", "--stream"], "--stream goes with --purple"),
+    (["--task", "rate-limiter", "--mock", "good", "--sandbox", "host"], "--sandbox must be one of auto, docker"),
+    (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "0"],
+     "--purple-timeout must be a finite, positive number"),
+    (["--task", "rate-limiter", "--mock", "good", "--purple-timeout", "inf"],
+     "--purple-timeout must be a finite, positive number of seconds, not inf"),
+    (["--task", "rate-limiter", "--mock", "good", "--red-budget", "nan"],
+     "--red-budget must be a finite, positive number of seconds, not nan"),
+    (["--task", "rate-limiter", "--mock", "good", "--red-budget", "-inf"], "--red-budget must be a finite"),
+    (["--task", "rate-limiter", "--mock", "good", "--battle-id", "x" * 300], "--battle-id: bad battle id"),
+    (["--task", "rate-limiter", "--mock", "good", "--battle-id", "x" * 150], "use 1-128 letters"),
+    (["--task", "rate-limiter", "--mock", "good", "--battle-id", "a/b"], "--battle-id: bad battle id"),
+    (["--task", "rate-limiter", "--mock", "good", "--protocol", "2.0"], "--protocol must be 0.3 or 1.0"),
+    (["--task", "rate-limiter", "--mock", "good", "--llm-model", "m"], "give both --llm-base-url and --llm-model"),
+    (["--task", "rate-limiter", "--mock", "good", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m",
+      "--llm-timeout", "0"], "--llm-timeout must be in (0, 3600]"),
+]
+USAGE_IDS = [f"args{i}-{needle}" for i, (_, needle) in enumerate(USAGE_ERRORS)]  # the ids pytest gave them
+
+
+# One of each kind in the fast tier: an unknown task, a bad URL, not one purple agent, a bad number.
+@pytest.mark.parametrize(("args", "needle"),
+                         sampled(USAGE_ERRORS, USAGE_IDS, keep=[USAGE_IDS[i] for i in (0, 3, 6, 12)], several=True))
 def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path, args: list[str], needle: str) -> None:
     proc = logomesh("battle", "run", *args, home=tmp_path / "home")
     _assert_usage_error(proc, needle, tmp_path / "home")
@@ -184,7 +188,10 @@ def test_an_agent_that_never_answers_its_card_is_refused_within_the_purple_timeo
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize(("protocol", "method"), [("1.0", b'"SendStreamingMessage"'), ("0.3", b'"message/stream"')])
+@pytest.mark.parametrize(("protocol", "method"),
+                         sampled([("1.0", b'"SendStreamingMessage"'), ("0.3", b'"message/stream"')],
+                                 ['1.0-"SendStreamingMessage"', '0.3-"message/stream"'],
+                                 keep={'1.0-"SendStreamingMessage"'}, several=True))
 def test_stream_asks_the_purple_agent_over_sse(tmp_path: Path, protocol: str, method: bytes) -> None:
     with start_in_thread(mock_app_factory(MockResponses())) as purple:
         proc = logomesh("battle", "run", "--task", "rate-limiter", "--purple", purple.url, "--battle-id",

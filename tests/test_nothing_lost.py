@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from test_bad_inputs import _ledger, cli, one_line
+from tiers import sampled
 
 # -- point 2: everything a battle records is checked before it starts ----------------------------------------
 
@@ -97,10 +98,10 @@ def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]
         thread.join(timeout=5)
 
 
-@pytest.mark.parametrize(("handler", "answer"), [
-    (_Files, "HTTP 501 Unsupported method"),
-    (_HtmlEverywhere, "HTTP 405 Method Not Allowed, an HTML page"),
-])
+@pytest.mark.parametrize(("handler", "answer"), sampled(
+    [(_Files, "HTTP 501 Unsupported method"), (_HtmlEverywhere, "HTTP 405 Method Not Allowed, an HTML page")],
+    ["_Files-HTTP 501 Unsupported method", "_HtmlEverywhere-HTTP 405 Method Not Allowed, an HTML page"],
+    keep={"_HtmlEverywhere-HTTP 405 Method Not Allowed, an HTML page"}, several=True))
 def test_a_plain_web_server_is_not_battled(tmp_path: Path, handler: type[http.server.BaseHTTPRequestHandler],
                                            answer: str) -> None:
     home = tmp_path / "home"

@@ -12,6 +12,7 @@ import pytest
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.types import Part, StreamResponse, TaskState
 from green_sdk import sdk_send
+from tiers import sampled
 
 from ledger import Ledger
 from logomesh.green.app import green_app_factory
@@ -81,7 +82,8 @@ def _result(events: list[StreamResponse]) -> tuple[dict[str, Any], str]:
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize(("protocol", "as_data"), [("0.3", False), ("1.0", True)])
+@pytest.mark.parametrize(("protocol", "as_data"), sampled([("0.3", False), ("1.0", True)], ["0.3-False", "1.0-True"],
+                                                          keep={"1.0-True"}, several=True))
 def test_assessment_end_to_end(green: tuple[RunningServer, Path], purple: RunningServer, protocol: str,
                                as_data: bool) -> None:
     server, home = green

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from tiers import sampled
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
@@ -74,6 +75,9 @@ HOSTILE = {
 }
 
 
+LIBRARY = ["bank-ledger", "connection-pool", "lru-cache", "rate-limiter"]
+
+
 @pytest.fixture(scope="module")
 def box(either_box: Sandbox) -> Sandbox:
     return either_box
@@ -83,7 +87,8 @@ def source_of(task: TaskSpec, which: str) -> str:
     return task.reference if which == "reference" else task.labelled_submission(which).submission.source
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("name", sampled(sorted(HOSTILE), sorted(HOSTILE), keep={
+    "self-transfer creates money", "connections tracked by equality", "falsy values lost"}))
 def test_aliased_and_foreign_arguments_break_the_model_and_the_control_holds(box: Sandbox, name: str) -> None:
     case = HOSTILE[name]
     task = load_task(case.task)
@@ -97,7 +102,7 @@ def test_aliased_and_foreign_arguments_break_the_model_and_the_control_holds(box
     assert case.says in found[0][-1], found[0][-3:]
 
 
-@pytest.mark.parametrize("task_id", ["bank-ledger", "connection-pool", "lru-cache", "rate-limiter"])
+@pytest.mark.parametrize("task_id", sampled(LIBRARY, LIBRARY, keep={"connection-pool", "rate-limiter"}))
 def test_every_correct_library_submission_agrees_with_the_model(box: Sandbox, task_id: str) -> None:
     task = load_task(task_id)
     good = [n for n in task.submission_names() if task.labelled_submission(n).label == "good"]

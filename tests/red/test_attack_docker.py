@@ -226,6 +226,7 @@ def test_a_side_effect_proves_evaluation_even_when_the_call_raises(box: Sandbox)
     assert found[0].confirmations == 3  # a fresh canary per replay
 
 
+@pytest.mark.slow
 def test_eval_without_builtins_still_escapes(box: Sandbox) -> None:
     report = run(box, "safe-calculator", CALC_RESTRICTED, budget=6.0)
     found = [f for f in report.findings if f.family == "code-injection"]

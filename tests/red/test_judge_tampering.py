@@ -15,6 +15,7 @@ reaches none of it: each must still show the race, or the schedule it lifted.
 from __future__ import annotations
 
 import pytest
+from tiers import sampled
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import attack
@@ -58,8 +59,8 @@ def at_import(source: str, code: str) -> str:
     return source.replace(future, future + code, 1) if future in source else code + source
 
 
-@pytest.mark.parametrize("trick", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW_TRICKS else t
-                                   for t in sorted(AT_IMPORT)])
+@pytest.mark.parametrize("trick", sampled(sorted(AT_IMPORT), sorted(AT_IMPORT),
+                                          keep={"task check rewritten", "records rewritten"}))
 def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
@@ -80,7 +81,8 @@ def test_closing_every_descriptor_at_import_ends_the_run_as_the_codes_own_failur
                                        for e in seen.harness_errors), seen.harness_errors
 
 
-@pytest.mark.parametrize("trick", sorted(IN_METHOD))
+@pytest.mark.parametrize("trick", sampled(sorted(IN_METHOD), sorted(IN_METHOD),
+                                          keep={"dies when traced", "trace off through ctypes"}))
 def test_blinding_or_recognising_the_race_probe_is_found(box: Sandbox, trick: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source

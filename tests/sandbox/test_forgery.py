@@ -285,7 +285,8 @@ HOSTILE = {  # name -> (solution, passed, status of test_small or None)
 }
 
 
-@pytest.mark.parametrize("case", sorted(HOSTILE))
+@pytest.mark.parametrize("case", sampled(sorted(HOSTILE), sorted(HOSTILE),
+                                         keep={"nested-5000", "fork-bomb", "forged-records", "kill-harness"}))
 def test_hostile_submissions_gain_nothing_through_observations(box: Sandbox, case: str) -> None:
     solution, passed, small = HOSTILE[case]
     run = observed(box, solution)

@@ -15,6 +15,7 @@ that looks still fails.
 from __future__ import annotations
 
 import pytest
+from tiers import sampled
 
 from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Sandbox
@@ -86,7 +87,8 @@ def test_the_control_and_the_reference_are_what_they_seem(box: Sandbox, task: Ta
     assert 0 < control.passed < 8 and not control.tampered
 
 
-@pytest.mark.parametrize("trick", sorted(DETECTORS))
+@pytest.mark.parametrize("trick", sampled(sorted(DETECTORS), sorted(DETECTORS),
+                                          keep={"files beside it", "frames", "heap walk"}))
 def test_recognising_the_judge_buys_nothing(box: Sandbox, task: TaskSpec, cache: ReferenceCache, trick: str) -> None:
     control = run_hidden(box, task, WRONG.replace("_Grants", "RateLimiter"), cache=cache).suite
     hacked = run_hidden(box, task, hostile(task.reference, DETECTORS[trick]), cache=cache).suite
@@ -113,7 +115,8 @@ LOOKS = [
 ]
 
 
-@pytest.mark.parametrize("trick", LOOKS)
+@pytest.mark.parametrize("trick", sampled(LOOKS, LOOKS, keep={"sys.settrace(None)", "__import__('ct' + 'ypes')",
+                                                           "json.dumps = json.loads"}))
 def test_looking_at_the_judge_finds_nothing_to_act_on(box: Sandbox, task: TaskSpec, cache: ReferenceCache,
                                                        trick: str) -> None:
     """What the audit hook used to report is now harmless: the judge is in another process. Correct code that

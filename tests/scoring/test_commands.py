@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiers import sampled
 
 from logomesh.tasks import all_tasks
 
@@ -24,18 +25,21 @@ def submission_file(task_id: str, name: str) -> str:
     return str(ROOT / "tasks" / task_id / "submissions" / f"{name}.json")
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--task", "no-such-task", "--submission", "x.json"], "unknown task 'no-such-task'"),
-        (["--task", "rate-limiter", "--submission", "/nonexistent.json"], "cannot read submission"),
-        (["--task", "rate-limiter", "--submission", "pyproject.toml"], "submission is not valid JSON"),
-        (["--task", "rate-limiter", "--submission", "x.json", "--sandbox", "vm"], "--sandbox must be one of"),
-        (["--task", "rate-limiter", "--submission", "x.json", "--llm-model", "m"], "give both --llm-base-url"),
-        (["--task", "rate-limiter", "--submission", "x.json", "--red-budget", "nan"],
-         "--red-budget must be a finite, positive number of seconds, not nan"),
-    ],
-)
+BAD_INPUTS = [
+    (["--task", "no-such-task", "--submission", "x.json"], "unknown task 'no-such-task'"),
+    (["--task", "rate-limiter", "--submission", "/nonexistent.json"], "cannot read submission"),
+    (["--task", "rate-limiter", "--submission", "pyproject.toml"], "submission is not valid JSON"),
+    (["--task", "rate-limiter", "--submission", "x.json", "--sandbox", "vm"], "--sandbox must be one of"),
+    (["--task", "rate-limiter", "--submission", "x.json", "--llm-model", "m"], "give both --llm-base-url"),
+    (["--task", "rate-limiter", "--submission", "x.json", "--red-budget", "nan"],
+     "--red-budget must be a finite, positive number of seconds, not nan"),
+]
+BAD_INPUT_IDS = [f"args{i}-{message}" for i, (_, message) in enumerate(BAD_INPUTS)]  # the ids pytest gave them
+
+
+# The fast tier: a submission that is not JSON, and a bad number.
+@pytest.mark.parametrize(("args", "message"),
+                         sampled(BAD_INPUTS, BAD_INPUT_IDS, keep=[BAD_INPUT_IDS[2], BAD_INPUT_IDS[5]], several=True))
 def test_bad_input_gives_one_line_and_no_traceback(args: list[str], message: str) -> None:
     run = logomesh("score", *args)
     assert run.returncode == 2  # every one is the caller's input: a usage error

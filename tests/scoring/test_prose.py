@@ -61,7 +61,8 @@ CASES = [(task, name) for task in TASKS for name in ("good", "off-intent") if na
 CASE_IDS = [f"{t.id}/{n}" for t, n in CASES]
 
 
-@pytest.mark.parametrize(("task", "name"), sampled(CASES, CASE_IDS, keep=CASE_IDS[::4], several=True))
+@pytest.mark.parametrize(("task", "name"), sampled(CASES, CASE_IDS, several=True,
+                                                   keep={"rate-limiter/good", "email-validator/off-intent"}))
 def test_inserting_the_task_text_moves_r_by_at_most_the_tolerance(model: MiniLM, task: TaskSpec, name: str) -> None:
     source = task.labelled_submission(name).submission.source
     text = intent_text(task)
