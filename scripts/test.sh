@@ -16,6 +16,11 @@ done
 default_workers=auto
 [ "$tier" = fast ] && default_workers=$(( $(nproc) * 2 ))
 workers="${LOGOMESH_TEST_WORKERS:-$default_workers}"
+# Bytecode (and pytest's rewritten test modules) cached under .venv, never beside the sources, even where the
+# environment says PYTHONDONTWRITEBYTECODE: every worker otherwise recompiles everything it imports (collection
+# took 9.6 s a worker on 2 cores, 5.4 s from the cache).
+export PYTHONDONTWRITEBYTECODE=
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$PWD/.venv/pycache}"
 .venv/bin/ruff check logomesh ledger tui tests benchmarks || exit 1
 .venv/bin/mypy || exit 1
 started=$(date +%s)

@@ -205,6 +205,7 @@ def test_stream_asks_the_purple_agent_over_sse(tmp_path: Path, protocol: str, me
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # full tier: CI battles the README task too; the fast tier keeps the timed battle
 def test_good_and_flawed_battles_run_in_docker_and_land_in_the_ledger(tmp_path: Path) -> None:
     good = logomesh(
         "battle",

@@ -77,6 +77,7 @@ def _plan(campaign_id: str, repeat: int = 2, **settings: object) -> CampaignPlan
                     Settings(**settings), campaign_id)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # full tier: a ten-second cluster start
 def test_a_running_cluster_passes_the_check_before_a_campaign(local_ray: None) -> None:
     check_ray(ray.get_runtime_context().gcs_address)  # a driver process of its own joined and left
     assert ray.is_initialized()  # this process's session is untouched

@@ -117,6 +117,7 @@ def test_ctrl_c_while_the_purple_agent_is_answering(tmp_path: Path) -> None:
 
 
 @pytest.mark.bwrap
+@pytest.mark.slow  # full tier: the library and console cancels kill the box mid-search in the fast tier
 def test_ctrl_c_during_the_red_search_kills_the_box(tmp_path: Path) -> None:
     """Also ``--sandbox auto`` with Docker unreachable: the battle runs in bubblewrap."""
     home = make_home(tmp_path)

@@ -163,6 +163,7 @@ def test_a_journal_in_anonymous_mmap_is_found_and_a_bounded_ring_is_not(box: San
     assert len(found) == 1 and found[0].severity == "medium" and found[0].cwe == "CWE-770"
 
 
+@pytest.mark.slow  # full tier: the mmap journal case keeps the principle in the fast tier
 def test_stopping_memory_tracing_changes_nothing(box: Sandbox) -> None:
     task = load_task("lru-cache")
     family = GrowthFamily()

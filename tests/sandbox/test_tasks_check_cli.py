@@ -29,6 +29,7 @@ def library(tmp_path: Path) -> Path:
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # full tier: test_tasks_cli checks a fresh scaffold end to end
 def test_a_sound_task_passes(library: Path) -> None:
     done = check(library, "rate-limiter", "--json")
     assert done.returncode == 0, done.stderr
