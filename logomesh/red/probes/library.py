@@ -196,6 +196,12 @@ def throttled_ns() -> int:
     return 0
 
 
+def _wanting(runnable: dict[str, int], throttled: int) -> int:
+    """Nanoseconds the code's threads have been runnable or throttled, all told: it grows while the code runs or
+    waits for a CPU, on an idle machine and a loaded one alike, and stands still while it sleeps."""
+    return sum(runnable.values()) + throttled
+
+
 class Watchdog:
     """Kills the code's processes (``CODE.stop()``) once a call has used more than ``cap`` CPU seconds, or, given
     ``wait_s``, once that much wall time has passed and the code neither ran nor waited for a CPU in the last
@@ -219,7 +225,7 @@ class Watchdog:
         self.watches_wall = wait_s is not None or backstop_s is not None
         self.runnable = (runnable_ns(code), throttled_ns()) if self.watches_wall else ({}, 0)
         self.clock = time.monotonic()
-        self.progress = (self.clock, self._wanting())  # when the code last wanted the CPU, and how much so far
+        self.progress = (self.clock, _wanting(*self.runnable))  # when the code last wanted the CPU, and how much
         self.spent = 0.0
         self.fired = False
         self.reason = ""
@@ -232,25 +238,22 @@ class Watchdog:
         self.spent = cpu - self.started
         if self.spent > self.cap:
             return "cpu"
-        if self.watches_wall and (wanting := self._wanting()) != self.progress[1]:
+        if not self.watches_wall:
+            return ""
+        runnable, throttled = runnable_ns(self.code), throttled_ns()  # read once a poll
+        if (wanting := _wanting(runnable, throttled)) != self.progress[1]:
             self.progress = (now, wanting)
         if self.backstop_s is not None and now - self.clock > self.backstop_s:
-            return "starved" if self._wanted_cpu(now - self.clock) else "timeout"
+            return "starved" if self._wanted_cpu(now - self.clock, runnable, throttled) else "timeout"
         if self.wait_s is not None and now - self.clock > self.wait_s and now - self.progress[0] > IDLE_S:
             return "timeout"
         return ""
 
-    def _wanting(self) -> int:
-        """Nanoseconds the code's threads have been runnable or throttled, all told: it grows while the code
-        runs or waits for a CPU, on an idle machine and a loaded one alike, and stands still while it sleeps."""
-        return sum(runnable_ns(self.code).values()) + throttled_ns() if self.watches_wall else 0
-
-    def _wanted_cpu(self, wall: float) -> bool:
+    def _wanted_cpu(self, wall: float, runnable: dict[str, int], throttled: int) -> bool:
         """Whether a thread of the code was runnable, or throttled, at least half of ``wall`` seconds."""
-        before, throttled = self.runnable
-        held = throttled_ns() - throttled
-        busiest = max((ns - before.get(tid, 0) for tid, ns in runnable_ns(self.code).items()), default=0)
-        return busiest + held >= wall * 1e9 / 2
+        before, throttled_before = self.runnable
+        busiest = max((ns - before.get(tid, 0) for tid, ns in runnable.items()), default=0)
+        return busiest + throttled - throttled_before >= wall * 1e9 / 2
 
     def _watch(self) -> None:
         while not self.done.wait(self.poll_s):

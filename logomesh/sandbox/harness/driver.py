@@ -53,6 +53,7 @@ import socket
 import sys
 import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 CONTROL_FD = 0  # stdin: the config line (read by the server's BOOT), ``code <pid>``, then ``run <index> <nonce>``
@@ -60,7 +61,7 @@ PR_SET_DUMPABLE = 4
 
 
 def run(config: dict[str, Any]) -> None:
-    write, read, exit_now = os.write, os.read, os._exit
+    write, exit_now = os.write, os._exit
     res_fd = int(config["res"])
 
     def emit(record: dict[str, Any]) -> None:
@@ -82,16 +83,27 @@ def run(config: dict[str, Any]) -> None:
             peer.serve_in_thread(handed[1])
 
     threading.Thread(target=serve_callbacks, daemon=True).start()
-    if config.get("suite"):
-        tests = TestsAnswered(peer, wire["Message"], wire["Lost"])
-        emit({"k": "imported", **tests.imported(), "lost": peer.lost})
+    (_ask_tests if config.get("suite") else _run_drivers)(config, peer, wire, emit)
+    exit_now(0)
+
+
+def _ask_tests(config: dict[str, Any], peer: Any, wire: dict[str, Any], emit: Callable[[dict[str, Any]], None]) -> None:
+    """The purple's own tests: ask the answerer for each and write what it answered (``TestsAnswered``)."""
+    tests = TestsAnswered(peer, wire["Message"], wire["Lost"])
+    emit({"k": "imported", **tests.imported(), "lost": peer.lost})
+    if peer.lost:
+        return
+    for index, nonce in _runs(os.read, config["names"], os._exit):
+        emit({"k": "verdict", "i": index, "nonce": nonce, **tests.run(config["names"][index]), "lost": peer.lost})
         if peer.lost:
-            exit_now(0)
-        for index, nonce in _runs(read, config["names"], exit_now):
-            emit({"k": "verdict", "i": index, "nonce": nonce, **tests.run(config["names"][index]), "lost": peer.lost})
-            if peer.lost:
-                exit_now(0)  # the server starts a fresh pair for the next test
-        exit_now(0)
+            return  # the server starts a fresh pair for the next test
+
+
+def _run_drivers(config: dict[str, Any], peer: Any, wire: dict[str, Any],
+                 emit: Callable[[dict[str, Any]], None]) -> None:
+    """A hidden suite or a probe: load ``observe`` and the drivers here, run each test asked for, write what it
+    recorded."""
+    exit_now = os._exit
     sys.meta_path.insert(0, SolutionFinder(peer, wire["Message"], os.path.join(config["sol_dir"], "solution.py")))
 
     observe = _load_module("observe", config["observe"], "observe.py")
@@ -133,7 +145,7 @@ def run(config: dict[str, Any]) -> None:
         records: list[Any] = recorder.reset()
         return records
 
-    for index, nonce in _runs(read, config["names"], exit_now, code):
+    for index, nonce in _runs(os.read, config["names"], exit_now, code):
         observations = run_test(config["names"][index])
         lost = None if code.stopped else peer.lost  # stopped on purpose: what the test recorded stands
         try:

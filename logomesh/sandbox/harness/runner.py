@@ -358,17 +358,10 @@ def run_under_pytest(suite: Suite, loop: Callable[[], None]) -> None:
         def pytest_runtestloop(self, session: Any) -> bool:
             groups: dict[str, list[Any]] = {}
             for item in session.items:
-                groups.setdefault(self.test_id(item), []).append(item)
+                groups.setdefault(_test_id(item), []).append(item)
             suite.run_test = lambda test_id: self.run_items(groups.get(test_id, []))
             loop()
             return True
-
-        @staticmethod
-        def test_id(item: Any) -> str:
-            """``module.Class.method`` / ``module.function``, as the host discovered it (parameters dropped)."""
-            parts = item.nodeid.split("::")
-            parts[-1] = getattr(item, "originalname", None) or parts[-1]
-            return ".".join([os.path.basename(str(item.path))[:-3], *parts[1:]])
 
         def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
             if call.excinfo is not None and self.crash is None:
@@ -383,28 +376,10 @@ def run_under_pytest(suite: Suite, loop: Callable[[], None]) -> None:
             for n, item in enumerate(items):
                 self.reports, self.crash = [], None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=items[n + 1] if n + 1 < len(items) else None)
-                status, reason = self.verdict()
+                status, reason = _item_verdict(self.reports, self.crash, failing)
                 if status != "passed":
                     params = item.name[item.name.index("["):] + " " if "[" in item.name else ""
                     return status, (params + reason)[:500]
-            return "passed", ""
-
-        def verdict(self) -> tuple[str, str]:
-            """One item's reports -> (status, reason), as the unittest path decides them."""
-            for report in self.reports:
-                if report.failed:
-                    if self.crash is None:
-                        return "failed", "unexpected success" if hasattr(report, "wasxfail") else report.when
-                    when, err = self.crash
-                    if when != "call":
-                        return "error", f"{when} failed: {_exc_line(err)}"
-                    return ("failed" if issubclass(err[0], failing) else "error"), _exc_line(err)
-            for report in self.reports:
-                if report.skipped and not hasattr(report, "wasxfail"):
-                    detail = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-                    return "failed", "skipped: " + str(detail).removeprefix("Skipped: ")[:400]
-            if not self.reports:
-                return "error", "the test did not run"
             return "passed", ""
 
     config = suite.config
@@ -419,3 +394,31 @@ def run_under_pytest(suite: Suite, loop: Callable[[], None]) -> None:
     if suite.run_test == suite._run_unittest:
         suite.run_test = lambda _id: ("error", f"pytest stopped before running the tests (exit status {int(status)})")
         loop()
+
+
+def _test_id(item: Any) -> str:
+    """A pytest item's ``module.Class.method`` / ``module.function``, as the host discovered it (parameters
+    dropped)."""
+    parts = item.nodeid.split("::")
+    parts[-1] = getattr(item, "originalname", None) or parts[-1]
+    return ".".join([os.path.basename(str(item.path))[:-3], *parts[1:]])
+
+
+def _item_verdict(reports: list[Any], crash: Any, failing: tuple[type[BaseException], ...]) -> tuple[str, str]:
+    """One pytest item's reports (and its first exception, ``(when, exc_info)``) -> (status, reason), as the
+    unittest path decides them."""
+    for report in reports:
+        if report.failed:
+            if crash is None:
+                return "failed", "unexpected success" if hasattr(report, "wasxfail") else report.when
+            when, err = crash
+            if when != "call":
+                return "error", f"{when} failed: {_exc_line(err)}"
+            return ("failed" if issubclass(err[0], failing) else "error"), _exc_line(err)
+    for report in reports:
+        if report.skipped and not hasattr(report, "wasxfail"):
+            detail = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            return "failed", "skipped: " + str(detail).removeprefix("Skipped: ")[:400]
+    if not reports:
+        return "error", "the test did not run"
+    return "passed", ""

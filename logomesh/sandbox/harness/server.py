@@ -141,16 +141,16 @@ def outside_view(pid: int) -> str | None:
     """How the kernel runs ``pid``, as far as another process of its uid could change it: its limits, nice value,
     scheduling policy and allowed CPUs; None once it is gone."""
     try:
-        with open(f"/proc/{pid}/limits") as handle:
+        with open(f"/proc/{pid}/limits", "rb") as handle:
             limits = handle.read()
         fields = stat_fields(pid)
-        with open(f"/proc/{pid}/status") as handle:
-            cpus = [line for line in handle if line.startswith("Cpus_allowed_list")]
+        with open(f"/proc/{pid}/status", "rb") as handle:  # bytes: its Name line is whatever the process set
+            cpus = [line for line in handle if line.startswith(b"Cpus_allowed_list")]
     except OSError:
         return None
     if fields is None:
         return None
-    return f"{limits}nice {fields[16]} policy {fields[38]} {''.join(cpus)}"
+    return f"{limits!r} nice {fields[16]} policy {fields[38]} {b''.join(cpus)!r}"
 
 
 class JudgeGuard:
@@ -489,6 +489,18 @@ class SuiteState:
             if reason not in self.tamper:
                 self.tamper.append(reason)
 
+    def note_import(self, record: dict[str, Any], suite: bool) -> None:
+        """The pair's ``imported`` record: the modules that failed to import (the suite's error) and, for the
+        purple's own tests, the tampering the code's process admitted."""
+        if suite:
+            self.note_tamper(tamper_in(record))
+        import_errors = record.get("errors")
+        if not isinstance(import_errors, dict):
+            self.note_tamper(["malformed import errors in a result record"])
+        elif import_errors and self.error is None:
+            listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
+            self.error = ("import failed: " + listed)[:500]
+
     def set(self, index: int, status: str, reason: str, elapsed: float, obs: Any = None,
             cpu_s: float | None = None) -> None:
         outcome: dict[str, Any] = {"name": self.names[index], "status": status, "reason": reason[:500],
@@ -680,14 +692,7 @@ class Server:
                 self.check_judge(guard, state, kind)
                 self.fail_import(state, next_index, kind, record, end_all(pids))
                 return len(names)
-            if mode == "suite":  # what the code's process said of its own test modules
-                state.note_tamper(tamper_in(record))
-            import_errors = record.get("errors")
-            if not isinstance(import_errors, dict):
-                state.note_tamper(["malformed import errors in a result record"])
-            elif import_errors and state.error is None:
-                listed = "; ".join(f"{m}: {r}" for m, r in sorted(import_errors.items()))
-                state.error = ("import failed: " + listed)[:500]
+            state.note_import(record, suite=mode == "suite")
             while next_index < len(names):
                 done = self.run_one(mode, pids, ctl_w, pipes, state, next_index, suite_deadline, test_timeout, guard)
                 if not done:
