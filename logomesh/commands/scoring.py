@@ -22,6 +22,7 @@ from logomesh.commands.common import (
     check_seconds,
     fail,
 )
+from logomesh.plural import counted
 
 if TYPE_CHECKING:
     from logomesh.sandbox import Sandbox
@@ -172,6 +173,9 @@ def score(
     caught = ""
     if "flawed_total" in purple:
         caught = f", flawed variants caught {purple['flawed_caught']}/{purple['flawed_total']}"
+    wrong = purple.get("wrong_claims", [])
+    if wrong:
+        caught += f"; {counted(len(wrong), 'test')} failed on the reference (wrong claims): {', '.join(wrong)}"
     print(f"purple tests {purple['passed']}/{purple['total']}{caught}")
     parts = "  ".join(f"{k} {v:.4f}" for k, v in result["components"]["logic"]["parts"].items())
     print(f"L parts: {parts}")

@@ -142,6 +142,8 @@ class ScoreCard:
             purple["flawed_caught"] = len(self.mutants.caught)
             purple["flawed_total"] = self.mutants.total
             purple["flawed_missed"] = list(self.mutants.missed)
+            if self.mutants.wrong:
+                purple["wrong_claims"] = list(self.mutants.wrong)
         return {
             "rationale_score": r(self.final["rationale"]),
             "architecture_score": r(self.final["architecture"]),

@@ -10,8 +10,10 @@ Four parts, each in [0, 1], combined with the weights of ``LogicWeights``:
 - ``invalid_input``: the pass rate of the hidden tests about bad input (names
   containing invalid, error, raise, reject, bad, negative, empty, edge, zero);
   when the task has none, a static fact: does the code raise or guard at all.
-- ``purple_tests``: the purple tests' pass rate on the submission times the
-  share of flawed variants they catch (or a fixed 0.5 when none were tried).
+- ``purple_tests``: the share of the purple tests that pass on the submission
+  and also on the reference (a test that fails on correct code is a wrong
+  claim: it counts against, never for) times the share of flawed variants
+  they catch (or a fixed 0.5 when none were tried); ``testing.judge_mutants``.
 
 Absence is not quality: a part that could not be measured scores 0, never 1,
 and ``facts`` says why (``<part>_not_measured``). ``probes`` is measured only
@@ -42,7 +44,7 @@ from logomesh.scoring.logic_facts import (
     PurpleFacts,
 )
 from logomesh.scoring.source import parse_source
-from logomesh.scoring.testing import MutantReport, pass_rate, suite_valid
+from logomesh.scoring.testing import MutantReport, sound_pass_rate, suite_valid
 
 if TYPE_CHECKING:
     from logomesh.red.agent import RedStats
@@ -172,10 +174,11 @@ def _purple_part(
 ) -> tuple[float, PurpleFacts]:
     if purple is None or not suite_valid(purple):
         return 0.0, PurpleFacts(0.0)
-    rate = pass_rate(purple)
+    rate = sound_pass_rate(purple, mutants)
+    wrong = len(mutants.wrong) if mutants is not None else 0
     if mutants is None or mutants.total == 0:
-        return rate * weights.untested_discrimination, PurpleFacts(rate)
-    return rate * mutants.rate, PurpleFacts(rate, len(mutants.caught), mutants.total)
+        return rate * weights.untested_discrimination, PurpleFacts(rate, wrong_claims=wrong)
+    return rate * mutants.rate, PurpleFacts(rate, len(mutants.caught), mutants.total, wrong)
 
 
 def logic_anchor(

@@ -74,16 +74,20 @@ class InvalidInputFacts:
 
 @dataclass(frozen=True)
 class PurpleFacts:
-    """The purple tests' pass rate and, when flawed variants were tried, how many they caught."""
+    """The purple tests' sound pass rate (passing, and no wrong claim), how many flawed variants they caught
+    when some were tried, and how many of them failed on the reference (wrong claims)."""
 
     pass_rate: float
     flawed_caught: int | None = None
     flawed_total: int | None = None
+    wrong_claims: int = 0
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"purple_pass_rate": self.pass_rate, "flawed_caught": self.flawed_caught}
         if self.flawed_total is not None:
             out["flawed_total"] = self.flawed_total
+        if self.wrong_claims:
+            out["wrong_claims"] = self.wrong_claims
         return out
 
 

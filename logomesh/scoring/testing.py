@@ -4,10 +4,14 @@ T = floor + span × pass rate of the judge's hidden tests (0.20 + 0.65 × rate:
 100 % → 0.85, 0 % → 0.20). A suite that could not run (import error, whole-run
 timeout) or that the harness caught tampering with counts as a 0 % pass rate.
 
-The purple agent's tests never enter T. They are reported separately, with a
-mutation-style measure of whether they test anything: how many of the task's
-flawed variants (labelled submissions with ``behaviour_defect``) they reject;
-a run that failed to import rejects nothing.
+The purple agent's tests never enter T. They are judged as mutation testing
+judges tests: first against the task's reference, where a test that does not
+pass is a *wrong claim* (it fails on correct code) and counts for nothing
+after; then against each of the task's flawed variants (labelled submissions
+with ``behaviour_defect``), which are *caught* only when a test that passed on
+the reference does not pass on them. A run that failed to import catches
+nothing. So adding a test that fails on correct code can never catch a
+variant, nor raise the score (``logic._purple_part``).
 """
 
 from __future__ import annotations
@@ -27,10 +31,14 @@ PURPLE_TEST_FILE = "test_submission.py"
 
 @dataclass(frozen=True)
 class MutantReport:
-    """How many of the task's flawed variants the purple tests reject (at least one test fails)."""
+    """Which of the task's flawed variants the purple tests catch, and which of the tests are wrong claims.
+
+    ``caught``: variants on which a test that passed on the reference did not pass. ``wrong``: the tests that
+    did not pass on the reference (all of them when the suite could not run there)."""
 
     caught: tuple[str, ...]
     missed: tuple[str, ...]
+    wrong: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -89,15 +97,36 @@ def flawed_variants(task: TaskSpec) -> dict[str, str]:
 def run_mutants(
     box: Sandbox, task: TaskSpec, purple_tests: str, variants: Mapping[str, str] | None = None, timeout_s: float = 30.0
 ) -> MutantReport:
-    """Run the purple tests against every flawed variant; a variant is caught when a test ran and did not pass.
+    """Run the purple tests against the task's reference, then every flawed variant, and judge them
+    (``judge_mutants``)."""
+    tests = {PURPLE_TEST_FILE: purple_tests}
+    on_reference = box.run_suite(task.reference, tests, timeout_s=timeout_s)
+    chosen = variants if variants is not None else flawed_variants(task)
+    on_variants = {name: box.run_suite(source, tests, timeout_s=timeout_s) for name, source in sorted(chosen.items())}
+    return judge_mutants(on_reference, on_variants)
 
-    A suite-level error (the tests or the variant failed to import, the whole run timed out) catches
-    nothing: tests that never ran measured nothing about the variant.
-    """
+
+def judge_mutants(on_reference: SuiteRun, on_variants: Mapping[str, SuiteRun]) -> MutantReport:
+    """Mutation testing's judgement: a test counts only if it passed on the reference; a variant is caught
+    when such a test ran on it and did not pass. A suite-level error (the tests or the variant failed to import,
+    the whole run timed out, tampering) catches nothing: tests that never ran measured nothing."""
+    names = [o.name for o in on_reference.outcomes]
+    if on_reference.error is not None or on_reference.tampered:
+        wrong = set(names)
+    else:
+        wrong = {o.name for o in on_reference.outcomes if o.status != "passed"}
     caught: list[str] = []
     missed: list[str] = []
-    for name, source in sorted((variants if variants is not None else flawed_variants(task)).items()):
-        run = box.run_suite(source, {PURPLE_TEST_FILE: purple_tests}, timeout_s=timeout_s)
-        rejected = run.error is None and run.failed > 0
+    for name, run in sorted(on_variants.items()):
+        rejected = run.error is None and any(o.status != "passed" and o.name not in wrong for o in run.outcomes)
         (caught if rejected else missed).append(name)
-    return MutantReport(tuple(caught), tuple(missed))
+    return MutantReport(tuple(caught), tuple(missed), tuple(n for n in names if n in wrong))
+
+
+def sound_pass_rate(run: SuiteRun | None, mutants: MutantReport | None) -> float:
+    """The share of the purple's tests that pass on the submission and are no wrong claim (0 for a suite
+    that could not run): a test that fails on the reference lowers it whatever it does on the submission."""
+    if run is None or not suite_valid(run):
+        return 0.0
+    wrong = set(mutants.wrong) if mutants is not None else set()
+    return sum(1 for o in run.outcomes if o.status == "passed" and o.name not in wrong) / run.total
