@@ -109,7 +109,7 @@ def run_mutants(
 def judge_mutants(on_reference: SuiteRun, on_variants: Mapping[str, SuiteRun]) -> MutantReport:
     """Mutation testing's judgement: a test counts only if it passed on the reference; a variant is caught
     when such a test ran on it and did not pass. A suite-level error (the tests or the variant failed to import,
-    the whole run timed out, tampering) catches nothing: tests that never ran measured nothing."""
+    the whole run timed out) and a run that touched the judge (tampered) catch nothing: they measured nothing."""
     names = [o.name for o in on_reference.outcomes]
     if on_reference.error is not None or on_reference.tampered:
         wrong = set(names)
@@ -118,7 +118,8 @@ def judge_mutants(on_reference: SuiteRun, on_variants: Mapping[str, SuiteRun]) -
     caught: list[str] = []
     missed: list[str] = []
     for name, run in sorted(on_variants.items()):
-        rejected = run.error is None and any(o.status != "passed" and o.name not in wrong for o in run.outcomes)
+        ran = run.error is None and not run.tampered
+        rejected = ran and any(o.status != "passed" and o.name not in wrong for o in run.outcomes)
         (caught if rejected else missed).append(name)
     return MutantReport(tuple(caught), tuple(missed), tuple(n for n in names if n in wrong))
 

@@ -72,6 +72,8 @@ def test_a_variant_is_caught_only_by_a_test_that_passed_on_the_reference() -> No
     assert report.caught == ("a-sound-test-fails",)
     assert report.missed == ("did-not-import", "only-the-wrong-one-fails")
     assert report.wrong == ("t.T.test_1",)
+    tampered = SuiteRun(outcomes=(Outcome("t.T.test_0", "failed"),), tampered=True)
+    assert judge_mutants(reference, {"tampered": tampered}).caught == ()  # it touched the judge
     broken = judge_mutants(_run(["passed"], error="import failed"), {"v": _run(["failed"])})
     assert broken.caught == () and broken.wrong == ("t.T.test_0",)  # tests that never ran on correct code
 
