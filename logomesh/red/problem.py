@@ -89,6 +89,7 @@ class RedProblem:
     visits: dict[str, int] = field(default_factory=dict)
     done_pairs: set[tuple[str, str]] = field(default_factory=set)
     noted_pairs: set[tuple[str, str]] = field(default_factory=set)  # with an unpenalised finding: search on
+    serial: dict[tuple[str, str], bool] = field(default_factory=dict)  # did the benign control answer rightly?
 
     def __post_init__(self) -> None:
         self.leaves = build_leaves(self.ctx)
@@ -136,6 +137,9 @@ class RedProblem:
             self.counters.harness_errors += 1
             return Evaluation(0.0, harness_error=True)
         judged = [(self.judge(leaf, run, t), t) for t in run.trials]
+        if any(v.needs_clean_control for v, _ in judged) and not self.serially_right(leaf, seed):
+            leaf = self.without_model(leaf)
+            judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
         best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
         exhausted = not leaf.variant.repeatable or visits >= MAX_REPEATS
@@ -160,6 +164,25 @@ class RedProblem:
             return Evaluation(0.6, exhausted=exhausted)
         self.done_pairs.add(pair)
         return Evaluation(1.0, exhausted=True)
+
+    def serially_right(self, leaf: Leaf, seed: int) -> bool:
+        """Whether the code answers the variant's benign control as correct code does, run once per entry and
+        family; True where the control did not run to an answer (``confirm`` runs it again)."""
+        pair = (leaf.entry, leaf.family.name)
+        if pair not in self.serial and leaf.variant.control is not None:
+            control = self._run(leaf.variant.control, seed + 104729)
+            answered = not control.harness_error and control.trials and all(t.status in ANSWERED
+                                                                            for t in control.trials)
+            self.serial[pair] = not answered or all(_control_ok(leaf.family, leaf.variant, t) for t in control.trials)
+        return self.serial.get(pair, True)
+
+    def without_model(self, leaf: Leaf) -> Leaf:
+        """``leaf``, and every leaf of its entry and family, with no model to replay its calls on: the code's
+        serial answers differ from the reference's, so a history the reference cannot explain says nothing
+        about concurrency (the stateful and differential families judge serial answers)."""
+        leaves = self.leaves[leaf.entry][leaf.family.name]
+        leaves[:] = [Leaf(one.entry, one.family, replace(one.variant, model=None)) for one in leaves]
+        return next(one for one in leaves if one.variant.id == leaf.variant.id)
 
     @staticmethod
     def judge(leaf: Leaf, run: ProbeRun, trial: Trial) -> Verdict:
@@ -222,6 +245,8 @@ class RedProblem:
             # stands (the issue saw real findings discarded here), and says so.
             wrong_anyway = not all(_control_ok(leaf.family, variant, t) for t in control.trials)
             self.counters.control_failures += wrong_anyway
+            if wrong_anyway and all(v.needs_clean_control for v in hits):
+                return None
         observation = hits[0].observation or first.observation
         note = ", benign control failed too" if wrong_anyway else ""
         finding = Finding(

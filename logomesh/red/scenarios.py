@@ -87,6 +87,18 @@ class TaskRed:
         found = _host_namespace(self.module).get(name)
         return found if callable(found) else None
 
+    def subject(self, reference: str, args: dict[str, Any]) -> Callable[[], Any] | None:
+        """red.py's ``subject(args)``, run on the host with ``import solution`` answered by ``reference`` (the
+        task's reference/solution.py): a fresh reference object of the kind the race threads share, the model
+        their client-side history is judged against (``history.py``). None when red.py defines no ``subject``."""
+        if not self.module or not reference or "subject" not in _defined(self.module):
+            return None
+        found = _model_namespace(self.module, reference).get("subject")
+        if not callable(found):
+            return None
+        frozen = dict(args)
+        return lambda: found(dict(frozen))
+
     def boundary_cases(self, entry: str) -> list[BoundaryCase]:
         return [case for case in self.boundary if str(case.call["target"]).split(".")[0] == entry]
 
@@ -111,6 +123,23 @@ def _host_namespace(module: str) -> dict[str, Any]:
         return types.ModuleType("solution") if name == "solution" else real_import(name, *args, **kwargs)
 
     namespace: dict[str, Any] = {"__name__": "task_red", "__builtins__": {**vars(builtins), "__import__": guarded}}
+    exec(compile(module, "red.py", "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+@cache
+def _model_namespace(module: str, reference: str) -> dict[str, Any]:
+    """red.py run on the host with ``import solution`` answered by the task's reference (task code, trusted as
+    red.py is; never the submission's)."""
+    solution = types.ModuleType("solution")
+    solution.__dict__["__file__"] = "reference/solution.py"
+    exec(compile(reference, "reference/solution.py", "exec", dont_inherit=True), solution.__dict__)
+    real_import = builtins.__import__
+
+    def answered(name: str, *args: Any, **kwargs: Any) -> Any:
+        return solution if name == "solution" else real_import(name, *args, **kwargs)
+
+    namespace: dict[str, Any] = {"__name__": "task_red", "__builtins__": {**vars(builtins), "__import__": answered}}
     exec(compile(module, "red.py", "exec", dont_inherit=True), namespace)
     return namespace
 

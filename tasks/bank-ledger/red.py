@@ -18,12 +18,22 @@ from typing import Any
 import solution
 
 
+NAMES = ("a", "b", "c", "d")
+
+
+def subject(args: dict[str, Any]) -> Any:
+    """The bank the race threads share, four accounts of 100; the host builds it from the reference to judge
+    their history."""
+    bank = solution.Bank()
+    for name in NAMES:
+        bank.open_account(name, Decimal(100))
+    return bank
+
+
 def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
     """Threads transfer between four accounts of 100; records each transfer's outcome and every balance after."""
-    bank = solution.Bank()
-    names = ["a", "b", "c", "d"]
-    for name in names:
-        bank.open_account(name, Decimal(100))
+    bank = subject(args)
+    names = list(NAMES)
     done: list[list[str]] = []  # [source, destination, amount] of each transfer that was not refused
 
     def work(index: int, rng: random.Random) -> None:

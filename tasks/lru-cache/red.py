@@ -17,11 +17,16 @@ from typing import Any
 import solution
 
 
+def subject(args: dict[str, Any]) -> Any:
+    """The object the race threads share; the host builds it from the reference to judge their history."""
+    return solution.LRUCache(int(args.get("capacity", 3)))
+
+
 def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
     """Threads put and get over a few keys; records what each get returned and the size after."""
     capacity = int(args.get("capacity", 3))
     ops = int(args.get("ops", 60))
-    cache = solution.LRUCache(capacity)
+    cache = subject(args)
     gets: list[list[Any]] = []  # [key, what get(key) returned: None, [key, thread, step] or a repr]
 
     def work(index: int, rng: random.Random) -> None:

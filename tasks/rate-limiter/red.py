@@ -16,12 +16,17 @@ from typing import Any
 import solution
 
 
+def subject(args: dict[str, Any]) -> Any:
+    """The object the race threads share; the host builds it from the reference to judge their history."""
+    return solution.RateLimiter(int(args.get("limit", 5)), 1000.0, clock=lambda: 5.0)
+
+
 def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
     """Threads call allow('k') at one clock reading; records every answer (judged by ``check_race``)."""
     limit = int(args.get("limit", 5))
     calls = int(args.get("calls", 4))
     threads = int(args.get("threads", 8))
-    limiter = solution.RateLimiter(limit, 1000.0, clock=lambda: 5.0)
+    limiter = subject(args)
     answers: list[Any] = []
 
     def work(index: int, rng: random.Random) -> None:

@@ -38,10 +38,11 @@ probability p >= 0.5 on an idle machine (benchmarks/race_stability.py), less on 
 
 @dataclass
 class RaceSeen:
-    """What ``race_violations`` saw: the host's violations, what the code was seen doing to the judge (a lifted
-    schedule, its driver killed or stopped), the harness errors."""
+    """What ``race_violations`` saw: the host's violations of the task's invariants and of linearizability, what
+    the code was seen doing to the judge (a lifted schedule, its driver killed or stopped), the harness errors."""
 
     violations: list[str] = field(default_factory=list)
+    unexplained: list[str] = field(default_factory=list)  # what no serial order of the reference explains
     introspection: list[str] = field(default_factory=list)
     harness_errors: list[str] = field(default_factory=list)
 
@@ -57,6 +58,7 @@ def race_violations(box: Sandbox, task: TaskSpec, source: str, trials: int = RAC
         spec = ProbeSpec(variant.spec.probe, variant.spec.args, min(8, trials - start), variant.spec.timeout_s)
         run = runner(spec, seed + start)
         seen.violations += [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)]
+        seen.unexplained += [v for t in run.trials for v in RaceFamily.unexplained(variant, t)]
         seen.introspection += run.introspection
         seen.harness_errors += [run.harness_error] if run.harness_error else []
     return seen

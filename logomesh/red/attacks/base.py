@@ -8,7 +8,9 @@ hit that replays and survives a benign control becomes a finding.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from logomesh.findings import Severity
 from logomesh.red.context import AttackContext
@@ -34,6 +36,8 @@ class Variant:
     # Judges what the task's scenario recorded, on the host (red.py's ``check_<kind>``); None where the
     # scenario judges itself in the box (a task written before scenarios recorded instead of judging).
     oracle: Oracle | None = field(default=None, compare=False)
+    # Builds the reference object the probe's recorded calls are replayed on (races: ``history.py``), or None.
+    model: Callable[[], Any] | None = field(default=None, compare=False)
     # False: its finding is reported for information and no score counts it (a divergence from the reference
     # only outside the contract the task's tests imply: differential.py).
     penalised: bool = True
@@ -48,6 +52,11 @@ class Verdict:
     hit: bool
     score: float  # in [0, 1]: how close the trial came to a violation (shapes the search)
     observation: str = ""
+    # True: this verdict (a hit, or a search that gave up) means something only where the benign control
+    # answers as correct code does: a history no serial order of the reference explains is a race only if the
+    # code's serial answers are the reference's. Where they are not, the variant's model is dropped
+    # (``RedProblem.play``) and the hit never becomes a finding.
+    needs_clean_control: bool = False
 
 
 MISS = Verdict(False, 0.0)

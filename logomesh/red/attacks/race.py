@@ -14,6 +14,7 @@ from logomesh import untrusted
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
+from logomesh.red.history import linearizability
 
 CHANCES = (0.05, 0.02, 0.12)
 RACE_CONFIRMATION = """A race is confirmed by one invariant violation in 10 replays, not by a majority.
@@ -59,6 +60,7 @@ class RaceFamily(Family):
                 confirm_trials=10,
                 confirm_quorum=0.0,  # one violation proves it: see RACE_CONFIRMATION
                 oracle=ctx.red.oracle("race"),
+                model=ctx.red.subject(ctx.task.reference, scenario.args),
             ))
         return out
 
@@ -71,10 +73,23 @@ class RaceFamily(Family):
         violations = self.violations(variant, variant.spec, trial)
         if violations:
             return Verdict(True, 1.0, str(violations[0]))
+        unexplained = self.unexplained(variant, trial)
+        if unexplained:  # a race only if the code's serial answers are the reference's: the control decides
+            return Verdict(True, 1.0, unexplained[0], needs_clean_control=True)
+        if unexplained is None:  # the search gave up: the control says whether searching is worth it
+            return Verdict(False, 0.0, needs_clean_control=True)
         return MISS
 
     def control_ok(self, variant: Variant, trial: Trial) -> bool:
-        return trial.status == "ok" and not self.violations(variant, variant.control or variant.spec, trial)
+        spec = variant.control or variant.spec
+        return trial.status == "ok" and not self.violations(variant, spec, trial) \
+            and not self.unexplained(variant, trial)  # a search that gave up (None) is no evidence
+
+    @staticmethod
+    def unexplained(variant: Variant, trial: Trial) -> list[str] | None:
+        """What no serial order of the reference explains in the trial's client-side history (``history.py``),
+        None where the search gave up: checked where the task's red.py builds a ``subject`` for the model."""
+        return [] if variant.model is None else linearizability(trial.result.get("history"), variant.model)
 
     @staticmethod
     def violations(variant: Variant, spec: ProbeSpec, trial: Trial) -> list[str]:

@@ -419,6 +419,9 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
     """
     errors: list[str] = []
     barrier = threading.Barrier(count)
+    peer = solution._lm_remote._lm_peer
+    if peer.history is None:
+        peer.history = []  # every call from here to the scenario's end: the client-side history (probe_race)
 
     def body(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
@@ -459,10 +462,32 @@ def _task() -> ModuleType:
 def probe_race(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     """The task's race scenario under perturbation: what it recorded (judged on the host by its
     ``check_race``), or, from a scenario that judges itself, the violations it saw."""
-    recorded = _task().race(args, seed, run_threads)
-    if isinstance(recorded, dict):
-        return {"observed": recorded}
-    return {"violations": list(recorded)}
+    peer = solution._lm_remote._lm_peer
+    try:
+        recorded = _task().race(args, seed, run_threads)
+    finally:
+        history, peer.history = peer.history, None
+    if not isinstance(recorded, dict):
+        return {"violations": list(recorded)}
+    return {"observed": recorded, "history": _calls(history)} if history is not None else {"observed": recorded}
+
+
+def _calls(history: list[Any]) -> list[Any]:
+    """The history the driver's wire kept (``wire._note``), as the host reads it: threads numbered in order of
+    their first call, times in ns from the first call, the schedule requests left out; a ``None`` last when the
+    wire stopped keeping calls."""
+    threads: dict[int, int] = {}
+    start = history[0][1] if history and history[0] is not None else 0
+    calls: list[Any] = []
+    for entry in history:
+        if entry is None:
+            calls.append(None)
+            break
+        ident, invoked, completed, sent, answer = entry
+        if sent[0] == "special" and sent[2] == "__schedule__":
+            continue
+        calls.append([threads.setdefault(ident, len(threads)), invoked - start, completed - start, sent, answer])
+    return calls
 
 
 # -- resource growth -------------------------------------------------------------------------------

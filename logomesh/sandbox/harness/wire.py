@@ -74,6 +74,7 @@ MAX_NODES = 250_000  # values in one message (observe.py records "too-large" pas
 MAX_NESTING = 64  # requests nested inside requests on one connection
 MAX_DETAIL = 200  # characters of an exception's message, or of one of its frames, that cross
 MAX_WHERE = 3  # frames of an exception's traceback in solution.py that cross
+MAX_HISTORY = 20_000  # calls a kept history holds (``Peer.history``; a race scenario makes a few hundred)
 MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
 HEADER = struct.Struct("!I")
 REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload", "imported", "test"})
@@ -116,6 +117,7 @@ ANSWERER_ONLY = frozenset({"__recursion__", "__schedule__"})  # specials the dri
 # Bound when this module loads, before the submission is imported: code that rewrites them cannot steer
 # where its own thread yields.
 _settrace, _gettrace, _Random, _sleep = sys.settrace, sys.gettrace, random.Random, time.sleep
+_monotonic_ns, _get_ident = time.monotonic_ns, threading.get_ident
 _schedules = threading.local()
 _start_new_thread = _thread.start_new_thread
 
@@ -462,6 +464,7 @@ class Peer:
         self.local = threading.local()
         self.lost: str | None = None
         self.serving = 0  # connections handed over by the other side, being served
+        self.history: list[Any] | None = None  # this side's calls and their answers, while one is kept
 
     # ---- connections --------------------------------------------------------------------------
 
@@ -543,15 +546,22 @@ class Peer:
         if conn is None:
             conn = self.connection()
         encode = self.encode
-        data = frame([op, target, name, [encode(a) for a in args],
-                      [[k, encode(v)] for k, v in kwargs.items()] if kwargs else []])
+        sent = [op, target, name, [encode(a) for a in args],
+                [[k, encode(v)] for k, v in kwargs.items()] if kwargs else []]
+        data = frame(sent)
+        history = self.history
+        invoked = _monotonic_ns() if history is not None else 0
         try:
             conn.send_frame(data)
             while True:
                 reply = conn.receive()
                 if reply.op == "return" and len(reply.args) == 1:
+                    if history is not None:
+                        _note(history, sent, ["return", reply.args[0]], invoked)
                     return self.decode(reply.args[0])
                 if reply.op == "raise":
+                    if history is not None:
+                        _note(history, sent, ["raise", reply.name], invoked)
                     raise _exception(reply.name, reply.args)
                 if reply.op not in REQUESTS or conn.depth >= MAX_NESTING:
                     raise Lost("an unexpected or too deeply nested message")
@@ -754,6 +764,16 @@ class Peer:
             names = frozenset(m for m in methods if _type(m) is str) if _type(methods) is list else frozenset()
             proxy = self.proxies.setdefault(number, Proxy(self, [self.other, number], names))
         return proxy
+
+
+def _note(history: list[Any], sent: list[Any], answer: list[Any], invoked: int) -> None:
+    """One completed call in a kept history: ``[thread, invoked_ns, completed_ns, [op, target, name, args,
+    kwargs], ["return", value] | ["raise", class name]]``, in the encoded forms that crossed; at most
+    ``MAX_HISTORY`` calls (past that a ``None`` ends the history, and the host checks none of it)."""
+    if _len(history) < MAX_HISTORY:
+        history.append([_get_ident(), invoked, _monotonic_ns(), sent, answer])
+    elif history[-1] is not None:
+        history.append(None)
 
 
 def _exception(name: str, details: tuple[Any, ...] = ()) -> BaseException:
