@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
+RACE = "race"  # the race family's name: its finding also tells A that a required lock did not exclude
 
 EVIDENCE_INPUT = "red_evidence"
 """The entry input holding what the red agent measured for each finding (``Finding.evidence``)."""

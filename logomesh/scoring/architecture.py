@@ -215,10 +215,19 @@ def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
 
 
 def architecture_score(source: str, constraints: Constraints, weights: ArchitectureWeights,
-                       entry_point: str | None = None) -> Architecture:
-    """A from the AST; with ``entry_point``, a module that does not define it has no architecture to measure."""
+                       entry_point: str | None = None, raced: str = "") -> Architecture:
+    """A from the AST; with ``entry_point``, a module that does not define it has no architecture to measure.
+
+    ``raced`` is a confirmed race finding's summary, if the red agent saw one: a required lock counts only if the
+    contract's methods exclude each other, and a race (an invariant broken, or a client-side history no serial
+    order explains) is calls that did not. So a lock that exists and is taken somewhere costs A all the same.
+    """
     violations = find_violations(source, constraints)
     rests_on = "the module's AST"
+    if raced and "lock" in constraints.required and not any(v.constraint == "lock" for v in violations):
+        violations.append(Violation("missing_required", "lock", 0,
+                                    f"a lock is taken, but calls did not exclude each other ({raced})"[:200]))
+        rests_on = "the module's AST and the race probe's history"
     if any(v.kind == "syntax_error" for v in violations):
         rests_on = "nothing: the source does not parse"
     elif entry_point is not None:

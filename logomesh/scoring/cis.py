@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from logomesh.events import CorrectnessBand, EventSink, PenaltyApplied, ScoreComponent, discard
-from logomesh.findings import SEVERITY_ORDER, Finding, max_severity
+from logomesh.findings import RACE, SEVERITY_ORDER, Finding, max_severity
 from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
@@ -203,12 +203,13 @@ def score_submission(
     rationale = rationale_score(task, source, config)
     emit(ScoreComponent(battle_id, "rationale", rationale.score, {"cosine": rationale.cosine,
                                                                   "windows": rationale.windows}))
-    architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point)
+    real = confirmed(measured.findings, config)
+    raced = next((f.summary for f in real if f.family == RACE and f.penalised), "")
+    architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point, raced)
     emit(ScoreComponent(battle_id, "architecture", architecture.score,
                         {"violations": [v.to_json() for v in architecture.violations]}))
     testing = score_testing(hidden, config)
     emit(ScoreComponent(battle_id, "testing", testing.score, {"hidden_pass_rate": testing.pass_rate}))
-    real = confirmed(measured.findings, config)
     logic = logic_anchor(source, hidden, purple, real, mutants, config.logic, measured.red,
                          behaviour=testing.pass_rate)
     emit(ScoreComponent(battle_id, "logic", logic.score, {"parts": dict(logic.parts)}))

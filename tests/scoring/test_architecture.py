@@ -145,3 +145,23 @@ def test_a_file_name_or_a_module_without_the_entry_point_has_no_architecture() -
     clean = architecture_score("def add(a, b):\n    return a + b\n", BANS, W, entry_point="add")
     assert (clean.score, clean.rests_on) == (pytest.approx(0.80), "the module's AST")
     assert architecture_score("def add(:\n", BANS, W, "add").rests_on == "nothing: the source does not parse"
+
+
+LOCKED = "import threading\n\nclass C:\n    def __init__(self):\n        self.lock = threading.Lock()\n\n" \
+         "    def f(self):\n        with self.lock:\n            return 1\n"
+
+
+def test_a_required_lock_that_did_not_exclude_costs_a_as_a_missing_one() -> None:
+    """Issue 33, point 2: a lock counts only if the contract's methods exclude each other; a confirmed race is
+    calls that did not, whatever lock the AST shows. Once per constraint, and only where a lock is required."""
+    needs_lock = Constraints(required=("lock",))
+    clean = architecture_score(LOCKED, needs_lock, W)
+    raced = architecture_score(LOCKED, needs_lock, W, raced="C: race (perturb)")
+    assert clean.violations == () and clean.rests_on == "the module's AST"
+    assert [(k, c) for k, c, _ in raced.deductions] == [("missing_required", "lock")]
+    assert raced.score == pytest.approx(clean.score - W.missing_required)
+    assert "did not exclude each other (C: race (perturb))" in raced.violations[0].detail
+    assert "race probe" in raced.rests_on
+    unlocked = architecture_score("class C:\n    def f(self):\n        return 1\n", needs_lock, W, raced="C: race")
+    assert len(unlocked.violations) == 1 and "no lock is ever created" in unlocked.violations[0].detail
+    assert architecture_score(LOCKED, Constraints(), W, raced="C: race").violations == ()  # no lock required

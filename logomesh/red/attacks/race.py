@@ -11,6 +11,7 @@ are the task's invariants, checked by the task's own race scenario
 from __future__ import annotations
 
 from logomesh import untrusted
+from logomesh.findings import RACE
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
@@ -30,7 +31,7 @@ them hit first is luck, and the result holds only what the seed and the code fix
 
 
 class RaceFamily(Family):
-    name = "race"
+    name = RACE
     cwe = "CWE-362"
     severity = "high"
     rationale = ("high: a concurrent caller breaks a safety invariant the contract promises (limits bypassed, "
