@@ -187,6 +187,17 @@ def score(
     print(f"H(result) {digest}")
 
 
+def _calibration_config(intent_threshold: float | None) -> ScoringConfig:
+    """The scoring config, with ``--intent-threshold`` tried in place of its own (bad input: one line, exit 2)."""
+    from logomesh.scoring import DEFAULT_CONFIG
+
+    if intent_threshold is None:
+        return DEFAULT_CONFIG
+    if not 0.0 < intent_threshold <= 1.0:
+        fail("--intent-threshold must be in (0, 1]", 2)
+    return dataclasses.replace(DEFAULT_CONFIG, intent_threshold=intent_threshold)
+
+
 def calibrate(
     sandbox: SandboxOption = "auto",
     red_budget: RedBudgetOption = 3.0,
@@ -206,13 +217,7 @@ def calibrate(
     from logomesh.tasks import TaskError, all_tasks, load_task
 
     _check_red_budget(red_budget)
-    from logomesh.scoring import DEFAULT_CONFIG
-
-    config = DEFAULT_CONFIG
-    if intent_threshold is not None:
-        if not 0.0 < intent_threshold <= 1.0:
-            fail("--intent-threshold must be in (0, 1]", 2)
-        config = dataclasses.replace(DEFAULT_CONFIG, intent_threshold=intent_threshold)
+    config = _calibration_config(intent_threshold)
     try:
         library = all_tasks()
     except TaskError as exc:  # the library itself is broken

@@ -183,6 +183,21 @@ class ScoreCard:
         }
 
 
+def _penalties_applied(real: Sequence[Finding], levels: Sequence[tuple[str, float]], intent: IntentCheck,
+                       behaviour: float, testing: Testing, hidden: SuiteRun) -> list[tuple[str, float, str]]:
+    """(kind, factor, why) of each penalty that applies, in the order the events report them."""
+    applied = [(f"red:{level}", factor,
+                f"{sum(1 for f in real if f.severity == level and f.penalised)} confirmed {level} finding(s)")
+               for level, factor in levels]
+    if intent.penalty < 1.0:
+        applied.append(("intent", intent.penalty, "; ".join(intent.reasons)))
+    if behaviour < 1.0:
+        why = f": {hidden.error}" if hidden.error else ""
+        applied.append(("behaviour", behaviour, f"{hidden.passed} of {hidden.total} hidden tests passed"
+                        if testing.counted else f"the hidden suite did not run the code{why}"))
+    return applied
+
+
 def score_submission(
     task: TaskSpec,
     submission: Submission,
@@ -221,18 +236,10 @@ def score_submission(
     cis_raw = combine(final, config)
 
     penalty, levels = red_penalty(real, config)
-    for level, factor in levels:
-        count = sum(1 for f in real if f.severity == level and f.penalised)
-        emit(PenaltyApplied(battle_id, f"red:{level}", factor, f"{count} confirmed {level} finding(s)"))
     intent = intent_check(task, rationale, config, behaviour=testing.pass_rate)
-    if intent.penalty < 1.0:
-        emit(PenaltyApplied(battle_id, "intent", intent.penalty, "; ".join(intent.reasons)))
     behaviour = behaviour_penalty(testing, config)
-    if behaviour < 1.0:
-        why = f": {hidden.error}" if hidden.error else ""
-        emit(PenaltyApplied(battle_id, "behaviour", behaviour,
-                            f"{hidden.passed} of {hidden.total} hidden tests passed" if testing.counted
-                            else f"the hidden suite did not run the code{why}"))
+    for applied in _penalties_applied(real, levels, intent, behaviour, testing, hidden):
+        emit(PenaltyApplied(battle_id, *applied))
     within = cis_raw * (1.0 - penalty) * intent.penalty * behaviour
     passed_all = all_hidden_passed(testing)
     cis = banded(within, passed_all, config)
