@@ -58,7 +58,7 @@ def race_violations(box: Sandbox, task: TaskSpec, source: str, trials: int = RAC
         spec = ProbeSpec(variant.spec.probe, variant.spec.args, min(8, trials - start), variant.spec.timeout_s)
         run = runner(spec, seed + start)
         seen.violations += [v for t in run.trials for v in RaceFamily.violations(variant, spec, t)]
-        seen.unexplained += [v for t in run.trials for v in RaceFamily.unexplained(variant, t)]
+        seen.unexplained += [v for t in run.trials for v in RaceFamily.unexplained(variant, t) or []]
         seen.introspection += run.introspection
         seen.harness_errors += [run.harness_error] if run.harness_error else []
     return seen
