@@ -200,7 +200,7 @@ PLAIN = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=PLAIN)
 def test_plain_reads_exactly_what_the_wire_encodes(value: Any) -> None:
     encoded = WIRE["Peer"]("d", socket.socket(), lambda op, name: False).encode(value)
@@ -225,7 +225,7 @@ class Holder:
         self.clock = lambda: 5.0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=PLAIN)
 def test_clone_is_an_independent_deep_copy(value: Any) -> None:
     original = Holder([value, {"k": [value]}])

@@ -55,6 +55,7 @@ def test_refusing_under_contention_is_not_linearizable_and_correct_code_is(box: 
         assert (seen.violations, seen.unexplained, seen.harness_errors) == ([], [], []), name
 
 
+@pytest.mark.slow  # full tier (two attacks, ~33 s): the history test above keeps the principle in the fast tier
 def test_the_agent_reports_it_as_a_race_and_not_the_reference(box: Sandbox) -> None:
     task = load_task("lru-cache")
     hostile = attack(task, refusing(task.reference, "get", "None"), box, BattleContext(seed=0), budget_s=4.0)

@@ -87,6 +87,7 @@ class TestWrongClaim(unittest.TestCase):
 
 
 @pytest.mark.docker
+@pytest.mark.slow  # full tier (two whole judgements, ~55 s): the property test keeps the rule in the fast tier
 def test_fibs_wrong_test_is_a_wrong_claim_and_lowers_the_score() -> None:
     """The real model's test from the issue: ``fib(300) ≈ 832040`` fails on the reference; with it the good
     solution's L is lower, not higher, and it is named as a wrong claim."""
