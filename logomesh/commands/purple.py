@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from logomesh.commands.common import EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from logomesh.purple.endpoints import EndpointMemory
 
 app = typer.Typer(help="Serve a purple (code generating) agent over A2A.", no_args_is_help=True)
 
@@ -107,10 +110,22 @@ def serve(
         settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed, timeout_s=timeout,
                                max_tokens=max_tokens, temperature=temperature, prompt_template=template,
                                response_format=response_format)
-        factory, what = llm_app_factory(settings), f"the LLM purple agent ({model})"
+        factory, what = llm_app_factory(settings, _endpoint_memory()), f"the LLM purple agent ({model})"
     try:
         serve_forever(factory, host, port, card_url, what)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another --port)")
     except KeyboardInterrupt:
         pass
+
+
+def _endpoint_memory() -> EndpointMemory:
+    """What ``auto`` learns of endpoints, kept in the state folder (``$LOGOMESH_HOME`` or the default); nothing
+    is created until something is learned."""
+    from logomesh.home import HomeError, resolve_home
+    from logomesh.purple.endpoints import FILE_NAME, EndpointMemory
+
+    try:
+        return EndpointMemory(resolve_home(None, create=False) / FILE_NAME)
+    except HomeError:  # the agent serves all the same; it only forgets
+        return EndpointMemory()

@@ -8,7 +8,9 @@ the module and its tests as fenced code blocks (``PROMPT_TEMPLATE``; the task
 text's own JSON format is dropped, models follow it badly). ``auto`` detects
 which: the first request offers the schema, and an endpoint that refuses it
 (HTTP 400/422) or answers something that is not the schema's object is asked
-with fenced blocks from then on. ``answer.parse_answer`` reads either, and
+with fenced blocks from then on; what it learns is kept per endpoint and
+model in the state folder (``endpoints.py``), so the next run starts with the
+form that works. ``answer.parse_answer`` reads either, and
 the other shapes models write. An answer without a usable module gets one repair
 message naming what was wrong. The submission goes back as clean JSON, with
 how it was read in the artifact's ``logomesh_llm`` metadata, including the
@@ -39,6 +41,7 @@ from logomesh import __version__
 from logomesh.purple.a2a_errors import one_line
 from logomesh.purple.a2a_parse import AGENT_REPORT_KEY
 from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
+from logomesh.purple.endpoints import Behaviour, EndpointMemory, endpoint_key
 from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
 from logomesh.submission import Finish, reason
 
@@ -143,19 +146,26 @@ class LlmSettings:
 
 
 class Negotiation:
-    """Whether this agent's endpoint follows the JSON schema: unknown (``None``) until ``auto`` has tried it."""
+    """Whether this agent's endpoint follows the JSON schema: unknown (``None``) until ``auto`` has tried it, or
+    what ``memory`` kept of an earlier run (``endpoints.py``)."""
 
-    def __init__(self, settings: LlmSettings) -> None:
+    def __init__(self, settings: LlmSettings, memory: EndpointMemory | None = None) -> None:
         self.mode = settings.response_format
+        self.memory = memory or EndpointMemory()
+        self.key = endpoint_key(settings.completions_url, settings.model)
         self.schema: bool | None = {"json-schema": True, "fenced": False}.get(self.mode)
+        if self.mode == "auto":
+            recalled = self.memory.recall(self.key)
+            self.schema = None if recalled is None else recalled == "followed"
 
     @property
     def offer_schema(self) -> bool:
         return self.schema is not False
 
-    def learned(self, follows: bool) -> None:
+    def learned(self, behaviour: Behaviour) -> None:
         if self.mode == "auto":
-            self.schema = follows
+            self.schema = behaviour == "followed"
+            self.memory.remember(self.key, behaviour)
 
 
 def follows_schema(content: str) -> bool:
@@ -251,11 +261,11 @@ async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Nego
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
-        negotiation.learned(False)
+        negotiation.learned("refused")
         schema, messages = False, settings.first_messages(task_text, False)
         reply = await chat(settings, messages, schema)
     if schema:
-        negotiation.learned(follows_schema(reply.content))
+        negotiation.learned("followed" if follows_schema(reply.content) else "ignored")
     return messages, reply, schema
 
 
@@ -306,9 +316,9 @@ def _unusable(problem: AnswerProblem, repaired: bool, asked: str, replies: tuple
 class LlmExecutor(AgentExecutor):
     """Forwards the task text to the model and returns its submission as the task's artifact."""
 
-    def __init__(self, settings: LlmSettings) -> None:
+    def __init__(self, settings: LlmSettings, memory: EndpointMemory | None = None) -> None:
         self.settings = settings
-        self.negotiation = Negotiation(settings)
+        self.negotiation = Negotiation(settings, memory)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = await open_task(context, event_queue)
@@ -348,8 +358,9 @@ LLM_SKILL = AgentSkill(
 )
 
 
-def llm_app_factory(settings: LlmSettings) -> AppFactory:
-    executor = LlmExecutor(settings)
+def llm_app_factory(settings: LlmSettings, memory: EndpointMemory | None = None) -> AppFactory:
+    """The LLM purple agent; ``memory`` keeps what ``auto`` learns of its endpoint for the next run."""
+    executor = LlmExecutor(settings, memory)
 
     def make(url: str) -> Starlette:
         card = agent_card(f"LogoMesh LLM purple agent ({settings.model})", "Code submissions written by an LLM.",

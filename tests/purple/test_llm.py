@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
+from logomesh.purple.endpoints import EndpointMemory
 from logomesh.purple.llm import SUBMISSION_SCHEMA, LlmSettings, TemplateError, check_template, llm_app_factory
 from logomesh.purple.server import start_in_thread
 from logomesh.tasks import TaskSpec
@@ -238,3 +240,44 @@ def test_the_model_server_refuses_a_response_format_it_cannot_hold_to() -> None:
             "messages": [{"role": "user", "content": "hi"}],
             "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": SUBMISSION_SCHEMA}}})
     assert reply.status_code == 400 and "free text only" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(("behaviour", "offered_next"), [("ignored", False), ("refused", False), ("followed", True)])
+def test_what_auto_learns_of_an_endpoint_is_kept_for_the_next_run(stand_in: tuple[StandIn, str], adder: TaskSpec,
+                                                                   tmp_path: Path, behaviour: str,
+                                                                   offered_next: bool) -> None:
+    """Issue 34, point 2: an agent started again asks its first question in the form that worked, rather than
+    spending a battle finding out again; another model on the same server is still asked afresh."""
+    endpoint, base_url = stand_in
+    endpoint.refuse_schema = behaviour == "refused"
+    endpoint.reply = json.dumps(ANSWER) if behaviour == "followed" else f"```python\n{ANSWER['sourceCode']}```"
+    memory = EndpointMemory(tmp_path / "state" / "endpoints.json")
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None), memory)) as purple:
+        request_submission(purple.url, adder, "adder-llm-20")
+    first_run = ["response_format" in body for body, _ in endpoint.seen]
+    assert first_run == ([True, False] if behaviour == "refused" else [True])
+    assert json.loads(memory.path.read_text()) == {f"{base_url}/chat/completions m": behaviour}  # type: ignore[union-attr]
+    endpoint.seen.clear()
+    for model in ("m", "other"):
+        with start_in_thread(llm_app_factory(LlmSettings(base_url, model, None), memory)) as purple:
+            exchange = request_submission(purple.url, adder, f"adder-llm-21-{model}")
+        assert exchange.submission.source == ANSWER["sourceCode"]
+    assert "response_format" in endpoint.seen[0][0] if offered_next else "response_format" not in endpoint.seen[0][0]
+    assert "response_format" in endpoint.seen[-2 if behaviour == "refused" else -1][0]  # "other": not known yet
+
+
+@pytest.mark.parametrize("kept", ["not json", "[1, 2]", '{"x": 3}'])
+def test_a_memory_that_cannot_be_read_is_empty_and_fails_nothing(stand_in: tuple[StandIn, str], adder: TaskSpec,
+                                                                  tmp_path: Path, kept: str) -> None:
+    endpoint, base_url = stand_in
+    path = tmp_path / "endpoints.json"
+    path.write_text(kept)
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None), EndpointMemory(path))) as purple:
+        exchange = request_submission(purple.url, adder, "adder-llm-22")
+    assert exchange.submission.source == ANSWER["sourceCode"]
+    assert "response_format" in endpoint.seen[0][0]  # nothing recalled: the schema is offered
+    assert json.loads(path.read_text())[f"{base_url}/chat/completions m"] == "ignored"
+    unwritable = EndpointMemory(tmp_path / "a-file" / "endpoints.json")
+    (tmp_path / "a-file").write_text("")
+    unwritable.remember("x", "followed")  # cannot be written: forgotten, no exception
+    assert unwritable.recall("x") is None
