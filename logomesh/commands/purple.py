@@ -34,7 +34,8 @@ def serve(
         float, typer.Option("--temperature", help="With --llm: the sampling temperature sent to the model.")
     ] = 0.0,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="With --llm: the longest answer to ask for, in tokens.")
+        int | None, typer.Option("--max-tokens", help="With --llm: the longest answer to ask for, in tokens "
+                                 "(default: 2048, or what the model's context leaves after the prompt).")
     ] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="With --llm: seconds to wait for each model reply.")

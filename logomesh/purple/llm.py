@@ -130,19 +130,63 @@ class LlmSettings:
         system = SYSTEM_PROMPT if not schema else SYSTEM_PROMPT.split(":")[0] + "."
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def request_body(self, messages: list[dict[str, str]], schema: bool = False) -> dict[str, Any]:
+    @property
+    def models_url(self) -> str:
+        return self.base_url.rstrip("/") + "/models"
+
+    def request_body(self, messages: list[dict[str, str]], schema: bool = False,
+                     max_tokens: int | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
             "seed": self.seed,
         }
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        if (max_tokens or self.max_tokens) is not None:
+            body["max_tokens"] = max_tokens or self.max_tokens
         if schema:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "submission", "strict": True, "schema": SUBMISSION_SCHEMA}}
         return body
+
+
+DEFAULT_ANSWER_TOKENS = 2048  # room for a module, its tests and a rationale (the packaged model's: 300-900)
+MIN_ANSWER_TOKENS = 256
+CONTEXT_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length", "n_ctx")
+
+
+async def model_context(settings: LlmSettings) -> int | None:
+    """The model's context length in tokens, where the endpoint's ``GET /models`` says it (vLLM's
+    ``max_model_len``, llama.cpp's ``meta.n_ctx_train``, our model server's ``context_length``); None where it
+    does not, or does not answer."""
+    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=min(10.0, settings.timeout_s), trust_env=False) as http:
+            listed = (await http.get(settings.models_url, headers=headers)).json()
+        models = listed.get("data") if isinstance(listed, dict) else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    if not isinstance(models, list):
+        return None
+    chosen = [m for m in models if isinstance(m, dict) and (m.get("id") == settings.model or len(models) == 1)]
+    if not chosen:
+        return None
+    meta = chosen[0].get("meta")
+    fields = {**(meta if isinstance(meta, dict) else {}), **chosen[0]}
+    found = [fields[k] for k in (*CONTEXT_KEYS, "n_ctx_train") if type(fields.get(k)) is int and fields[k] > 0]
+    return found[0] if found else None
+
+
+def answer_tokens(settings: LlmSettings, messages: list[dict[str, str]], context: int | None) -> int:
+    """``--max-tokens`` if given; else ``DEFAULT_ANSWER_TOKENS``, cut to what the model's context leaves after
+    the prompt (counted long: a token is about four characters of English or code, three here), never below
+    ``MIN_ANSWER_TOKENS``."""
+    if settings.max_tokens is not None:
+        return settings.max_tokens
+    if context is None:
+        return DEFAULT_ANSWER_TOKENS
+    prompt = sum(len(m["content"]) for m in messages) // 3 + 8 * len(messages)
+    return max(MIN_ANSWER_TOKENS, min(DEFAULT_ANSWER_TOKENS, context - prompt - 32))
 
 
 class Negotiation:
@@ -154,6 +198,8 @@ class Negotiation:
         self.memory = memory or EndpointMemory()
         self.key = endpoint_key(settings.completions_url, settings.model)
         self.schema: bool | None = {"json-schema": True, "fenced": False}.get(self.mode)
+        self.context: int | None = None  # the model's context length, asked once (``model_context``)
+        self.asked_context = settings.max_tokens is not None  # nothing to fit where --max-tokens is given
         if self.mode == "auto":
             recalled = self.memory.recall(self.key)
             self.schema = None if recalled is None else recalled == "followed"
@@ -197,14 +243,15 @@ def _content(reply: Any) -> ModelReply:
     return ModelReply(content, reason(choice.get("finish_reason")) if isinstance(choice, dict) else None)
 
 
-async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False) -> ModelReply:
+async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False,
+               max_tokens: int | None = None) -> ModelReply:
     """One chat completion: the assistant's text and how it ended. ``SchemaRefused`` when ``schema`` was offered
     and refused."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+    body = settings.request_body(messages, schema, max_tokens)
     try:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=False) as http:
-            response = await http.post(settings.completions_url, json=settings.request_body(messages, schema),
-                                       headers=headers)
+            response = await http.post(settings.completions_url, json=body, headers=headers)
     except httpx.TimeoutException:
         raise ChatError(f"{settings.completions_url} did not answer within {settings.timeout_s:g} s") from None
     except httpx.HTTPError as exc:
@@ -255,15 +302,17 @@ async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Nego
                         ) -> tuple[list[dict[str, str]], ModelReply, bool]:
     """The first messages, the model's reply and whether the schema was in force; ``auto`` learns here."""
     schema = negotiation.offer_schema
+    if not negotiation.asked_context:
+        negotiation.context, negotiation.asked_context = await model_context(settings), True
     messages = settings.first_messages(task_text, schema)
     try:
-        reply = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context))
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
         negotiation.learned("refused")
         schema, messages = False, settings.first_messages(task_text, False)
-        reply = await chat(settings, messages, schema)
+        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context))
     if schema:
         negotiation.learned("followed" if follows_schema(reply.content) else "ignored")
     return messages, reply, schema
@@ -277,7 +326,8 @@ async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negoti
     ``unusable``: the judge records why. ``negotiation`` carries what ``auto`` learned from one task to the next.
     """
     entry = entry_point_of(task_text)
-    messages, reply, schema = await _first_answer(settings, task_text, negotiation or Negotiation(settings))
+    negotiation = negotiation or Negotiation(settings)
+    messages, reply, schema = await _first_answer(settings, task_text, negotiation)
     asked = "json-schema" if schema else "fenced"
     try:
         parsed = parse_answer(reply.content, entry)
@@ -290,7 +340,7 @@ async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negoti
     template = JSON_REPAIR_TEMPLATE if schema else REPAIR_TEMPLATE
     repair = template.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
     messages += [{"role": "assistant", "content": reply.content}, {"role": "user", "content": repair}]
-    replies = (reply, await chat(settings, messages, schema))
+    replies = (reply, await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context)))
     try:
         parsed = parse_answer(replies[1].content, entry)
         return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes,

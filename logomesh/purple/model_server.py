@@ -64,6 +64,12 @@ class LoadedModel:
     load_s: float
     lock: threading.Lock
 
+    @property
+    def context_length(self) -> int | None:
+        """Tokens the model attends to, prompt and answer together (its config's ``max_position_embeddings``)."""
+        found = getattr(getattr(self.model, "config", None), "max_position_embeddings", None)
+        return found if type(found) is int and found > 0 else None
+
     def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
                  seed: int) -> tuple[str, str]:
         """The model's answer and its ``finish_reason``: ``"length"`` if cut at ``max_tokens``, else ``"stop"``."""
@@ -160,7 +166,8 @@ def app(loaded: LoadedModel) -> Starlette:
         })
 
     async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": loaded.name, "object": "model"}]})
+        return JSONResponse({"object": "list", "data": [{"id": loaded.name, "object": "model",
+                                                         "context_length": loaded.context_length}]})
 
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
                              Route("/v1/models", models, methods=["GET"])])

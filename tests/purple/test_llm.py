@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,15 @@ from starlette.routing import Route
 
 from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.endpoints import EndpointMemory
-from logomesh.purple.llm import SUBMISSION_SCHEMA, LlmSettings, TemplateError, check_template, llm_app_factory
+from logomesh.purple.llm import (
+    DEFAULT_ANSWER_TOKENS,
+    MIN_ANSWER_TOKENS,
+    SUBMISSION_SCHEMA,
+    LlmSettings,
+    TemplateError,
+    check_template,
+    llm_app_factory,
+)
 from logomesh.purple.server import start_in_thread
 from logomesh.tasks import TaskSpec
 
@@ -33,6 +42,8 @@ class StandIn:
     refuse_schema: bool = False  # answer HTTP 400 to a request that carries a response_format
     seen: list[tuple[dict[str, Any], str]] = field(default_factory=list)
     later: list[str] = field(default_factory=list)  # replies after the first, in order
+    models: Any = None  # what GET /v1/models answers (None: 404, as many endpoints)
+    listed: int = 0  # how often /v1/models was asked
 
     def app(self, url: str) -> Starlette:
         async def completions(request: Request) -> Response:
@@ -45,7 +56,14 @@ class StandIn:
             return JSONResponse({"id": "x", "object": "chat.completion", "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}]})
 
-        return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+        async def models(request: Request) -> Response:
+            self.listed += 1
+            if self.models is None:
+                return JSONResponse({"error": {"message": "not found"}}, status_code=404)
+            return JSONResponse(self.models)
+
+        return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
+                                 Route("/v1/models", models, methods=["GET"])])
 
 
 @pytest.fixture
@@ -281,3 +299,40 @@ def test_a_memory_that_cannot_be_read_is_empty_and_fails_nothing(stand_in: tuple
     (tmp_path / "a-file").write_text("")
     unwritable.remember("x", "followed")  # cannot be written: forgotten, no exception
     assert unwritable.recall("x") is None
+
+
+@pytest.mark.parametrize(("models", "max_tokens", "expected"), [
+    (None, None, DEFAULT_ANSWER_TOKENS),  # no context said: the default
+    ({"data": [{"id": "m", "context_length": 100_000}]}, None, DEFAULT_ANSWER_TOKENS),  # room to spare
+    ({"data": [{"id": "other", "max_model_len": 64}, {"id": "m", "max_model_len": 1200}]}, None, "fits"),
+    ({"data": [{"id": "m", "meta": {"n_ctx_train": 1200}}]}, None, "fits"),  # llama.cpp's shape
+    ({"data": [{"id": "m", "context_length": 300}]}, None, MIN_ANSWER_TOKENS),  # never below the floor
+    ({"data": [{"id": "m", "context_length": 1200}]}, 77, 77),  # --max-tokens wins, /models is not asked
+    ({"data": "junk"}, None, DEFAULT_ANSWER_TOKENS),
+])
+def test_the_answer_gets_tokens_that_fit_the_prompt_and_the_models_context(
+        stand_in: tuple[StandIn, str], adder: TaskSpec, models: Any, max_tokens: int | None, expected: Any) -> None:
+    """Issue 34, point 2: without --max-tokens the agent asks for DEFAULT_ANSWER_TOKENS, or what the model's
+    context (read once from GET /models) leaves after the prompt."""
+    endpoint, base_url = stand_in
+    endpoint.models = models
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None, max_tokens=max_tokens))) as purple:
+        request_submission(purple.url, adder, "adder-llm-30")
+        request_submission(purple.url, adder, "adder-llm-31")
+    asked = [body["max_tokens"] for body, _ in endpoint.seen]
+    assert endpoint.listed == (0 if max_tokens else 1)  # once per agent
+    if expected == "fits":
+        prompt = sum(len(m["content"]) for m in endpoint.seen[0][0]["messages"])
+        assert MIN_ANSWER_TOKENS < asked[0] < 1200 - prompt // 4 and asked[0] + prompt // 3 <= 1200
+    else:
+        assert asked[0] == expected
+
+
+def test_the_model_server_says_its_context_length() -> None:
+    from types import SimpleNamespace
+
+    from logomesh.purple.model_server import LoadedModel
+
+    config = SimpleNamespace(max_position_embeddings=8192)
+    assert LoadedModel(None, SimpleNamespace(config=config), "m", 0.0, threading.Lock()).context_length == 8192
+    assert LoadedModel(None, object(), "m", 0.0, threading.Lock()).context_length is None
