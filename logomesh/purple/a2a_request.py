@@ -35,6 +35,9 @@ def check_protocol(protocol: str) -> Protocol:
     raise PurpleUsageError(f"unknown A2A protocol {protocol!r} (use one of: {', '.join(PROTOCOLS)})")
 
 
+DEADLINE_KEY = "timeout_s"
+
+
 def context_id(battle_id: str) -> str:
     """One A2A ``contextId`` per battle, stable across replays."""
     return str(uuid.uuid5(_NAMESPACE, f"context:{battle_id}"))
@@ -92,9 +95,14 @@ def message_call(protocol: Protocol, text: str, battle_id: str, metadata: dict[s
     return RpcCall(_encode(payload), _headers(protocol, stream))
 
 
-def task_call(protocol: Protocol, task: TaskSpec, battle_id: str, *, stream: bool) -> RpcCall:
-    """The coding task for ``battle_id``; the battle_id is also the JSON-RPC id and in the metadata."""
+def task_call(protocol: Protocol, task: TaskSpec, battle_id: str, *, stream: bool,
+              timeout_s: float | None = None) -> RpcCall:
+    """The coding task for ``battle_id``; the battle_id is also the JSON-RPC id and in the metadata, and so is
+    ``timeout_s``, the seconds the battle waits for the answer (``DEADLINE_KEY``): an agent that fits its work
+    inside it answers, even if only to say it ran out of time, before the battle gives up on it."""
     metadata = {"battle_id": battle_id, "task_id": task.id}
+    if timeout_s is not None:
+        metadata[DEADLINE_KEY] = f"{timeout_s:g}"
     return message_call(protocol, task_prompt(task), battle_id, metadata, stream=stream)
 
 

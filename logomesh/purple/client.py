@@ -273,7 +273,8 @@ async def _exchange(url: str, task: TaskSpec, battle_id: str, settings: Exchange
     max_bytes = settings.max_bytes
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
         endpoint = await discover(http, url, deadline, max_bytes, settings.protocol)
-        call = task_call(endpoint.protocol, task, battle_id, stream=settings.stream)
+        call = task_call(endpoint.protocol, task, battle_id, stream=settings.stream,
+                         timeout_s=settings.total_timeout_s)
         fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
         reply = parse_reply(fetched.body, sse=_is_sse(fetched))
         body = fetched.body

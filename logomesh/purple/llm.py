@@ -25,8 +25,10 @@ in the Authorization header, never logged or echoed.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,7 @@ from starlette.applications import Starlette
 from logomesh import __version__
 from logomesh.purple.a2a_errors import one_line
 from logomesh.purple.a2a_parse import AGENT_REPORT_KEY
+from logomesh.purple.a2a_request import DEADLINE_KEY
 from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
 from logomesh.purple.endpoints import Behaviour, EndpointMemory, endpoint_key
 from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
@@ -155,13 +158,13 @@ MIN_ANSWER_TOKENS = 256
 CONTEXT_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length", "n_ctx")
 
 
-async def model_context(settings: LlmSettings) -> int | None:
+async def model_context(settings: LlmSettings, timeout_s: float = 10.0) -> int | None:
     """The model's context length in tokens, where the endpoint's ``GET /models`` says it (vLLM's
     ``max_model_len``, llama.cpp's ``meta.n_ctx_train``, our model server's ``context_length``); None where it
     does not, or does not answer."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     try:
-        async with httpx.AsyncClient(timeout=min(10.0, settings.timeout_s), trust_env=False) as http:
+        async with httpx.AsyncClient(timeout=min(10.0, timeout_s), trust_env=False) as http:
             listed = (await http.get(settings.models_url, headers=headers)).json()
         models = listed.get("data") if isinstance(listed, dict) else None
     except (httpx.HTTPError, ValueError):
@@ -243,17 +246,46 @@ def _content(reply: Any) -> ModelReply:
     return ModelReply(content, reason(choice.get("finish_reason")) if isinstance(choice, dict) else None)
 
 
+DEADLINE_MARGIN_S = 2.0  # the answer is sent this long before the battle's deadline: it still has to travel
+MIN_REPAIR_S = 5.0  # a repair round is asked only with at least this much of the battle's time left
+
+
+def battle_deadline(metadata: dict[str, Any]) -> float | None:
+    """When (``time.monotonic``) the answer must be on its way: the battle's ``timeout_s`` from the request's
+    metadata, less ``DEADLINE_MARGIN_S``; None where the request says none (or nothing usable)."""
+    try:
+        seconds = float(metadata.get(DEADLINE_KEY, "nan"))
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
+    return time.monotonic() + min(seconds, 86400.0) - DEADLINE_MARGIN_S
+
+
+def time_left(settings: LlmSettings, until: float | None) -> float:
+    """How long the next model call may take: the agent's own ``--timeout``, or less where the battle's deadline
+    is nearer. ``ChatError`` when none is left: the task then fails with that reason, before the battle gives up."""
+    if until is None:
+        return settings.timeout_s
+    left = until - time.monotonic()
+    if left <= 0:
+        raise ChatError("no time left to ask the model within the battle's deadline")
+    return min(settings.timeout_s, left)
+
+
 async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bool = False,
-               max_tokens: int | None = None) -> ModelReply:
+               max_tokens: int | None = None, timeout_s: float | None = None) -> ModelReply:
     """One chat completion: the assistant's text and how it ended. ``SchemaRefused`` when ``schema`` was offered
-    and refused."""
+    and refused. ``timeout_s``: this call's limit (default: the agent's ``--timeout``)."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     body = settings.request_body(messages, schema, max_tokens)
+    limit = timeout_s or settings.timeout_s
     try:
-        async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=False) as http:
+        async with httpx.AsyncClient(timeout=limit, trust_env=False) as http:
             response = await http.post(settings.completions_url, json=body, headers=headers)
     except httpx.TimeoutException:
-        raise ChatError(f"{settings.completions_url} did not answer within {settings.timeout_s:g} s") from None
+        within = "" if limit == settings.timeout_s else " (the battle's deadline)"
+        raise ChatError(f"{settings.completions_url} did not answer within {limit:g} s{within}") from None
     except httpx.HTTPError as exc:
         raise ChatError(f"cannot reach {settings.completions_url}: {one_line(str(exc))}") from None
     if schema and response.status_code in (400, 422):
@@ -298,36 +330,42 @@ class Answer:
         return out
 
 
-async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Negotiation,
+async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Negotiation, until: float | None,
                         ) -> tuple[list[dict[str, str]], ModelReply, bool]:
     """The first messages, the model's reply and whether the schema was in force; ``auto`` learns here."""
     schema = negotiation.offer_schema
     if not negotiation.asked_context:
-        negotiation.context, negotiation.asked_context = await model_context(settings), True
+        negotiation.context = await model_context(settings, time_left(settings, until))
+        negotiation.asked_context = True
     messages = settings.first_messages(task_text, schema)
     try:
-        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context))
+        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
+                           time_left(settings, until))
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
         negotiation.learned("refused")
         schema, messages = False, settings.first_messages(task_text, False)
-        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context))
+        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
+                           time_left(settings, until))
     if schema:
         negotiation.learned("followed" if follows_schema(reply.content) else "ignored")
     return messages, reply, schema
 
 
-async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negotiation | None = None) -> Answer:
+async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negotiation | None = None,
+                      until: float | None = None) -> Answer:
     """Ask the model; when its answer holds no usable module, ask once more saying exactly what was wrong.
 
     ``ChatError`` when the endpoint fails, or when neither answer holds any code at all. An answer with
     code that is still no module (it does not parse, or lacks the entry point) is sent as it is, marked
     ``unusable``: the judge records why. ``negotiation`` carries what ``auto`` learned from one task to the next.
+    ``until``: the battle's deadline (``battle_deadline``); every model call fits inside it, and the repair round
+    is skipped when less than ``MIN_REPAIR_S`` is left.
     """
     entry = entry_point_of(task_text)
     negotiation = negotiation or Negotiation(settings)
-    messages, reply, schema = await _first_answer(settings, task_text, negotiation)
+    messages, reply, schema = await _first_answer(settings, task_text, negotiation, until)
     asked = "json-schema" if schema else "fenced"
     try:
         parsed = parse_answer(reply.content, entry)
@@ -335,12 +373,13 @@ async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negoti
                       model_answers=(reply.content,), finish_reasons=(reply.finish_reason,))
     except AnswerProblem as exc:
         first = exc
-    if not settings.repair:
+    if not settings.repair or (until is not None and until - time.monotonic() < MIN_REPAIR_S):
         return _unusable(first, repaired=False, asked=asked, replies=(reply,), used=0)
     template = JSON_REPAIR_TEMPLATE if schema else REPAIR_TEMPLATE
     repair = template.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
     messages += [{"role": "assistant", "content": reply.content}, {"role": "user", "content": repair}]
-    replies = (reply, await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context)))
+    replies = (reply, await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
+                                 time_left(settings, until)))
     try:
         parsed = parse_answer(replies[1].content, entry)
         return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes,
@@ -377,9 +416,10 @@ class LlmExecutor(AgentExecutor):
             await updater.reject(updater.new_agent_message([new_text_part("the message carries no task text")]))
             return
         await updater.start_work()
-        battle_id = metadata_of(context.message).get("battle_id") if context.message is not None else None
+        metadata = metadata_of(context.message) if context.message is not None else {}
+        battle_id = metadata.get("battle_id")
         try:
-            answer = await answer_task(self.settings, prompt, self.negotiation)
+            answer = await answer_task(self.settings, prompt, self.negotiation, battle_deadline(metadata))
         except ChatError as exc:
             _log(battle_id, f"failed: {exc}")
             await updater.failed(updater.new_agent_message([new_text_part(str(exc))]))

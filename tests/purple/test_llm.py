@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from logomesh.purple.a2a_errors import PurpleTimeout
 from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.endpoints import EndpointMemory
 from logomesh.purple.llm import (
@@ -44,10 +47,12 @@ class StandIn:
     later: list[str] = field(default_factory=list)  # replies after the first, in order
     models: Any = None  # what GET /v1/models answers (None: 404, as many endpoints)
     listed: int = 0  # how often /v1/models was asked
+    delay_s: float = 0.0  # how long each completion takes (a CPU model)
 
     def app(self, url: str) -> Starlette:
         async def completions(request: Request) -> Response:
             self.seen.append((await request.json(), request.headers.get("authorization", "")))
+            await asyncio.sleep(self.delay_s)
             if self.refuse_schema and "response_format" in self.seen[-1][0]:
                 return JSONResponse({"error": {"message": "response_format: unsupported"}}, status_code=400)
             if self.status != 200:
@@ -336,3 +341,47 @@ def test_the_model_server_says_its_context_length() -> None:
     config = SimpleNamespace(max_position_embeddings=8192)
     assert LoadedModel(None, SimpleNamespace(config=config), "m", 0.0, threading.Lock()).context_length == 8192
     assert LoadedModel(None, object(), "m", 0.0, threading.Lock()).context_length is None
+
+
+def test_the_agent_fits_its_model_call_inside_the_battles_deadline(stand_in: tuple[StandIn, str],
+                                                                    adder: TaskSpec) -> None:
+    """Issue 34, point 3: the battle sends how long it waits (``timeout_s`` in the request's metadata); the
+    agent's own --timeout is 300 s, its slow model takes 30, and the battle waits 6: the agent gives up on the
+    model in time to say so, and the battle records the agent's reason instead of a timeout of its own."""
+    endpoint, base_url = stand_in
+    endpoint.delay_s = 30.0
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None, timeout_s=300.0))) as purple:
+        started = time.monotonic()
+        with pytest.raises(PurpleTaskFailed) as failed:
+            request_submission(purple.url, adder, "adder-llm-40", ExchangeSettings(total_timeout_s=6.0))
+        took = time.monotonic() - started
+    assert "did not answer within" in str(failed.value) and "the battle's deadline" in str(failed.value)
+    assert took < 6.0
+    assert endpoint.seen[0][0]["max_tokens"] > 0
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None, timeout_s=300.0))) as purple, \
+            pytest.raises(PurpleTimeout):  # the control: told nothing, the agent waits for its model past the battle
+        _send_without_deadline(purple.url, adder)
+
+
+def _send_without_deadline(url: str, adder: TaskSpec) -> None:
+    """The exchange as a client that sends no ``timeout_s`` makes it (an older battle)."""
+    from unittest import mock
+
+    import logomesh.purple.client as client
+
+    original = client.task_call
+    with mock.patch.object(client, "task_call", lambda *a, **k: original(*a, **{**k, "timeout_s": None})):
+        request_submission(url, adder, "adder-llm-41", ExchangeSettings(total_timeout_s=2.5))
+
+
+def test_no_repair_round_is_asked_when_the_deadline_leaves_no_room(stand_in: tuple[StandIn, str],
+                                                                    adder: TaskSpec) -> None:
+    endpoint, base_url = stand_in
+    endpoint.reply = json.dumps({"sourceCode": "def other():\n    return 1\n", "testCode": "", "rationale": "r"})
+    endpoint.later = [f"```python\n{ANSWER['sourceCode']}```"]
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        roomy = request_submission(purple.url, adder, "adder-llm-43", ExchangeSettings(total_timeout_s=60.0))
+        tight = request_submission(purple.url, adder, "adder-llm-42", ExchangeSettings(total_timeout_s=6.0))
+    assert len(endpoint.seen) == 3  # the roomy battle: a call and a repair; the tight one: one call, no repair
+    assert b'"repaired": false' in tight.response_bytes or b'"repaired":false' in tight.response_bytes
+    assert roomy.submission.source == ANSWER["sourceCode"]
