@@ -19,25 +19,18 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wire_pair import WIRE, wire_pair
 
 from logomesh.battle.context import BattleContext
 from logomesh.red import run_attack
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.red.history import MAX_VALUE_DEPTH, Unjudged, clone, linearizability, plain, same, shape
 from logomesh.red.scenarios import load_red
-from logomesh.sandbox.client import harness_source
 from logomesh.tasks import load_task_dir
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
 
-def _wire() -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "wire"}
-    exec(compile(harness_source("wire.py"), "wire", "exec", dont_inherit=True), namespace)
-    return namespace
-
-
-WIRE = _wire()
 RATE = load_task_dir(TASKS / "rate-limiter")
 RATE_RED = load_red(RATE)
 
@@ -68,19 +61,8 @@ class Box:
 @pytest.fixture()
 def driver() -> Iterator[tuple[Any, Any]]:
     """(the driver's peer, a Box of the answerer's as the driver sees it)."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    answerer = WIRE["Peer"]("a", theirs, lambda op, name: True, {"import": Box})
-    peer = WIRE["Peer"]("d", ours, lambda op, name: op == "call")
-
-    def serve(side: Any) -> None:
-        while (handed := side.accept()) is not None:
-            side.serve_in_thread(handed[1])
-
-    for side in (answerer, peer):
-        threading.Thread(target=serve, args=(side,), daemon=True).start()
-    yield peer, peer.ask(WIRE["Message"]("import"))
-    ours.close()
-    theirs.close()
+    with wire_pair(Box) as made:
+        yield made
 
 
 def test_the_driver_keeps_each_call_with_its_answer_and_times(driver: tuple[Any, Any]) -> None:

@@ -14,17 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from logomesh.sandbox.client import harness_source
-
-
-def _wire() -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "wire"}
-    exec(compile(harness_source("wire.py"), "wire", "exec", dont_inherit=True), namespace)
-    return namespace
-
-
-WIRE = _wire()
+from wire_pair import WIRE, wire_pair
 
 
 class Counter:
@@ -58,19 +48,8 @@ class Counter:
 @pytest.fixture()
 def pair() -> Iterator[tuple[Any, Any]]:
     """(driver peer, the answerer's Counter class as the driver sees it)."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    answerer = WIRE["Peer"]("a", theirs, lambda op, name: True, {"import": lambda: Counter})
-    driver = WIRE["Peer"]("d", ours, lambda op, name: op == "call")
-
-    def serve(peer: Any) -> None:
-        while (handed := peer.accept()) is not None:
-            peer.serve_in_thread(handed[1])
-
-    for peer in (answerer, driver):
-        threading.Thread(target=serve, args=(peer,), daemon=True).start()
-    yield driver, driver.ask(WIRE["Message"]("import"))
-    ours.close()
-    theirs.close()
+    with wire_pair(lambda: Counter) as made:
+        yield made
 
 
 def test_plain_values_cross_as_exactly_builtin_values(pair: tuple[Any, Any]) -> None:
