@@ -13,7 +13,10 @@ still covers both. The HumanEval tasks are the N problems with the shortest
 canonical solutions (a fixed rule, so a rerun picks the same ones). One JSON
 line per battle goes to ``--out`` as soon as the battle ends:
 
-  form, repaired, notes  how the LLM purple agent read the model's reply (its stderr line per battle)
+  form, repaired, notes  how the LLM purple agent read the model's reply (its stderr line per battle),
+                         with the endpoint's finish_reason and whether the answer was cut (truncated)
+  stages                 the battle's stage seconds (``battle run --json``): purple is the time to the
+                         answer, the rest the judge's
   status, failed_stage, reason, cis, hidden passed/total
   check                  HumanEval only: does HumanEval's own check() pass on the submitted module
                          (run in the sandbox, as the task's good submission's test)
@@ -32,6 +35,7 @@ import json
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,6 +132,7 @@ def play(task_id: str, library: str, args: argparse.Namespace, purple_url: str, 
     except json.JSONDecodeError:
         row.update(status="crashed", reason=(done.stderr.strip().splitlines() or ["no output"])[-1])
         return row
+    row["stages"] = result.get("stage_seconds", {})
     result = result.get("result", result)
     hidden = result.get("tests", {}).get("hidden", {})
     row.update(status=result.get("status"), failed_stage=result.get("failed_stage"), reason=result.get("reason"),
@@ -165,7 +170,7 @@ def run(args: argparse.Namespace) -> None:
             servers[-1].wait_for(r"loaded in", 900)
             model_url = f"http://127.0.0.1:{port}/v1"
         purple = Process([sys.executable, "-m", "logomesh", "purple", "serve", "--llm", "--base-url", model_url,
-                          "--model", MODEL, "--max-tokens", str(args.max_tokens), "--timeout",
+                          "--model", args.model, "--max-tokens", str(args.max_tokens), "--timeout",
                           str(args.purple_timeout / 2), "--port", "0"], env)
         servers.append(purple)
         purple_url = purple.wait_for(r"at (http://127\.0\.0\.1:\d+/)", 60).group(1)
@@ -218,7 +223,30 @@ def report(path: Path) -> str:
         if passing and failing:
             lines.append(f"lowest CIS passing check(): {min(passing):.4f}; highest CIS failing it: {max(failing):.4f}; "
                          f"a failing submission above a passing one: {'yes' if max(failing) > min(passing) else 'no'}")
+    lines += ["", *timing(rows)]
     return "\n".join(lines)
+
+
+def timing(rows: list[dict[str, Any]]) -> list[str]:
+    """Per library: answers cut at the token limit, and the median seconds to the answer and of judging."""
+    out = ["| library | battles | truncated | no finish_reason | answer s (median) | judge s (median) |",
+           "|---|---|---|---|---|---|"]
+    for library in ("builtin", "humaneval"):
+        mine = [r for r in rows if r["library"] == library]
+        if not mine:
+            continue
+        purple = [r.get("purple", {}) for r in mine]
+        cut = sum(1 for p in purple if p.get("truncated") is True)
+        unsaid = sum(1 for p in purple if "form" in p and p.get("finish_reason") is None)
+        answer = [r["stages"]["purple"] for r in mine if "purple" in r.get("stages", {})]
+        judge = [sum(v for k, v in r["stages"].items() if k not in ("purple", "start-up")) for r in mine
+                 if r.get("stages")]
+        out.append(f"| {library} | {len(mine)} | {cut} | {unsaid} | {_median(answer)} | {_median(judge)} |")
+    return out
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f}" if values else "–"
 
 
 def main() -> None:
@@ -229,6 +257,7 @@ def main() -> None:
     parser.add_argument("--red-budget", type=float, default=2.0)
     parser.add_argument("--purple-timeout", type=float, default=1800.0)
     parser.add_argument("--model-url", help="a running OpenAI-compatible server serving the model")
+    parser.add_argument("--model", default=MODEL, help="the model's name at --model-url")
     parser.add_argument("--start", type=int, default=0, help="skip the first N battles of the order (resume a run)")
     parser.add_argument("--out", type=Path, default=Path("real_model_battles.jsonl"))
     parser.add_argument("--report", type=Path, help="print the figures of a run's JSON lines and exit")
