@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logomesh.battle.context import BattleContext  # noqa: E402
+from logomesh.context import BattleContext  # noqa: E402
 from logomesh.red.attacks.differential import call_sites, compare, driver, mutated_inputs  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.tasks import TaskSpec  # noqa: E402
@@ -85,9 +85,9 @@ def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str]
 
 
 def judged(box: Sandbox, task: TaskSpec, source: str, budget: float) -> dict[str, Any]:
-    from logomesh.battle.hidden_suite import run_hidden
     from logomesh.findings import SEVERITY_ORDER
     from logomesh.red import attack
+    from logomesh.tasks.hidden_suite import run_hidden
 
     hidden = run_hidden(box, task, source).suite
     report = attack(task, source, box, BattleContext(seed=0), budget_s=budget)

@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logomesh.battle.context import BattleContext  # noqa: E402
+from logomesh.context import BattleContext  # noqa: E402
 from logomesh.red.attacks.differential import call_sites, compare, driver  # noqa: E402
 from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 

@@ -57,7 +57,7 @@ from humaneval_mutants import mutants, passes_check  # noqa: E402
 from small_inputs import small_inputs  # noqa: E402
 from wide_inputs import wide_inputs  # noqa: E402
 
-from logomesh.battle.context import BattleContext  # noqa: E402
+from logomesh.context import BattleContext  # noqa: E402
 from logomesh.red.attacks import differential  # noqa: E402
 from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites  # noqa: E402
 from logomesh.red.context import AttackContext  # noqa: E402

@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "7e47623"  # main before issue 21's judge work
 MEASURE = r"""
 import json, sys, time
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.agent import attack
 from logomesh.sandbox.choose import open_sandbox
 from logomesh.tasks import load_task
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 task_id, sandbox = sys.argv[1], sys.argv[2]
 task = load_task(task_id)
 source = task.labelled_submission("good").submission.source

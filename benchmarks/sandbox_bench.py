@@ -31,10 +31,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden  # noqa: E402
 from logomesh.sandbox import Sandbox, make_sandbox  # noqa: E402
 from logomesh.sandbox.image import image_tag  # noqa: E402
 from logomesh.tasks import TaskError, TaskSpec, default_tasks_dir, load_task_dir  # noqa: E402
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden  # noqa: E402
 
 IN_BOX_EXEC = """
 import os, statistics, sys, time

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.attacks.differential import PROBE, DifferentialFamily, DifferentialRunner, call_sites
 from logomesh.red.context import AttackContext
 from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.tasks import TaskSpec, load_task_dir
 from logomesh.tasks.contract_check import admitted
 from logomesh.tasks.contracts import Contract
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 from logomesh.tasks.importers.humaneval import import_humaneval, read, task_id
 from logomesh.tasks.importers.humaneval_contracts import CONTRACTS
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import open_sandbox
 from logomesh.tasks import load_task_dir
 from logomesh.tasks.check import check_task, judging_code
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 from logomesh.tasks.importers.check_drivers import build, outer_calls
 from logomesh.tasks.importers.humaneval import CREDIT, import_humaneval, read, task_id, toml_string
 

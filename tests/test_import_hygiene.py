@@ -108,3 +108,22 @@ def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
     (pkg / "b.py").write_text("from pkg import a\n")
     (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import f\n")
     assert _cycles(_module_graph(pkg)) == [["pkg.a", "pkg.b"]]
+
+
+LOWER_LAYERS = ("scoring", "red", "purple", "tasks", "sandbox")
+
+
+def test_no_lower_layer_imports_the_battle_spine() -> None:
+    """Issue 36: ``battle/`` only orchestrates; what the layers below need (the per-run context, the module
+    check, the hidden suite) lives below it, so imports point one way (type-only imports included)."""
+    root = Path(__file__).resolve().parents[1] / "logomesh"
+    upward = []
+    for layer in LOWER_LAYERS:
+        for path in sorted((root / layer).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                upward += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith("logomesh.battle")]
+    assert upward == []
+    assert _cycles(_module_graph(root)) == []

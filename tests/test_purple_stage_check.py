@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from logomesh.battle.module_check import defined_names, module_problem
 from logomesh.battle.request import BattleRequest
 from logomesh.battle.spine import run_battle
 from logomesh.purple.mock import MockResponses, mock_app_factory
 from logomesh.purple.server import RunningServer, start_in_thread
 from logomesh.syntax import parse
+from logomesh.tasks.module_check import defined_names, module_problem
 
 ANSWERS = {
     "file-name": ({"sourceCode": "solution.py", "testCode": "test_solution.py", "rationale": "see the files"},

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from logomesh.battle.context import BattleContext
 from logomesh.cancel import CancelToken
+from logomesh.context import BattleContext
 from logomesh.events import EventSink
 
 if TYPE_CHECKING:

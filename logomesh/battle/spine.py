@@ -56,7 +56,7 @@ from logomesh.tasks import TaskError, TaskSpec, load_task
 
 if TYPE_CHECKING:
     from ledger import Ledger
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.sandbox import Sandbox
     from logomesh.scoring.measure import Measured
 
@@ -134,7 +134,7 @@ def _purple_stage(request: BattleRequest, task: TaskSpec, battle: BattleContext)
 
 def _check_module(task: TaskSpec, submission: Submission) -> None:
     """An answer that is no module defining the task's entry point is a purple failure, not a score."""
-    from logomesh.battle.module_check import module_problem
+    from logomesh.tasks.module_check import module_problem
 
     problem = module_problem(submission.source, task.entry_point)
     if problem is not None:

@@ -47,7 +47,7 @@ def attack(
     as_json: JsonOption = False,
 ) -> None:
     """Attack one piece of code with the MCTS red agent; only reproduced findings are reported."""
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.red import STRATEGIES
     from logomesh.red import attack as red_attack
     from logomesh.red.problem import default_seed

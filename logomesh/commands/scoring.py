@@ -95,7 +95,7 @@ def _read_submission(path: Path) -> Any:
 def _check_module(path: Path, source: str, entry_point: str) -> None:
     """The check a battle makes of a purple answer before judging: a module without the entry point is
     not scored there (a failure at stage purple), so it is refused here too (exit 2)."""
-    from logomesh.battle.module_check import module_problem
+    from logomesh.tasks.module_check import module_problem
 
     problem = module_problem(source, entry_point)
     if problem is not None:
@@ -130,7 +130,7 @@ def score(
 ) -> None:
     """Score one submission file against a task (sandbox and red agent included), without a purple agent."""
     from ledger.canonical import canonical_sha256
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.progress import ProgressPrinter
     from logomesh.sandbox import SandboxUnavailable
     from logomesh.scoring.pipeline import Judging, measure_and_score

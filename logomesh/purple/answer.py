@@ -24,8 +24,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from logomesh.battle.module_check import defined_names, module_problem
 from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.tasks.module_check import defined_names, module_problem
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.#-]*)[^\n`]*$", re.MULTILINE)
 _ENTRY = re.compile(r"public name is `(?P<name>[A-Za-z_][A-Za-z0-9_]*)`")

@@ -26,7 +26,7 @@ from logomesh.sandbox.base import Sandbox
 from logomesh.tasks import TaskSpec
 
 if TYPE_CHECKING:
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
 
 Strategy = Literal["mcts", "random", "round-robin"]
 STRATEGIES: tuple[Strategy, ...] = ("mcts", "random", "round-robin")

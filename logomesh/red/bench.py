@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.findings import SEVERITY_ORDER, Finding
 from logomesh.red.agent import STRATEGIES, RedReport, Strategy, attack
 from logomesh.sandbox.base import Sandbox

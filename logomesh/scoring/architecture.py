@@ -231,7 +231,7 @@ def architecture_score(source: str, constraints: Constraints, weights: Architect
     if any(v.kind == "syntax_error" for v in violations):
         rests_on = "nothing: the source does not parse"
     elif entry_point is not None:
-        from logomesh.battle.module_check import defined_names
+        from logomesh.tasks.module_check import defined_names
 
         tree, _ = parse_source(source)
         if tree is not None and entry_point not in defined_names(tree):

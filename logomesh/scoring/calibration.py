@@ -26,7 +26,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.scoring.cis import ScoreCard, rounded
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.pipeline import Judging, measure_and_score

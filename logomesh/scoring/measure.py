@@ -20,7 +20,7 @@ from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
 from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, run_mutants
 
 if TYPE_CHECKING:
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.sandbox import Sandbox, SuiteRun
     from logomesh.sandbox.base import OutputSink
     from logomesh.scoring.judging import Judging
@@ -66,7 +66,7 @@ def _suite(
 
 def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judging, battle: BattleContext) -> Measured:
     """What ``judging`` asks to be measured of ``submission`` in the open ``box``, for the battle ``battle``."""
-    from logomesh.battle.hidden_suite import run_hidden
+    from logomesh.tasks.hidden_suite import run_hidden
 
     battle_id, emit, cancel = battle.battle_id, battle.emit, battle.cancel
     source = submission.source

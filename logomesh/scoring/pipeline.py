@@ -26,7 +26,7 @@ from logomesh.scoring.judging import Judging
 from logomesh.scoring.measure import Measured, measure
 
 if TYPE_CHECKING:
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.sandbox import Sandbox
     from logomesh.submission import Submission
     from logomesh.tasks import TaskSpec

@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox.base import Sandbox
 from logomesh.sandbox.verdict import observations_bytes
 from logomesh.syntax import parse
 from logomesh.tasks import TaskSpec
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 MIN_HIDDEN = 1  # the default floor; ``logomesh tasks check --min-drivers N`` raises it
 _JUDGING_CALLS = ("assert", "fail")

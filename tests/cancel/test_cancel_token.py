@@ -116,8 +116,8 @@ def test_the_search_checks_its_token_before_every_iteration() -> None:
 
 
 def test_the_never_token_is_one_token_nobody_can_cancel() -> None:
-    from logomesh.battle.context import BattleContext
     from logomesh.battle.request import BattleRequest
+    from logomesh.context import BattleContext
 
     never = CancelToken.never()
     assert CancelToken.never() is never

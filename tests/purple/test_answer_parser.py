@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle.module_check import module_problem
 from logomesh.purple.answer import AnswerProblem, entry_point_of, fenced_blocks, parse_answer, split_test_code
+from logomesh.tasks.module_check import module_problem
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "data" / "llm_answers"
 MODULE = "def add(a, b):\n    return a + b\n"

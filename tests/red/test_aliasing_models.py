@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pytest
 from tiers import sampled
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task

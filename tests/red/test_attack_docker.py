@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from logomesh.battle.context import BattleContext
 from logomesh.cli import app
+from logomesh.context import BattleContext
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded
 from logomesh.findings import SEVERITY_ORDER
 from logomesh.red import RedReport, attack

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.base import Variant
 from logomesh.red.attacks.differential import (
@@ -152,7 +152,7 @@ LOOKALIKE = REFERENCE.replace(
 @pytest.mark.docker
 @pytest.mark.parametrize("source", [OFF_BY_ONE_SOMETIMES, LOOKALIKE], ids=["off-by-one", "look-alike"])
 def test_code_that_passes_the_hidden_tests_but_differs_is_found(box: Sandbox, source: str) -> None:
-    from logomesh.battle.hidden_suite import run_hidden
+    from logomesh.tasks.hidden_suite import run_hidden
 
     task = fib_task()
     assert run_hidden(box, task, source).suite.failed == 0  # the weak point: every hidden test passes

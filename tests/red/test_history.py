@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from wire_pair import WIRE, wire_pair
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import run_attack
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.red.history import MAX_VALUE_DEPTH, Unjudged, clone, linearizability, plain, same, shape

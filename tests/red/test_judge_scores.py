@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.choose import make_sandbox
 from logomesh.scoring.pipeline import Judging, measure_and_score

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 from tiers import sampled
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.problem import INTROSPECTION
 from logomesh.sandbox import Sandbox

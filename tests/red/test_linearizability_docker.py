@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from tiers import sampled
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import load_task

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from tiers import sampled
 
-from logomesh.battle.context import BattleContext
-from logomesh.battle.hidden_suite import run_hidden
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.base import Variant
 from logomesh.red.attacks.complexity import ComplexityFamily
@@ -28,6 +27,7 @@ from logomesh.red.executor import Trial
 from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks.hidden_suite import run_hidden
 
 GROWTH_TASKS = ("rate-limiter", "lru-cache", "connection-pool", "merkle-root")
 

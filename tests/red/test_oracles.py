@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.events import Event, FindingConfirmed, MctsNodeAdded, MctsNodeUpdated
 from logomesh.red import run_attack
 from logomesh.red.attacks.boundary import BoundaryFamily

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.attacks.growth import GrowthFamily
 from logomesh.red.context import AttackContext

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle.context import BattleContext
+from logomesh.context import BattleContext
 from logomesh.findings import SEVERITY_ORDER
 from logomesh.red import attack
 from logomesh.red.attacks.boundary import BoundaryFamily

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from logomesh.battle.hidden_suite import ReferenceCache
 from logomesh.sandbox import Sandbox
+from logomesh.tasks.hidden_suite import ReferenceCache
 
 
 @pytest.fixture(scope="module")

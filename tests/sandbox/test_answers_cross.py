@@ -18,7 +18,6 @@ import pytest
 from red.tricks import family_hits, model_divergences
 from tiers import sampled
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.evaluation import EvalInjectionFamily
 from logomesh.red.attacks.sqli import SqlInjectionFamily
@@ -28,6 +27,7 @@ from logomesh.red.problem import sandbox_runner
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 CONTROL = '''
 class RateLimiter:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from logomesh.battle.hidden_suite import ReferenceCache, drawing_tests, drivers_seed, run_hidden
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, drawing_tests, drivers_seed, run_hidden
 
 TASK = load_task("rate-limiter")
 

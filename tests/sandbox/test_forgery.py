@@ -20,12 +20,12 @@ from collections.abc import Iterator
 import pytest
 from tiers import sampled
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Limits, Sandbox, SuiteRun, make_sandbox
 from logomesh.sandbox.verdict import judge_suite
 from logomesh.scoring import DEFAULT_CONFIG
 from logomesh.scoring.testing import score_testing
 from logomesh.tasks import TaskSpec, all_tasks, load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 from .suites import ADD_DRIVERS, GOOD_ADD
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.purple.a2a_request import task_prompt
 from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
 from logomesh.sandbox.image import PYTHON_VERSION
 from logomesh.tasks import load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 # A correct validator for tasks/email-validator written with possessive quantifiers and an atomic group.
 # CPython 3.11.2 (the host's Python when bubblewrap bound the host's /usr) rejects user@example.com with it.

@@ -18,12 +18,12 @@ from __future__ import annotations
 import pytest
 from tiers import sampled
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.red.attacks.complexity import ComplexityFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import Leaf, RedProblem, sandbox_runner
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 # The judge's processes as the code finds them: every process in /proc but its own and, for the driver alone,
 # its parent and PID 1 (the server). Appended to a solution whose method calls ``_act()``: it acts once, after

@@ -17,9 +17,9 @@ from __future__ import annotations
 import pytest
 from tiers import sampled
 
-from logomesh.battle.hidden_suite import ReferenceCache, run_hidden
 from logomesh.sandbox import Sandbox
 from logomesh.tasks import TaskSpec, load_task
+from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
 WRONG = '''
 class _Grants:

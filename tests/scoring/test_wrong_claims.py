@@ -91,7 +91,7 @@ class TestWrongClaim(unittest.TestCase):
 def test_fibs_wrong_test_is_a_wrong_claim_and_lowers_the_score() -> None:
     """The real model's test from the issue: ``fib(300) ≈ 832040`` fails on the reference; with it the good
     solution's L is lower, not higher, and it is named as a wrong claim."""
-    from logomesh.battle.context import BattleContext
+    from logomesh.context import BattleContext
     from logomesh.sandbox import open_sandbox
     from logomesh.scoring.judging import Judging
     from logomesh.scoring.pipeline import measure_and_score

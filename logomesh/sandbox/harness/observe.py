@@ -276,7 +276,7 @@ def recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
 
 def drawn(label: str) -> random.Random:
     """A random source for a test's inputs, seeded by the run's seed (the host draws one per submission and
-    battle: ``battle/hidden_suite.py``) and ``label``. It records ``["drawn", label]``, so the host knows which
+    battle: ``tasks/hidden_suite.py``) and ``label``. It records ``["drawn", label]``, so the host knows which
     tests' observations depend on the seed and runs the reference on those with the submission's seed."""
     _record(["drawn", str(label)])
     return random.Random(f"{SEED}:{label}")
