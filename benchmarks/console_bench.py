@@ -206,10 +206,10 @@ async def cancel_latency(stage: str, backend: str, agents: Agents, home: Path) -
 
     ``None`` if the battle ended otherwise (the Esc came after the stage was over).
     """
-    spy = BoxSpy(logomesh.sandbox.make_sandbox)
+    spy = BoxSpy(logomesh.sandbox.open_sandbox)
     stages = {name: threading.Event() for name in STAGES}
     returned: list[float] = []
-    real, logomesh.sandbox.make_sandbox = logomesh.sandbox.make_sandbox, spy
+    real, logomesh.sandbox.open_sandbox = logomesh.sandbox.open_sandbox, spy
     tasks = [load_task_dir(default_tasks_dir() / name) for name in ("rate-limiter", "lru-cache")]
     try:
         app = ConsoleApp(home, tasks=tasks, engine=pinned(backend, stages, returned))
@@ -221,7 +221,7 @@ async def cancel_latency(stage: str, backend: str, agents: Agents, home: Path) -
             times = await _escape(pilot, screen)
             ending = screen.last_ending
     finally:
-        logomesh.sandbox.make_sandbox = real
+        logomesh.sandbox.open_sandbox = real
     assert ending is not None
     if times is None or ending.status != "cancelled":
         return None
@@ -266,7 +266,7 @@ def box_close(backend: str, n: int) -> list[float] | None:
     times = []
     for _ in range(n):
         try:
-            box = logomesh.sandbox.make_sandbox(backend)
+            box = logomesh.sandbox.open_sandbox(backend)
         except SandboxUnavailable as exc:
             print(f"{backend}: unavailable ({exc}); skipped")
             return None

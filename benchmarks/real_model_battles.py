@@ -101,7 +101,7 @@ def check_passes(home: Path, battle_id: str, task_id: str, tasks_dir: Path) -> b
     """Does HumanEval's check() pass on the module the battle judged? Run in the sandbox."""
     from ledger import Ledger
     from logomesh.battle.replay import stored_submission
-    from logomesh.sandbox import make_sandbox
+    from logomesh.sandbox import open_sandbox
     from logomesh.tasks import load_task
 
     with Ledger.open(home) as led:
@@ -110,7 +110,7 @@ def check_passes(home: Path, battle_id: str, task_id: str, tasks_dir: Path) -> b
         return None
     submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
     check = load_task(task_id, tasks_dir).labelled_submission("good").submission.tests
-    with make_sandbox("auto") as box:
+    with open_sandbox("auto") as box:
         run = box.run_suite(submission.source, {"test_check.py": check}, 60.0)
     return run.error is None and run.total > 0 and run.failed == 0
 

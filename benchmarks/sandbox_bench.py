@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from logomesh.sandbox import Sandbox, make_sandbox  # noqa: E402
+from logomesh.sandbox import Sandbox, open_sandbox  # noqa: E402
 from logomesh.sandbox.image import image_tag  # noqa: E402
 from logomesh.tasks import TaskError, TaskSpec, default_tasks_dir, load_task_dir  # noqa: E402
 from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden  # noqa: E402
@@ -109,8 +109,8 @@ def timed(action: Callable[[], Any]) -> float:
 
 def bench_backend(kind: str, repeat: int) -> dict[str, Any]:
     figures: dict[str, Any] = {"backend": kind}
-    figures["start_s"] = median_of(max(3, repeat // 5), lambda: make_sandbox(kind).close())
-    box: Sandbox = make_sandbox(kind)
+    figures["start_s"] = median_of(max(3, repeat // 5), lambda: open_sandbox(kind).close())
+    box: Sandbox = open_sandbox(kind)
     try:
         figures["image_id"] = box.image_id
         box.run_script({}, "pass")  # warm

@@ -115,9 +115,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 )
 def either_box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     """One box of each backend, default limits, for a module's tests: they run once on each."""
-    from logomesh.sandbox.choose import make_sandbox
+    from logomesh.sandbox.choose import open_sandbox
 
-    sandbox = make_sandbox(str(request.param))
+    sandbox = open_sandbox(str(request.param))
     try:
         yield sandbox
     finally:

@@ -41,10 +41,10 @@ def check_inputs(request: BattleRequest) -> None:
 def sandbox_problem(kind: str) -> str | None:
     """Open and close a sandbox of ``kind``: ``None`` if one works, else why not and the fix."""
     from logomesh.sandbox.base import SandboxBroken, SandboxUnavailable
-    from logomesh.sandbox.choose import make_sandbox  # a probe, closed at once: not the battle's box
+    from logomesh.sandbox.choose import open_sandbox  # a probe, closed at once: not the battle's box
 
     try:
-        make_sandbox(kind).close()
+        open_sandbox(kind).close()
     except (SandboxUnavailable, SandboxBroken) as exc:
         return f"{exc} (see 'logomesh sandbox doctor')"
     return None

@@ -17,7 +17,7 @@ from logomesh.sandbox.base import (
     TestOutcome,
     TestStatus,
 )
-from logomesh.sandbox.choose import KINDS, make_sandbox, open_sandbox
+from logomesh.sandbox.choose import KINDS, open_sandbox
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -32,6 +32,5 @@ __all__ = [
     "SuiteRun",
     "TestOutcome",
     "TestStatus",
-    "make_sandbox",
     "open_sandbox",
 ]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from logomesh.sandbox.base import DEFAULT_LIMITS, Limits, Sandbox, SandboxUnavailable
 
 KINDS = ("auto", "docker", "bwrap")
@@ -20,8 +17,10 @@ def _open(kind: str, limits: Limits) -> Sandbox:
     return BwrapSandbox(limits=limits)
 
 
-def make_sandbox(kind: str = "auto", limits: Limits = DEFAULT_LIMITS) -> Sandbox:
-    """An open sandbox of ``kind``; ``auto`` tries Docker, then bubblewrap."""
+def open_sandbox(kind: str = "auto", limits: Limits = DEFAULT_LIMITS) -> Sandbox:
+    """An open sandbox of ``kind`` (``auto`` tries Docker, then bubblewrap), which closes itself at the end of a
+    ``with`` block: ``with open_sandbox("auto") as box: box.run_suite(...)``. ``SandboxUnavailable`` (one line
+    naming the fix) where none opens; never the host."""
     if kind not in KINDS:
         raise SandboxUnavailable(f"unknown sandbox {kind!r}: use one of {', '.join(KINDS)}")
     if kind != "auto":
@@ -33,13 +32,3 @@ def make_sandbox(kind: str = "auto", limits: Limits = DEFAULT_LIMITS) -> Sandbox
         except SandboxUnavailable as exc:
             problems.append(f"{candidate}: {exc}")
     raise SandboxUnavailable("no sandbox works here (" + "; ".join(problems) + ")")
-
-
-@contextmanager
-def open_sandbox(kind: str = "auto", limits: Limits = DEFAULT_LIMITS) -> Iterator[Sandbox]:
-    """``with open_sandbox("auto") as box: box.run_suite(...)``; the box is always closed."""
-    box = make_sandbox(kind, limits)
-    try:
-        yield box
-    finally:
-        box.close()

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from logomesh.sandbox.base import DEFAULT_LIMITS, Limits, SandboxUnavailable
-from logomesh.sandbox.choose import make_sandbox
+from logomesh.sandbox.choose import open_sandbox
 
 PROBE_TESTS = {
     "test_probe.py": (
@@ -31,7 +31,7 @@ def check_backend(kind: str, limits: Limits = DEFAULT_LIMITS) -> BackendReport:
     """Open ``kind``, run a one-test suite, and report what happened."""
     started = time.perf_counter()
     try:
-        box = make_sandbox(kind, limits)
+        box = open_sandbox(kind, limits)
     except SandboxUnavailable as exc:
         return BackendReport(kind, False, str(exc))
     opened = time.perf_counter()

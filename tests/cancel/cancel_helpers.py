@@ -3,7 +3,7 @@
 * ``hanging_purple``: an HTTP server on loopback that reads the request and never answers;
 * ``purple_serving``: the real mock purple agent, answering battle ids from a folder of submissions
   (``TASK:VARIANT`` ids fall back to the task library's labelled submissions);
-* ``BoxSpy``: wraps ``logomesh.sandbox.make_sandbox`` to note each real box a battle opens;
+* ``BoxSpy``: wraps ``logomesh.sandbox.open_sandbox`` to note each real box a battle opens;
 * ``Trigger``: an event sink that cancels the battle's token once a chosen event arrives.
 """
 
@@ -98,7 +98,7 @@ def purple_serving(folder: Path, submissions: dict[str, dict[str, Any]]) -> Iter
 
 
 class BoxSpy:
-    """Stands in for ``logomesh.sandbox.make_sandbox``: opens the real box and notes it, for the checks."""
+    """Stands in for ``logomesh.sandbox.open_sandbox``: opens the real box and notes it, for the checks."""
 
     def __init__(self, real: Callable[..., Sandbox]) -> None:
         self._real = real

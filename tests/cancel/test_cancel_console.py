@@ -46,8 +46,8 @@ BACKENDS = [pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwra
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[BoxSpy]:
-    spy = BoxSpy(logomesh.sandbox.make_sandbox)
-    monkeypatch.setattr(logomesh.sandbox, "make_sandbox", spy)
+    spy = BoxSpy(logomesh.sandbox.open_sandbox)
+    monkeypatch.setattr(logomesh.sandbox, "open_sandbox", spy)
     yield spy
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from logomesh.context import BattleContext
 from logomesh.sandbox import Sandbox
-from logomesh.sandbox.choose import make_sandbox
+from logomesh.sandbox.choose import open_sandbox
 from logomesh.scoring.pipeline import Judging, measure_and_score
 from logomesh.tasks import load_task
 
@@ -58,7 +58,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def box() -> Iterator[Sandbox]:
-    sandbox = make_sandbox("docker")
+    sandbox = open_sandbox("docker")
     try:
         yield sandbox
     finally:

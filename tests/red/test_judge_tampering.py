@@ -21,7 +21,7 @@ from logomesh.context import BattleContext
 from logomesh.red import attack
 from logomesh.red.problem import INTROSPECTION
 from logomesh.sandbox import Sandbox
-from logomesh.sandbox.choose import make_sandbox
+from logomesh.sandbox.choose import open_sandbox
 from logomesh.tasks import load_task
 
 from .tricks import ALLOW, RACE_TRIALS, race_violations, reconciled
@@ -110,7 +110,7 @@ def test_the_agent_reports_a_look_at_the_judge_as_critical_and_keeps_the_race() 
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source
     sneaky = plain.replace(ALLOW, ALLOW + "        import sys\n        sys.settrace(None)\n", 1)
-    with make_sandbox("docker") as sandbox:
+    with open_sandbox("docker") as sandbox:
         control = attack(task, plain, sandbox, BattleContext(seed=0), budget_s=3.0)
         report = attack(task, sneaky, sandbox, BattleContext(seed=0), budget_s=3.0)
     families = {f.family: f.severity for f in report.findings}

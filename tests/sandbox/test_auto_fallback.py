@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.sandbox import SandboxUnavailable, make_sandbox
+from logomesh.sandbox import SandboxUnavailable, open_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ def test_auto_falls_back_to_bubblewrap_when_docker_does_not_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/dead.sock")
-    box = make_sandbox("auto")
+    box = open_sandbox("auto")
     try:
         assert box.backend == "bwrap"
     finally:
@@ -30,7 +30,7 @@ def test_auto_with_neither_backend_is_one_line_naming_both(tmp_path: Path, monke
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/dead.sock")
     monkeypatch.setenv("LOGOMESH_ROOTFS", str(tmp_path / "no-roots"))
     with pytest.raises(SandboxUnavailable) as refused:
-        make_sandbox("auto")
+        open_sandbox("auto")
     message = str(refused.value)
     assert message.startswith("no sandbox works here (docker: ") and "; bwrap: " in message
     assert "\n" not in message

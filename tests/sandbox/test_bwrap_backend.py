@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from logomesh.sandbox import Sandbox, make_sandbox
+from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.sandbox.image import PYTHON_VERSION, image_tag, root_dir
 
 from .suites import ADD_TESTS, GOOD_ADD, WRONG_ADD
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.bwrap
 
 @pytest.fixture(scope="module")
 def box() -> Iterator[Sandbox]:
-    sandbox = make_sandbox("bwrap")
+    sandbox = open_sandbox("bwrap")
     yield sandbox
     sandbox.close()
 

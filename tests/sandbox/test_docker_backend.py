@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
+from logomesh.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from logomesh.sandbox.docker import DockerSandbox
 
 from .suites import ADD_NAMES, ADD_TESTS, GOOD_ADD, WRONG_ADD
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def box() -> Iterator[Sandbox]:
-    sandbox = make_sandbox("docker")
+    sandbox = open_sandbox("docker")
     yield sandbox
     sandbox.close()
 
@@ -80,7 +80,7 @@ def test_runs_are_isolated_from_each_other(box: Sandbox) -> None:
 
 def test_unknown_kind_is_one_clear_line() -> None:
     with pytest.raises(SandboxUnavailable, match="unknown sandbox 'vm'"):
-        make_sandbox("vm")
+        open_sandbox("vm")
 
 
 def test_the_harness_does_not_leak_descriptors(box: Sandbox) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 from tiers import sampled
 
-from logomesh.sandbox import Limits, Sandbox, SuiteRun, make_sandbox
+from logomesh.sandbox import Limits, Sandbox, SuiteRun, open_sandbox
 from logomesh.sandbox.verdict import judge_suite
 from logomesh.scoring import DEFAULT_CONFIG
 from logomesh.scoring.testing import score_testing
@@ -165,7 +165,7 @@ def echoing(task: TaskSpec) -> str:
     params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
 )
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = make_sandbox(str(request.param), LIMITS)
+    sandbox = open_sandbox(str(request.param), LIMITS)
     yield sandbox
     sandbox.close()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from logomesh.sandbox import Limits, Sandbox, SuiteRun, make_sandbox
+from logomesh.sandbox import Limits, Sandbox, SuiteRun, open_sandbox
 
 from .suites import ADD_TESTS, GOOD_ADD
 
@@ -32,7 +32,7 @@ LIMITS = Limits(test_timeout_s=4.0, output_bytes=32 * 1024)
 )
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     os.environ[HOST_SECRET_ENV] = HOST_SECRET_VALUE  # the box must not see it
-    sandbox = make_sandbox(str(request.param), LIMITS)
+    sandbox = open_sandbox(str(request.param), LIMITS)
     yield sandbox
     sandbox.close()
     os.environ.pop(HOST_SECRET_ENV, None)

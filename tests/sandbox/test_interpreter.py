@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from logomesh.purple.a2a_request import task_prompt
-from logomesh.sandbox import Sandbox, SandboxUnavailable, make_sandbox
+from logomesh.sandbox import Sandbox, SandboxUnavailable, open_sandbox
 from logomesh.sandbox.image import PYTHON_VERSION
 from logomesh.tasks import load_task
 from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
@@ -105,7 +105,7 @@ class TestPlain(unittest.TestCase):
     params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
 )
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = make_sandbox(str(request.param))
+    sandbox = open_sandbox(str(request.param))
     yield sandbox
     sandbox.close()
 
@@ -129,7 +129,7 @@ def test_the_box_runs_the_stated_python_with_pytest(box: Sandbox) -> None:
 def test_both_backends_run_the_same_interpreter() -> None:
     versions = []
     for kind in ("docker", "bwrap"):
-        sandbox = make_sandbox(kind)
+        sandbox = open_sandbox(kind)
         try:
             versions.append(_version(sandbox))
         finally:

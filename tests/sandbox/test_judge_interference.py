@@ -128,10 +128,10 @@ def test_a_probe_whose_driver_the_code_kills_is_a_finding(box: Sandbox) -> None:
 def test_a_server_whose_limits_the_code_lowered_judges_nothing_more(act: str) -> None:
     """The server cannot raise its hard limits again: the run that lowered them and every later one in that box
     are tampered; a fresh box judges the reference as before. Docker alone: PID 1 on either backend."""
-    from logomesh.sandbox.choose import make_sandbox
+    from logomesh.sandbox.choose import open_sandbox
 
     task = load_task("rate-limiter")
-    fresh = make_sandbox("docker")
+    fresh = open_sandbox("docker")
     try:
         hostile = run_hidden(fresh, task, acting(task, ACTS[act], EVERYONE), cache=ReferenceCache(None)).suite
         later = run_hidden(fresh, task, task.reference, cache=ReferenceCache(None)).suite

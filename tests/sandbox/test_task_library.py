@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from tiers import sampled
 
-from logomesh.sandbox import Sandbox, make_sandbox
+from logomesh.sandbox import Sandbox, open_sandbox
 from logomesh.tasks import TaskSpec, all_tasks
 from logomesh.tasks.check import check_task
 
@@ -26,7 +26,7 @@ TASKS = all_tasks()
     params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
 )
 def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = make_sandbox(str(request.param))
+    sandbox = open_sandbox(str(request.param))
     yield sandbox
     sandbox.close()
 
