@@ -50,6 +50,26 @@ class TicketCounter:
         return self._issued
 '''
 REFERENCE = (EXAMPLE / "reference" / "solution.py").read_text(encoding="utf-8")
+# Hands out numbers in blocks of ten per calling thread (a common way to spare a shared lock): every ticket once
+# and the count right, so the race check's invariants hold; but a take that returned 11 can finish before another
+# thread's take that then returns 2, an order no serial run gives.
+BLOCKS = REFERENCE.replace("""    def take(self):
+        with self._lock:
+            self._last += 1
+            self._issued += 1
+            return self._last
+""", """    def take(self):
+        mine = self.__dict__.setdefault("_blocks", threading.local())
+        if not getattr(mine, "left", 0):
+            with self._lock:
+                mine.next, mine.left = self._last + 1, 10
+                self._last += 10
+        ticket = mine.next
+        mine.next, mine.left = ticket + 1, mine.left - 1
+        with self._lock:
+            self._issued += 1
+        return ticket
+""")
 MISCOUNTS = REFERENCE.replace("return self._issued", "return self._issued - (self._issued > 2)")
 
 
@@ -169,6 +189,19 @@ def test_a_new_task_race_scenario_finds_the_unlocked_counter(box: Sandbox) -> No
     races = [f for f in found if f[0] == "race"]
     assert len(races) == 1 and races[0][1] == "CWE-362"
     assert "take() on one TicketCounter()" in races[0][2]
+
+
+@pytest.mark.docker
+def test_a_counter_handing_out_blocks_keeps_the_invariants_and_is_not_linearizable(box: Sandbox) -> None:
+    """The task's own ``subject`` puts its race under the history check: no ticket twice, yet out of order."""
+    from .tricks import race_violations
+
+    assert BLOCKS != REFERENCE
+    task = load_task_dir(EXAMPLE)
+    seen = race_violations(box, task, BLOCKS, trials=4)
+    assert seen.violations == [] and seen.unexplained, seen  # the invariants hold; the history does not
+    races = [f for f in serious(BLOCKS, box) if f[0] == "race"]
+    assert len(races) == 1 and races[0][1] == "CWE-362"
 
 
 @pytest.mark.slow

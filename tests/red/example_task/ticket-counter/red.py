@@ -14,8 +14,13 @@ from typing import Any
 import solution
 
 
+def subject(args: dict[str, Any]) -> Any:
+    """The counter the race threads share; the host builds it from the reference to judge their history."""
+    return solution.TicketCounter()
+
+
 def race(args: dict[str, Any], seed: int, run_threads: Any) -> dict[str, Any]:
-    counter = solution.TicketCounter()
+    counter = subject(args)
     tickets: list[Any] = []
 
     def work(index: int, rng: random.Random) -> None:
