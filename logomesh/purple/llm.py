@@ -24,11 +24,13 @@ in the Authorization header, never logged or echoed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +47,7 @@ from logomesh.purple.a2a_parse import AGENT_REPORT_KEY
 from logomesh.purple.a2a_request import DEADLINE_KEY
 from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
 from logomesh.purple.endpoints import Behaviour, EndpointMemory, endpoint_key
-from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
+from logomesh.purple.server import AppFactory, agent_card, build_app, caller_gone, metadata_of, open_task
 from logomesh.submission import Finish, reason
 
 SYSTEM_PROMPT = (
@@ -419,7 +421,12 @@ class LlmExecutor(AgentExecutor):
         metadata = metadata_of(context.message) if context.message is not None else {}
         battle_id = metadata.get("battle_id")
         try:
-            answer = await answer_task(self.settings, prompt, self.negotiation, battle_deadline(metadata))
+            answer = await _unless_gone(context, answer_task(self.settings, prompt, self.negotiation,
+                                                             battle_deadline(metadata)))
+        except CallerGone:
+            _log(battle_id, "the battle hung up; the model call was stopped")
+            await updater.cancel()
+            return
         except ChatError as exc:
             _log(battle_id, f"failed: {exc}")
             await updater.failed(updater.new_agent_message([new_text_part(str(exc))]))
@@ -434,6 +441,26 @@ class LlmExecutor(AgentExecutor):
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = await open_task(context, event_queue)
         await updater.cancel()
+
+
+class CallerGone(Exception):
+    """The client that asked hung up (its battle was cancelled or gave up) before the answer was ready."""
+
+
+async def _unless_gone(context: RequestContext, work: Coroutine[Any, Any, Answer]) -> Answer:
+    """``work``'s answer; ``CallerGone`` as soon as the caller hangs up, with ``work`` (the model call in flight,
+    whose connection closes) cancelled: a cancelled battle stops the model."""
+    answering = asyncio.ensure_future(work)
+    watching = asyncio.ensure_future(caller_gone(context))
+    try:
+        await asyncio.wait({answering, watching}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watching.cancel()
+        if not answering.done():
+            answering.cancel()
+    if not answering.done() or answering.cancelled():
+        raise CallerGone
+    return answering.result()
 
 
 def _log(battle_id: object, what: str) -> None:

@@ -7,6 +7,7 @@ built so that port 0 (any free port) still yields a correct card URL.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import sys
@@ -22,6 +23,7 @@ from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -36,6 +38,7 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 from starlette.applications import Starlette
+from starlette.requests import Request
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 RPC_PATH = "/"
@@ -106,11 +109,37 @@ class ScreenedRequestHandler(DefaultRequestHandler):
             yield event
 
 
+REQUEST_KEY = "logomesh_request"  # the Starlette request, in the call context's state (``caller_gone``)
+HANG_UP_POLL_S = 0.25
+
+
+class _KeepsRequest(DefaultServerCallContextBuilder):
+    """The SDK's call context, with the HTTP request kept so an executor can see the caller hang up."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state[REQUEST_KEY] = request
+        return context
+
+
+async def caller_gone(context: RequestContext) -> None:
+    """Returns once the client that sent this request has closed its connection (a battle cancelled or given
+    up); never where the request is not known, or where the client asked to be answered at once and to poll
+    for the result (its connection closes by design)."""
+    request = context.call_context.state.get(REQUEST_KEY) if context.call_context is not None else None
+    polls = context.configuration is not None and context.configuration.return_immediately
+    if not isinstance(request, Request) or polls:
+        await asyncio.Event().wait()
+        return
+    while not await request.is_disconnected():
+        await asyncio.sleep(HANG_UP_POLL_S)
+
+
 def build_app(card: AgentCard, executor: AgentExecutor, screen: Screen | None = None) -> Starlette:
     """The ASGI app: the card at both well-known paths, JSON-RPC (1.0 and 0.3) at ``/``."""
     handler = ScreenedRequestHandler(executor, card, screen)
     routes = [route for path in CARD_PATHS for route in create_agent_card_routes(card, card_url=path)]
-    routes += create_jsonrpc_routes(handler, RPC_PATH, enable_v0_3_compat=True)
+    routes += create_jsonrpc_routes(handler, RPC_PATH, enable_v0_3_compat=True, context_builder=_KeepsRequest())
     return Starlette(routes=routes)
 
 

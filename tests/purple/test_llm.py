@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from logomesh.cancel import Cancelled, CancelToken
 from logomesh.purple.a2a_errors import PurpleTimeout
 from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed, request_submission
 from logomesh.purple.endpoints import EndpointMemory
@@ -48,11 +49,18 @@ class StandIn:
     models: Any = None  # what GET /v1/models answers (None: 404, as many endpoints)
     listed: int = 0  # how often /v1/models was asked
     delay_s: float = 0.0  # how long each completion takes (a CPU model)
+    abandoned: int = 0  # completions whose caller (the agent) hung up while they were being worked on
 
     def app(self, url: str) -> Starlette:
         async def completions(request: Request) -> Response:
             self.seen.append((await request.json(), request.headers.get("authorization", "")))
-            await asyncio.sleep(self.delay_s)
+            waited = 0.0
+            while waited < self.delay_s:  # a model thinking, that notices its caller hang up
+                if await request.is_disconnected():
+                    self.abandoned += 1
+                    return Response(status_code=499)
+                await asyncio.sleep(0.05)
+                waited += 0.05
             if self.refuse_schema and "response_format" in self.seen[-1][0]:
                 return JSONResponse({"error": {"message": "response_format: unsupported"}}, status_code=400)
             if self.status != 200:
@@ -385,3 +393,21 @@ def test_no_repair_round_is_asked_when_the_deadline_leaves_no_room(stand_in: tup
     assert len(endpoint.seen) == 3  # the roomy battle: a call and a repair; the tight one: one call, no repair
     assert b'"repaired": false' in tight.response_bytes or b'"repaired":false' in tight.response_bytes
     assert roomy.submission.source == ANSWER["sourceCode"]
+
+
+def test_a_cancelled_battle_stops_the_model_call(stand_in: tuple[StandIn, str], adder: TaskSpec) -> None:
+    """Issue 34, point 3: the battle hangs up (Ctrl-C, a cancel in the console) while the model thinks; the agent
+    sees its caller gone and closes the model's connection, rather than letting it run its 30 s for no one."""
+    endpoint, base_url = stand_in
+    endpoint.delay_s = 30.0
+    token = CancelToken()
+    with start_in_thread(llm_app_factory(LlmSettings(base_url, "m", None))) as purple:
+        threading.Timer(1.0, token.cancel).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            request_submission(purple.url, adder, "adder-llm-50", cancel=token)
+        deadline = time.monotonic() + 10.0
+        while endpoint.abandoned == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped_after = time.monotonic() - started
+    assert endpoint.abandoned == 1 and stopped_after < 10.0
