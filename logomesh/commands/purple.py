@@ -111,7 +111,8 @@ def serve(
         settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed, timeout_s=timeout,
                                max_tokens=max_tokens, temperature=temperature, prompt_template=template,
                                response_format=response_format)
-        factory, what = llm_app_factory(settings, _endpoint_memory()), f"the LLM purple agent ({model})"
+        factory, what = llm_app_factory(settings, _endpoint_memory(), learn_first=True), \
+            f"the LLM purple agent ({model})"
     try:
         serve_forever(factory, host, port, card_url, what)
     except OSError as exc:

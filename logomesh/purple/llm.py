@@ -404,6 +404,29 @@ def _unusable(problem: AnswerProblem, repaired: bool, asked: str, replies: tuple
                   finish_reasons=tuple(r.finish_reason for r in replies), used=used)
 
 
+SCHEMA_PROBE = ("Reply with one JSON object: sourceCode the Python line x = 1, testCode the line assert x == 1, "
+                "rationale the word ok.")
+
+
+async def learn_schema(settings: LlmSettings, negotiation: Negotiation) -> Behaviour | None:
+    """Under ``auto``, where the endpoint is not known yet: one short question under the JSON schema, and what
+    the endpoint did with it (followed, refused, ignored), learned and kept. None where nothing was learned (the
+    endpoint already known, another mode, or no answer: the first task then finds out, as before)."""
+    if negotiation.mode != "auto" or negotiation.schema is not None:
+        return None
+    messages = [{"role": "system", "content": "You reply with JSON only."}, {"role": "user", "content": SCHEMA_PROBE}]
+    try:
+        reply = await chat(settings, messages, True, MIN_ANSWER_TOKENS, min(settings.timeout_s, 120.0))
+    except SchemaRefused:
+        negotiation.learned("refused")
+        return "refused"
+    except ChatError:
+        return None
+    behaviour: Behaviour = "followed" if follows_schema(reply.content) else "ignored"
+    negotiation.learned(behaviour)
+    return behaviour
+
+
 class LlmExecutor(AgentExecutor):
     """Forwards the task text to the model and returns its submission as the task's artifact."""
 
@@ -475,9 +498,16 @@ LLM_SKILL = AgentSkill(
 )
 
 
-def llm_app_factory(settings: LlmSettings, memory: EndpointMemory | None = None) -> AppFactory:
-    """The LLM purple agent; ``memory`` keeps what ``auto`` learns of its endpoint for the next run."""
+def llm_app_factory(settings: LlmSettings, memory: EndpointMemory | None = None,
+                    learn_first: bool = False) -> AppFactory:
+    """The LLM purple agent; ``memory`` keeps what ``auto`` learns of its endpoint for the next run.
+    ``learn_first``: ask the endpoint about the JSON schema now, before any task (``learn_schema``; where no
+    event loop runs), so the first battle's question is asked in the form that works."""
     executor = LlmExecutor(settings, memory)
+    if learn_first:
+        learned = asyncio.run(learn_schema(settings, executor.negotiation))
+        if learned is not None:
+            _log("-", f"{settings.completions_url} ({settings.model}) {learned} the JSON schema; kept for next time")
 
     def make(url: str) -> Starlette:
         card = agent_card(f"LogoMesh LLM purple agent ({settings.model})", "Code submissions written by an LLM.",

@@ -411,3 +411,27 @@ def test_a_cancelled_battle_stops_the_model_call(stand_in: tuple[StandIn, str], 
             time.sleep(0.05)
         stopped_after = time.monotonic() - started
     assert endpoint.abandoned == 1 and stopped_after < 10.0
+
+
+@pytest.mark.parametrize(("behaviour", "first_task_offered"),
+                         [("ignored", False), ("refused", False), ("followed", True), ("down", True)])
+def test_the_agent_learns_its_endpoint_before_the_first_battle(stand_in: tuple[StandIn, str], adder: TaskSpec,
+                                                               tmp_path: Path, behaviour: str,
+                                                               first_task_offered: bool) -> None:
+    """Issue 34, point 2: ``purple serve --llm`` asks one short question under the JSON schema before it serves, so
+    even the first battle against an endpoint that ignores (or refuses) the schema is asked with fenced blocks; an
+    endpoint that does not answer leaves it to the first battle, as before."""
+    endpoint, base_url = stand_in
+    endpoint.refuse_schema = behaviour == "refused"
+    endpoint.status = 503 if behaviour == "down" else 200
+    endpoint.reply = json.dumps(ANSWER) if behaviour == "followed" else f"```python\n{ANSWER['sourceCode']}```"
+    memory = EndpointMemory(tmp_path / "endpoints.json")
+    factory = llm_app_factory(LlmSettings(base_url, "m", None), memory, learn_first=True)
+    probe = endpoint.seen[0][0]
+    assert len(endpoint.seen) == 1 and "response_format" in probe and probe["max_tokens"] == MIN_ANSWER_TOKENS
+    assert memory.recall(f"{base_url}/chat/completions m") == (None if behaviour == "down" else behaviour)
+    endpoint.status = 200
+    with start_in_thread(factory) as purple:
+        exchange = request_submission(purple.url, adder, "adder-llm-60")
+    assert exchange.submission.source == ANSWER["sourceCode"]
+    assert ("response_format" in endpoint.seen[1][0]) is first_task_offered
