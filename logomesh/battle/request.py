@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from logomesh.cancel import CancelToken
 from logomesh.context import BattleContext
 from logomesh.events import EventSink
+from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from logomesh.scoring.config import LlmConfig
@@ -45,7 +46,7 @@ class BattleRequest:
     red_budget_s: float = 10.0
     red: bool = True
     campaign_id: str | None = None
-    purple_timeout_s: float = 120.0
+    purple_timeout_s: float = DEFAULT_PURPLE_TIMEOUT_S
     purple_stream: bool = False
     """Ask with ``message/stream`` (SSE) instead of ``message/send``."""
     review_llm: LlmConfig | None = None

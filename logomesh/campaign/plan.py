@@ -19,6 +19,7 @@ from typing import Any
 
 from ledger.canonical import canonicalize
 from logomesh.battle.request import SEED_LIMIT
+from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.scoring.config import LlmConfig
 
@@ -52,7 +53,7 @@ class Settings:
     sandbox: str = "auto"
     red: bool = True
     red_budget_s: float = 10.0
-    purple_timeout_s: float = 120.0
+    purple_timeout_s: float = DEFAULT_PURPLE_TIMEOUT_S
     protocol: str | None = None
     review_llm: LlmConfig | None = None  # the bounded LLM senior review of every battle (off: left out of the plan)
 

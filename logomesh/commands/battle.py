@@ -26,6 +26,7 @@ from logomesh.commands.scoring import (
     LlmUrlOption,
     review_llm,
 )
+from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
@@ -65,7 +66,7 @@ def run(
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
     purple_timeout: Annotated[
         float, typer.Option("--purple-timeout", help="Seconds the purple agent may take.")
-    ] = 120.0,
+    ] = DEFAULT_PURPLE_TIMEOUT_S,
     stream: Annotated[
         bool, typer.Option("--stream", help="Ask the purple agent with message/stream (SSE) instead of message/send.")
     ] = False,

@@ -32,6 +32,7 @@ from logomesh.commands.scoring import (
     review_llm,
 )
 from logomesh.plural import counted
+from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from logomesh.campaign.executor import Executor
@@ -150,7 +151,9 @@ def run(
     sandbox: SandboxOption = "auto",
     red_budget: Annotated[float, typer.Option("--red-budget", help=RED_BUDGET_HELP)] = 10.0,
     no_red: Annotated[bool, typer.Option("--no-red", help="Skip the red agent.")] = False,
-    purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")] = 120.0,
+    purple_timeout: Annotated[
+        float, typer.Option("--purple-timeout", help="Seconds a purple agent may take.")
+    ] = DEFAULT_PURPLE_TIMEOUT_S,
     protocol: Annotated[str | None, typer.Option("--protocol", help="A2A protocol: 0.3 or 1.0.")] = None,
     llm_base_url: LlmUrlOption = None,
     llm_model: LlmModelOption = None,

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from logomesh.cancel import Cancelled, CancelToken
+from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
 from logomesh.purple.a2a_errors import (
     PurpleHTTPError,
     PurpleMalformed,
@@ -248,7 +249,7 @@ class ExchangeSettings:
     protocol: str | None = None
     """``"0.3"`` or ``"1.0"`` overrides the agent card; ``None``: as the card says."""
     connect_timeout_s: float = 5.0
-    total_timeout_s: float = 120.0
+    total_timeout_s: float = DEFAULT_PURPLE_TIMEOUT_S
     """The whole exchange: card, call and every ``tasks/get`` poll."""
     max_bytes: int = MAX_SUBMISSION_BYTES
     """The cap on each response."""

@@ -150,7 +150,7 @@ def test_the_senior_review_travels_with_the_plan_and_leaves_other_ids_alone(tmp_
     plain = default_campaign_id(agents, tasks, 1, 0, Settings())
     before = {"agents": [{"name": "good", "url": None, "mock_variant": "good"}], "task_ids": tasks, "repeat": 1,
               "seed": 0, "settings": {"sandbox": "auto", "red": True, "red_budget_s": 10.0,
-                                      "purple_timeout_s": 120.0, "protocol": None}}
+                                      "purple_timeout_s": 300.0, "protocol": None}}
     assert plain == "c-" + hashlib.sha256(canonicalize(before)).hexdigest()[:12]  # the id it had before the review
     llm = LlmConfig(base_url="http://127.0.0.1:8089/v1", model="m", timeout_s=90.0)
     plan = new_plan(agents, tasks, 1, 0, Settings(review_llm=llm))
