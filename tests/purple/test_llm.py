@@ -272,6 +272,19 @@ def test_the_model_server_refuses_a_response_format_it_cannot_hold_to() -> None:
             "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": SUBMISSION_SCHEMA}}})
     assert reply.status_code == 400 and "free text only" in reply.json()["error"]["message"]
 
+    class Canned(LoadedModel):
+        def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
+                     seed: int) -> tuple[str, str]:
+            return "free text, whatever the schema", "stop"
+
+    ignoring = Canned(None, None, "SmolLM2-135M-Instruct", 0.0, threading.Lock())  # as many servers do
+    with TestClient(app(ignoring, ignore_response_format=True)) as client:
+        reply = client.post("/v1/chat/completions", json={
+            "messages": [{"role": "user", "content": "hi"}],
+            "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": SUBMISSION_SCHEMA}}})
+    assert reply.status_code == 200
+    assert reply.json()["choices"][0]["message"]["content"] == "free text, whatever the schema"
+
 
 @pytest.mark.parametrize(("behaviour", "offered_next"), [("ignored", False), ("refused", False), ("followed", True)])
 def test_what_auto_learns_of_an_endpoint_is_kept_for_the_next_run(stand_in: tuple[StandIn, str], adder: TaskSpec,
