@@ -404,6 +404,7 @@ def _unusable(problem: AnswerProblem, repaired: bool, asked: str, replies: tuple
                   finish_reasons=tuple(r.finish_reason for r in replies), used=used)
 
 
+PROBE_TOKENS = 128  # the probe's object is about 30 tokens: room to spare, and quick on a CPU model
 SCHEMA_PROBE = ("Reply with one JSON object: sourceCode the Python line x = 1, testCode the line assert x == 1, "
                 "rationale the word ok.")
 
@@ -416,7 +417,7 @@ async def learn_schema(settings: LlmSettings, negotiation: Negotiation) -> Behav
         return None
     messages = [{"role": "system", "content": "You reply with JSON only."}, {"role": "user", "content": SCHEMA_PROBE}]
     try:
-        reply = await chat(settings, messages, True, MIN_ANSWER_TOKENS, min(settings.timeout_s, 120.0))
+        reply = await chat(settings, messages, True, PROBE_TOKENS, min(settings.timeout_s, 120.0))
     except SchemaRefused:
         negotiation.learned("refused")
         return "refused"

@@ -24,6 +24,7 @@ from logomesh.purple.endpoints import EndpointMemory
 from logomesh.purple.llm import (
     DEFAULT_ANSWER_TOKENS,
     MIN_ANSWER_TOKENS,
+    PROBE_TOKENS,
     SUBMISSION_SCHEMA,
     LlmSettings,
     TemplateError,
@@ -441,7 +442,7 @@ def test_the_agent_learns_its_endpoint_before_the_first_battle(stand_in: tuple[S
     memory = EndpointMemory(tmp_path / "endpoints.json")
     factory = llm_app_factory(LlmSettings(base_url, "m", None), memory, learn_first=True)
     probe = endpoint.seen[0][0]
-    assert len(endpoint.seen) == 1 and "response_format" in probe and probe["max_tokens"] == MIN_ANSWER_TOKENS
+    assert len(endpoint.seen) == 1 and "response_format" in probe and probe["max_tokens"] == PROBE_TOKENS
     assert memory.recall(f"{base_url}/chat/completions m") == (None if behaviour == "down" else behaviour)
     endpoint.status = 200
     with start_in_thread(factory) as purple:
