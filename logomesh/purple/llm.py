@@ -136,6 +136,11 @@ class LlmSettings:
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     @property
+    def headers(self) -> dict[str, str]:
+        """The key, in the Authorization header only (never logged or echoed)."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    @property
     def models_url(self) -> str:
         return self.base_url.rstrip("/") + "/models"
 
@@ -164,10 +169,9 @@ async def model_context(settings: LlmSettings, timeout_s: float = 10.0) -> int |
     """The model's context length in tokens, where the endpoint's ``GET /models`` says it (vLLM's
     ``max_model_len``, llama.cpp's ``meta.n_ctx_train``, our model server's ``context_length``); None where it
     does not, or does not answer."""
-    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     try:
         async with httpx.AsyncClient(timeout=min(10.0, timeout_s), trust_env=False) as http:
-            listed = (await http.get(settings.models_url, headers=headers)).json()
+            listed = (await http.get(settings.models_url, headers=settings.headers)).json()
         models = listed.get("data") if isinstance(listed, dict) else None
     except (httpx.HTTPError, ValueError):
         return None
@@ -279,12 +283,11 @@ async def chat(settings: LlmSettings, messages: list[dict[str, str]], schema: bo
                max_tokens: int | None = None, timeout_s: float | None = None) -> ModelReply:
     """One chat completion: the assistant's text and how it ended. ``SchemaRefused`` when ``schema`` was offered
     and refused. ``timeout_s``: this call's limit (default: the agent's ``--timeout``)."""
-    headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
     body = settings.request_body(messages, schema, max_tokens)
     limit = timeout_s or settings.timeout_s
     try:
         async with httpx.AsyncClient(timeout=limit, trust_env=False) as http:
-            response = await http.post(settings.completions_url, json=body, headers=headers)
+            response = await http.post(settings.completions_url, json=body, headers=settings.headers)
     except httpx.TimeoutException:
         within = "" if limit == settings.timeout_s else " (the battle's deadline)"
         raise ChatError(f"{settings.completions_url} did not answer within {limit:g} s{within}") from None
@@ -332,6 +335,13 @@ class Answer:
         return out
 
 
+async def _ask(settings: LlmSettings, negotiation: Negotiation, until: float | None,
+               messages: list[dict[str, str]], schema: bool) -> ModelReply:
+    """One model call of a task: an answer length that fits the model's context, within the time left."""
+    return await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
+                      time_left(settings, until))
+
+
 async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Negotiation, until: float | None,
                         ) -> tuple[list[dict[str, str]], ModelReply, bool]:
     """The first messages, the model's reply and whether the schema was in force; ``auto`` learns here."""
@@ -341,15 +351,13 @@ async def _first_answer(settings: LlmSettings, task_text: str, negotiation: Nego
         negotiation.asked_context = True
     messages = settings.first_messages(task_text, schema)
     try:
-        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
-                           time_left(settings, until))
+        reply = await _ask(settings, negotiation, until, messages, schema)
     except SchemaRefused:
         if negotiation.mode != "auto":
             raise
         negotiation.learned("refused")
         schema, messages = False, settings.first_messages(task_text, False)
-        reply = await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
-                           time_left(settings, until))
+        reply = await _ask(settings, negotiation, until, messages, schema)
     if schema:
         negotiation.learned("followed" if follows_schema(reply.content) else "ignored")
     return messages, reply, schema
@@ -380,8 +388,7 @@ async def answer_task(settings: LlmSettings, task_text: str, negotiation: Negoti
     template = JSON_REPAIR_TEMPLATE if schema else REPAIR_TEMPLATE
     repair = template.replace("{problem}", str(first)).replace("{entry_point}", entry or "the entry point")
     messages += [{"role": "assistant", "content": reply.content}, {"role": "user", "content": repair}]
-    replies = (reply, await chat(settings, messages, schema, answer_tokens(settings, messages, negotiation.context),
-                                 time_left(settings, until)))
+    replies = (reply, await _ask(settings, negotiation, until, messages, schema))
     try:
         parsed = parse_answer(replies[1].content, entry)
         return Answer(parsed.submission_json(), parsed.form, True, asked, parsed.notes,
