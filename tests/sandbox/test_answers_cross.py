@@ -286,10 +286,11 @@ def test_the_answerers_code_holds_nothing_of_the_judge(name: str) -> None:
     assert not strings & JUDGE_NAMES, strings & JUDGE_NAMES
 
 
-def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
-    """The answerer is spawned with one descriptor besides stdio (its end of the control socket), and only
-    after the driver, which holds the result channel, reported itself non-dumpable; for the purple's own
-    tests it is given the runner's source and where the tests are, nothing of the judge's channel."""
+def test_the_server_hands_the_answerer_only_its_sockets() -> None:
+    """An answerer is spawned with its sockets besides stdio (its control socket; the tests' process also the
+    end of the code's), and only after the driver, which holds the result channel, reported itself
+    non-dumpable. The tests' process is given the runner's source and where the tests are, never the code's
+    text, which only the code's process gets (``start_code``)."""
     source = (HARNESS_DIR / "server.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
@@ -297,20 +298,21 @@ def test_the_server_hands_the_answerer_only_its_control_socket() -> None:
     spawns = [n for n in ast.walk(start) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr == "spawn"]
     assert len(spawns) == 1
-    assert ast.unparse(spawns[0].args[2]) == "(control.fileno(),)"
+    assert ast.unparse(spawns[0].args[2]) == "tuple((s.fileno() for s in sockets))"
     config = next(n for n in ast.walk(start) if isinstance(n, ast.Dict))
     keys = {k.value for k in config.keys if isinstance(k, ast.Constant)}
-    assert keys == {"program", "wire", "sol_dir", "control"}
-    assert [ast.unparse(v) for k, v in zip(config.keys, config.values, strict=True) if k is None] == ["tests or {}"]
+    assert keys == {"program", "wire", "control"}
     tests = next(n for n in ast.walk(functions["run_suite"]) if isinstance(n, ast.Assign)
                  and ast.unparse(n.targets[0]) == "tests" and isinstance(n.value, ast.Dict))
-    assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files"}
+    assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files",
+                                                                                   "source"}
+    pair = ast.unparse(functions["run_pair"])
+    assert "{key: value for key, value in tests.items() if key != 'source'}" in pair
     spawned = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "spawn"]
-    assert len(spawned) == 3  # the driver, the answerer and a script: no process runs code beside a channel
-    text = ast.unparse(functions["run_pair"])
-    assert text.index("== 'ready'") < text.index("self.start_answerer(")
-    assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "driver.py").read_text(encoding="utf-8")
+    assert len(spawned) == 3  # the driver, an answerer and a script: no process runs code beside a channel
+    assert pair.index("== 'ready'") < pair.index("self.start_answerer(")
+    assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "wire.py").read_text(encoding="utf-8")
 
 
 FD_KINDS = """

@@ -191,9 +191,10 @@ def test_fake_passed_output_does_not_count(box: Sandbox) -> None:
 
 
 def test_exit_zero_at_import_fails_every_test(box: Sandbox) -> None:
+    """The code runs in a process of its own: its exit ends the tests' connection to it, so every import fails."""
     run = box.run_suite("import os\nos._exit(0)\n", ADD_TESTS)
     assert run.passed == 0 and run.total == 4
-    assert run.error is not None and "exited with status 0" in run.error
+    assert run.error is not None and "Lost" in run.error
 
 
 def test_forged_verdicts_then_exit_fail_every_test(box: Sandbox) -> None:
@@ -214,7 +215,7 @@ def test_forged_verdicts_then_exit_fail_every_test(box: Sandbox) -> None:
     )
     run = box.run_suite(forger, ADD_TESTS)
     assert run.passed == 0 and run.total == 4
-    assert {o.status for o in run.outcomes} == {"crashed"} and not run.tampered
+    assert {o.status for o in run.outcomes} <= {"crashed", "error"} and not run.tampered
 
 
 def test_system_exit_counts_as_a_failure(box: Sandbox) -> None:
@@ -224,31 +225,25 @@ def test_system_exit_counts_as_a_failure(box: Sandbox) -> None:
     assert in_test.passed == 3 and outcome(in_test)[0] == "error"
 
 
-def test_patching_unittest_is_reported_and_scores_nothing(box: Sandbox) -> None:
-    patcher = (
-        "import unittest\n"
-        "unittest.TestCase.assertEqual = lambda self, *a, **k: None\n"
-        "def add(a, b):\n    return 0\n"
-    )
-    run = box.run_suite(patcher, ADD_TESTS)
-    assert run.tampered and "assertEqual" in run.tamper_reason
-    assert run.passed == 0
+WRONG_ADD = "def add(a, b):\n    return 0\n"
 
 
-def test_patching_the_runner_machinery_is_reported(box: Sandbox) -> None:
-    patcher = (
-        "import unittest\n"
-        "def fake_run(self, result=None):\n    return result\n"
-        "unittest.TestCase.run = fake_run\n"
-        "unittest.TestResult.wasSuccessful = lambda self: True\n"
-        "def add(a, b):\n    return 0\n"
-    )
-    run = box.run_suite(patcher, ADD_TESTS)
-    assert run.tampered and run.passed == 0
+@pytest.mark.parametrize("patch", [
+    "import unittest\nunittest.TestCase.assertEqual = lambda self, *a, **k: None\n",
+    "import unittest\ndef fake_run(self, result=None):\n    return result\n"
+    "unittest.TestCase.run = fake_run\nunittest.TestResult.wasSuccessful = lambda self: True\n",
+], ids=["assertEqual", "TestCase.run"])
+def test_patching_unittest_changes_nothing(box: Sandbox, patch: str) -> None:
+    """The tests run in a process the code cannot reach: patching its own unittest leaves every verdict as the
+    plain wrong code's."""
+    plain = box.run_suite(WRONG_ADD, ADD_TESTS)
+    run = box.run_suite(patch + WRONG_ADD, ADD_TESTS)
+    assert [(o.name, o.status) for o in run.outcomes] == [(o.name, o.status) for o in plain.outcomes]
+    assert run.passed == plain.passed == 1 and not run.tampered  # only add(0, 0) == 0 is right
 
 
-def test_patching_the_test_module_is_reported(box: Sandbox) -> None:
-    # add() is first called by test_large; it then replaces the remaining tests with no-ops.
+def test_the_test_module_is_not_in_the_codes_process(box: Sandbox) -> None:
+    # add() would replace the remaining tests with no-ops, if it could reach them.
     patcher = (
         "import sys\n"
         "def add(a, b):\n"
@@ -258,8 +253,8 @@ def test_patching_the_test_module_is_reported(box: Sandbox) -> None:
         "    return -1\n"
     )
     run = box.run_suite(patcher, ADD_TESTS)
-    assert run.tampered and "is not the test file's code" in run.tamper_reason
-    assert run.passed == 0
+    assert run.passed == 0 and not run.tampered
+    assert all("KeyError" in o.reason for o in run.outcomes), run.outcomes
 
 
 def test_killing_the_harness_is_contained(box: Sandbox) -> None:

@@ -193,11 +193,19 @@ class TestGrouped:
     }
 
 
+TAMPER = "\nimport unittest\nunittest.TestCase.run = lambda self, result=None: None\n"
+
+
 def test_tampering_is_still_seen_under_pytest(box: Sandbox) -> None:
-    source = POSSESSIVE_VALIDATOR + "\nimport unittest\nunittest.TestCase.run = lambda self, result=None: None\n"
-    run = box.run_suite(source, PYTEST_TESTS)
+    """Tests that patch the test machinery are caught under pytest too; the code, in a process of its own,
+    patches only its own copy, which changes no verdict."""
+    tampering_tests = {name: text + TAMPER for name, text in PYTEST_TESTS.items()}
+    run = box.run_suite(POSSESSIVE_VALIDATOR, tampering_tests)
     assert run.tampered and "TestCase.run was replaced" in run.tamper_reason
     assert run.passed == 0
+    plain = box.run_suite(POSSESSIVE_VALIDATOR, PYTEST_TESTS)
+    patched = box.run_suite(POSSESSIVE_VALIDATOR + TAMPER, PYTEST_TESTS)
+    assert not patched.tampered and patched.passed == plain.passed > 0
 
 
 def test_bwrap_without_the_root_names_the_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

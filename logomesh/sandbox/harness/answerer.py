@@ -1,21 +1,37 @@
-"""The answerer: the process that imports the submission and answers calls. Stdlib only.
+"""The answerer: the process that imports the code and answers calls. Stdlib only.
 
 Runs INSIDE the sandbox, started by the server as ``python3 -I -S -u -c
 <BOOT>`` (the same neutral lines as the driver) with a config on stdin: the
-submission's folder, the ``wire`` source and the number of its end of the
-control socket. It holds nothing of the judge: no result channel, no nonce,
-no ``observe``, no driver, no audit hook, nothing the host reads. Whatever
-the code does to this process (rewrite it, fork it, dup2 over every fd it
-has, print records) it can only change its answers, which the driver, in a
-process of its own, records as what the code answered.
+``wire`` source and the number of its end of the control socket. It holds
+nothing of the judge: no result channel, no nonce, no ``observe``, no
+driver, no audit hook, nothing the host reads. Whatever the code does to
+this process (rewrite it, fork it, dup2 over every fd it has, print
+records) it can only change its answers, which the asking side, in a process
+of its own, records as what the code answered.
 
-For a hidden suite or a probe it imports ``solution`` first and alone; for
-the purple agent's own tests it loads ``runner.py`` (given in the config),
-which imports the tests and, through them, the code, and answers ``imported``
-and ``test <name>`` with what the tests did. Then it serves the driver's main
-connection in its main thread (so code that needs the main thread has it)
-and every other connection the driver hands over in a thread of its own
-(``wire.Peer``). When the driver goes away, so does this process.
+It plays one of three parts, by its config:
+
+- **the code of a hidden suite or a probe** (``sol_dir``): it imports
+  ``solution`` from that folder first and alone, then answers the driver.
+- **the code of a run of the purple agent's own tests** (``source``): the
+  code under test (the submission, the task's reference or one of its flawed
+  variants) arrives as text and never exists as a file. The process makes
+  itself non-dumpable and says ``ready`` on its control socket before it
+  loads anything, so the tests' process, started only then, can neither read
+  its memory nor trace it. It serves that process *guarded* (``wire.Peer``):
+  no dunder names, nothing but what the code defines (``wire.reachable``),
+  no frames with an exception. So the tests learn what the code answers and
+  nothing of the code itself: a test that would recognise the reference by
+  its text or its bytecode (and so "catch" every variant) has nothing to read.
+- **the purple agent's tests** (``runner``, and ``code``: its end of a control
+  socket to the code's process): it loads ``runner.py``, whose tests import
+  ``solution`` as proxies of that process (``wire.SolutionFinder``), and
+  answers the driver's ``imported`` and ``test <name>`` with what the tests did.
+
+Each serves the asking side's main connection in its main thread (so code
+that needs the main thread has it) and every other connection handed over in
+a thread of its own (``wire.Peer``). When the asking side goes away, so does
+this process.
 """
 
 from __future__ import annotations
@@ -23,6 +39,8 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import types
+from collections.abc import Callable
 from typing import Any
 
 
@@ -31,21 +49,22 @@ def run(config: dict[str, Any]) -> None:
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
     control = socket.socket(fileno=int(config["control"]))
     exit_now = os._exit
-    actions: dict[str, Any] = {"import": _import, "reload": _reload}
+    guarded = "source" in config
     suite: Any = None
-    if "runner" in config:  # the purple's own tests: they import the code themselves (runner.py)
+    if guarded:
+        if not wire["non_dumpable"]():
+            exit_now(3)  # the tests' process could read the code: the server never starts it
+        control.send(b"ready")
+        actions = _from_source(str(config["source"]))
+    elif "runner" in config:
+        _import_through(wire, socket.socket(fileno=int(config["code"])))
         runner: dict[str, Any] = {"__name__": "runner"}
         exec(compile(config["runner"], "runner", "exec", dont_inherit=True), runner)
         suite = runner["prepare"](config)
-        actions.update(imported=suite.imported, test=suite.test)
+        actions = {"imported": suite.imported, "test": suite.test}
     else:
-        sys.path.append(config["sol_dir"])  # last, so nothing the code writes shadows a module
-        sys.dont_write_bytecode = True
-        try:  # noqa: SIM105 - the driver's own import asks again and records how it fails
-            __import__("solution")
-        except BaseException:
-            pass
-    peer = wire["Peer"]("a", control, _anything, actions)
+        actions = _from_folder(str(config["sol_dir"]))
+    peer = wire["Peer"]("a", control, _not_dunder if guarded else _anything, actions, guarded)
     first = peer.accept()
     if first is None or first[0] != b"main":
         exit_now(0)
@@ -54,7 +73,7 @@ def run(config: dict[str, Any]) -> None:
     def accept_more() -> None:
         while (handed := peer.accept()) is not None:
             peer.serve_in_thread(handed[1])
-        exit_now(0)  # the driver is gone
+        exit_now(0)  # the asking side is gone
 
     wire["spawn"](accept_more)
     if suite is None:
@@ -68,11 +87,69 @@ def _anything(op: str, name: str) -> bool:
     return True  # the code's own objects: whatever the driver asks, the code answers
 
 
-def _import() -> Any:
-    return __import__("solution")
+def _not_dunder(op: str, name: str) -> bool:
+    """What the purple's tests may ask of the code: calls, special methods and attributes, none of the
+    interpreter's own (``__code__``, ``__globals__``, ``__file__``, ``__dict__`` …)."""
+    return op in ("call", "special") or not name.startswith("__")
 
 
-def _reload() -> Any:
-    import importlib
+def _from_folder(sol_dir: str) -> dict[str, Callable[[], Any]]:
+    """Import ``solution`` from ``sol_dir`` now; ``import`` and ``reload`` answer it."""
+    sys.path.append(sol_dir)  # last, so nothing the code writes shadows a module
+    sys.dont_write_bytecode = True
+    try:  # noqa: SIM105 - the driver's own import asks again and records how it fails
+        __import__("solution")
+    except BaseException:
+        pass
 
-    return importlib.reload(sys.modules["solution"])
+    def reload() -> Any:
+        import importlib
+
+        return importlib.reload(sys.modules["solution"])
+
+    return {"import": lambda: __import__("solution"), "reload": reload}
+
+
+def _from_source(source: str) -> dict[str, Callable[[], Any]]:
+    """``solution`` made from ``source`` when first asked for (a failed import raises again when asked again,
+    as Python's own import does); ``reload`` runs it again in the same module."""
+
+    def run_in(module: types.ModuleType) -> types.ModuleType:
+        sys.modules["solution"] = module
+        try:
+            exec(compile(source, "solution.py", "exec", dont_inherit=True), module.__dict__)
+        except BaseException:
+            sys.modules.pop("solution", None)
+            raise
+        return module
+
+    def load() -> types.ModuleType:
+        module = sys.modules.get("solution")
+        if module is not None:
+            return module
+        module = types.ModuleType("solution")
+        module.__file__ = "solution.py"  # no such file: frames of the code still say where they are
+        return run_in(module)
+
+    def reload() -> types.ModuleType:
+        module = sys.modules.get("solution")
+        return load() if module is None else run_in(module)
+
+    return {"import": load, "reload": reload}
+
+
+def _import_through(wire: dict[str, Any], code_control: socket.socket) -> None:
+    """``import solution`` in this process gives proxies of the code's process (``wire.SolutionFinder``); the
+    code's calls back into the tests' objects are served in threads of their own."""
+    code = wire["Peer"]("d", code_control, _anything)
+    try:  # a lost code process makes every test's import fail, which says so
+        code.hand_over(b"main")
+    except wire["Lost"]:
+        pass
+
+    def serve_callbacks() -> None:
+        while (handed := code.accept()) is not None:
+            code.serve_in_thread(handed[1])
+
+    wire["spawn"](serve_callbacks)
+    sys.meta_path.insert(0, wire["SolutionFinder"](code, "solution.py"))

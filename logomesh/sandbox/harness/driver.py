@@ -46,7 +46,6 @@ the measurement.
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
 import json
 import os
 import socket
@@ -57,7 +56,6 @@ from collections.abc import Callable
 from typing import Any
 
 CONTROL_FD = 0  # stdin: the config line (read by the server's BOOT), ``code <pid>``, then ``run <index> <nonce>``
-PR_SET_DUMPABLE = 4
 
 
 def run(config: dict[str, Any]) -> None:
@@ -69,11 +67,11 @@ def run(config: dict[str, Any]) -> None:
         while data:
             data = data[write(res_fd, data):]
 
-    if not _non_dumpable():
-        exit_now(3)  # the code could read our fds; the server reports the suite as crashed
-    emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
+    if not wire["non_dumpable"]():
+        exit_now(3)  # the code could read our fds; the server reports the suite as crashed
+    emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), _public)
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below
         peer.hand_over(b"main")
@@ -104,7 +102,7 @@ def _run_drivers(config: dict[str, Any], peer: Any, wire: dict[str, Any],
     """A hidden suite or a probe: load ``observe`` and the drivers here, run each test asked for, write what it
     recorded."""
     exit_now = os._exit
-    sys.meta_path.insert(0, SolutionFinder(peer, wire["Message"], os.path.join(config["sol_dir"], "solution.py")))
+    sys.meta_path.insert(0, wire["SolutionFinder"](peer, os.path.join(config["sol_dir"], "solution.py")))
 
     observe = _load_module("observe", config["observe"], "observe.py")
     recorder, exception_name, code = observe.RECORDER, observe.exception_name, observe.CODE
@@ -223,52 +221,10 @@ def _texts(value: Any) -> bool:
     return type(value) is list and len(value) <= 1000 and all(type(v) is str for v in value)
 
 
-class SolutionFinder:
-    """``import solution`` in the driver: a module whose attributes are the answerer's (``reload`` reloads there)."""
-
-    def __init__(self, peer: Any, message: Any, origin: str) -> None:
-        self.peer = peer
-        self.message = message
-        self.origin = origin
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "solution":
-            return None
-        spec = importlib.machinery.ModuleSpec(name, self, origin=self.origin)  # type: ignore[arg-type]
-        spec.has_location = True
-        return spec
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return RemoteModule(spec.name)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        op = "reload" if "_lm_remote" in module.__dict__ else "import"
-        module.__dict__["_lm_remote"] = self.peer.ask(self.message(op))
-
-
-class RemoteModule(types.ModuleType):
-    """The driver's ``solution``: its public attributes are read from the answerer's module each time."""
-
-    def __getattr__(self, name: str) -> Any:
-        remote = self.__dict__.get("_lm_remote")
-        if remote is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(remote, name)
-
-
 def _public(op: str, name: str) -> bool:
     """What the code may ask of the driver's objects: calls, special methods (none that instruments: the wire
     refuses ``ANSWERER_ONLY`` on this side) and public attributes."""
     return op in ("call", "special") or (op in ("getattr", "setattr", "callattr") and not name.startswith("_"))
-
-
-def _non_dumpable() -> bool:
-    try:
-        import ctypes
-
-        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _load_module(name: str, source: str, filename: str) -> types.ModuleType:

@@ -608,7 +608,8 @@ class Server:
         files = sorted(request["tests"])
         tests_dir = os.path.join(folder, "tests")
         sol_dir = os.path.join(folder, "sol")
-        write_files(sol_dir, {"solution.py": request["solution"]})
+        # The code of a suite run never exists as a file: it travels to its process's config (start_code).
+        write_files(sol_dir, {"solution.py": request["solution"]} if mode == "observe" else {})
         if mode == "suite":
             write_files(tests_dir, request["tests"])
             for name in files:
@@ -621,13 +622,14 @@ class Server:
         state = SuiteState(names, [None] * len(names))
         child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names, "program": self.sources["driver"],
                                         "wire": self.sources["wire"]}
-        tests: dict[str, Any] | None = None  # what the answerer needs to run the purple's own tests
+        tests: dict[str, Any] | None = None  # what the tests' process needs to run the purple's own tests
         if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
             child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
                                 seed=int(request.get("seed", 0)))
         else:
             child_config.update(suite=True)
-            tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files}
+            tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files,
+                     "source": str(request["solution"])}
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
@@ -656,8 +658,9 @@ class Server:
     def run_pair(self, mode: str, child_config: dict[str, Any], tests: dict[str, Any] | None, output: Output,
                    state: SuiteState, next_index: int, suite_deadline: float, test_timeout: float) -> int:
         """One driver and answerer pair: import, then run the tests from ``next_index`` until done or the pair
-        is gone. ``mode`` is observe (hidden drivers) or suite (the purple's own tests, run by the answerer:
-        ``tests``). Returns the index of the first test still to run.
+        is gone. ``mode`` is observe (hidden drivers) or suite (the purple's own tests: ``tests``, run in a process
+        of their own that reaches the code's, ``start_code``, only over the wire). Returns the index of the first
+        test still to run.
         """
         names = state.names
         sol_dir = str(child_config["sol_dir"])
@@ -682,7 +685,15 @@ class Server:
             record = parse_record(line) if kind == "line" else None
             if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                 guard = JudgeGuard(pid)
-                pids.append(self.start_answerer(sol_dir, theirs, pipes, tests))
+                if tests is None:
+                    pids.append(self.start_answerer(sol_dir, {"sol_dir": sol_dir}, (theirs,), pipes))
+                else:
+                    code_pid, code_end = self.start_code(tests["source"], sol_dir, pipes, deadline)
+                    config = {key: value for key, value in tests.items() if key != "source"}
+                    config.update(code=code_end.fileno(), sol_dir=sol_dir)
+                    pids.append(self.start_answerer(sol_dir, config, (theirs, code_end), pipes))
+                    pids.append(code_pid)  # last: the code's process, whose end and CPU time a test's record names
+                    code_end.close()
                 with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                     write_all(ctl_w, f"code {pids[-1]}\n".encode())
             theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
@@ -725,20 +736,38 @@ class Server:
         for i in range(next_index, len(state.names)):
             state.set(i, status, reason, 0.0)
 
-    def start_answerer(self, sol_dir: str, control: socket.socket, pipes: Pipes, tests: dict[str, Any] | None) -> int:
-        """The process that imports the submission and answers the driver's calls (answerer.py); with ``tests``,
-        the purple's own tests too (runner.py). It holds nothing the host reads."""
+    def start_answerer(self, cwd: str, config: dict[str, Any], sockets: tuple[socket.socket, ...],
+                       pipes: Pipes) -> int:
+        """A process running ``answerer.py`` with ``config`` (its first socket is its control socket: see there
+        for the parts it plays). It holds nothing the host reads."""
         cfg_r, cfg_w = os.pipe()
-        pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], sol_dir,
-                                       (control.fileno(),), cfg_r)
+        pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], cwd,
+                                       tuple(s.fileno() for s in sockets), cfg_r)
         os.close(cfg_r)
-        config = {"program": self.sources["answerer"], "wire": self.sources["wire"], "sol_dir": sol_dir,
-                  "control": control.fileno(), **(tests or {})}
+        config = {"program": self.sources["answerer"], "wire": self.sources["wire"],
+                  "control": sockets[0].fileno(), **config}
         with contextlib.suppress(OSError):
             write_all(cfg_w, (json.dumps(config) + "\n").encode())
         os.close(cfg_w)
         pipes.add_output(out_r, err_r)
         return pid
+
+    def start_code(self, source: str, cwd: str, pipes: Pipes, deadline: float) -> tuple[int, socket.socket]:
+        """The process of the code the purple's tests run against, and the end of its control socket for the
+        tests' process. The tests' process starts only once this one said it is non-dumpable; if it never does,
+        it is killed, and the tests find it gone."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = self.start_answerer(cwd, {"source": source}, (ours,), pipes)
+        ours.close()
+        theirs.settimeout(max(0.001, deadline - time.monotonic()))
+        try:
+            ready = theirs.recv(16) == b"ready"
+        except OSError:
+            ready = False
+        theirs.settimeout(None)
+        if not ready:
+            kill_group(pid)
+        return pid, theirs
 
     @staticmethod
     def check_judge(guard: JudgeGuard | None, state: SuiteState, kind: str) -> None:

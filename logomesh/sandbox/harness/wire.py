@@ -19,7 +19,7 @@ first one sent (``b"main"``); the answerer serves it in its main thread.
 Frames: a 4-byte big-endian length, then a JSON list ``[op, target, name,
 args, kwargs]`` (``Message``), at most ``MAX_MESSAGE`` bytes. Requests:
 
-- ``getattr`` / ``setattr`` ``target.name`` (setattr: ``args == [value]``);
+- ``getattr`` / ``setattr`` / ``delattr`` ``target.name`` (setattr: ``args == [value]``);
 - ``call`` ``target(*args, **kwargs)``; ``callattr`` ``target.name(*args, **kwargs)``;
 - ``special`` one of ``SPECIAL`` (``len``, ``iter``, ``==``, ``[]``, ``with`` …) on ``target``;
 - ``import`` / ``reload`` the submission; ``imported`` and ``test`` (one of the
@@ -55,6 +55,7 @@ from __future__ import annotations
 import _thread
 import builtins
 import decimal
+import importlib.machinery as machinery
 import json
 import json.encoder
 import json.scanner
@@ -65,6 +66,7 @@ import struct
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -77,7 +79,9 @@ MAX_WHERE = 3  # frames of an exception's traceback in solution.py that cross
 MAX_HISTORY = 20_000  # calls a kept history holds (``Peer.history``; a race scenario makes a few hundred)
 MAX_CONNECTIONS = 512  # connections from the answerer the driver serves at once (one per live code thread)
 HEADER = struct.Struct("!I")
-REQUESTS = frozenset({"getattr", "setattr", "call", "callattr", "special", "import", "reload", "imported", "test"})
+PR_SET_DUMPABLE = 4
+REQUESTS = frozenset({"getattr", "setattr", "delattr", "call", "callattr", "special", "import", "reload", "imported",
+                      "test"})
 REPLIES = frozenset({"return", "raise"})
 _OPS = REQUESTS | REPLIES
 
@@ -99,6 +103,12 @@ _int_format, _float_repr, _decimal_str = int.__format__, float.__repr__, decimal
 _dict_items, _list_iter = dict.items, list.__iter__
 _function_type = _type(lambda: None)
 _MISSING = object()
+# What a guarded answerer never hands out (``reachable``): the machinery a test could read the code itself through.
+_INTERNALS = frozenset(map(_id, (types.FrameType, types.CodeType, types.TracebackType, types.CellType)))
+_ROUTINES = frozenset(map(_id, (types.FunctionType, types.BuiltinFunctionType, types.MethodWrapperType,
+                                types.WrapperDescriptorType, types.MethodDescriptorType)))
+# Modules a test may reach through the code's names, so that it can fake them (``mock.patch("solution.time.time")``).
+FAKEABLE = frozenset({"time", "random", "datetime", "math"})
 
 SPECIAL: dict[str, Callable[..., Any]] = {
     "__len__": len, "__iter__": iter, "__next__": next, "__bool__": bool, "__hash__": hash,
@@ -197,6 +207,44 @@ def _recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
     return [value, min(deepest[0], 2)]
 
 
+def non_dumpable() -> bool:
+    """Make this process non-dumpable: another process of the same uid (the code's) can then neither ptrace it
+    nor read its memory or open its ``/proc`` fds. False when the kernel refused."""
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reachable(value: Any) -> bool:
+    """Whether a guarded answerer may hand ``value`` out: what the code defines (its functions, classes and their
+    instances), plain objects it returns, and the ``FAKEABLE`` modules; never a module, a frame, a code object or
+    a function of anything else, through which a test could read the code rather than run it."""
+    kind = _type(value)
+    if kind is types.ModuleType:
+        return _ours(getattr(value, "__name__", None))
+    if _id(kind) in _INTERNALS:
+        return False
+    if _id(kind) in _ROUTINES or _isinstance(value, type):
+        return _ours(getattr(value, "__module__", None))
+    return True
+
+
+def _ours(module: Any) -> bool:
+    return module == "solution" or module in FAKEABLE
+
+
+def _exception_base(cls: type) -> str | None:
+    """The name of ``cls``'s nearest builtin exception class, when ``cls`` is an exception class (else None)."""
+    for base in _mro_of(cls):
+        name = _EXCEPTIONS.get(_id(base))
+        if name is not None:
+            return name
+    return None
+
+
 class Lost(BaseException):
     """The other side broke the protocol or went away; a driver records the test as ended by it."""
 
@@ -262,11 +310,7 @@ def frame(raw: list[Any]) -> bytes:
 
 def exception_name(exc: BaseException) -> str:
     """The nearest builtin exception class of ``exc``, found by identity in its real MRO (as observe.py)."""
-    for cls in _mro_of(_type(exc)):
-        name = _EXCEPTIONS.get(_id(cls))
-        if name is not None:
-            return name
-    return "BaseException"
+    return _exception_base(_type(exc)) or "BaseException"
 
 
 class Connection:
@@ -348,6 +392,9 @@ class Proxy:
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._lm_peer.request("setattr", self._lm_ref, name, (value,), None)
+
+    def __delattr__(self, name: str) -> None:
+        self._lm_peer.request("delattr", self._lm_ref, name, (), None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._lm_peer.request("call", self._lm_ref, "", args, kwargs)
@@ -447,12 +494,15 @@ class Peer:
     ``side`` is ``"a"`` (answerer) or ``"d"`` (driver); ``allowed(op, name)`` says which requests about this
     side's own objects it serves; ``actions`` are extra requests it serves with no target (``import``, ``test``). The
     driver serves at most ``MAX_CONNECTIONS`` of the answerer's connections at once; the answerer, whose
-    connections come from the driver's own threads, serves every one.
+    connections come from the driver's own threads, serves every one. A ``guarded`` answerer serves a side that
+    must learn the code's answers and nothing of the code itself: what it hands out passes ``reachable``, its
+    specials exclude ``ANSWERER_ONLY``, and an exception crosses without its frames.
     """
 
     def __init__(self, side: str, control: socket.socket, allowed: Callable[[str, str], bool],
-                 actions: dict[str, Callable[..., Any]] | None = None) -> None:
+                 actions: dict[str, Callable[..., Any]] | None = None, guarded: bool = False) -> None:
         self.side = side
+        self.guarded = guarded  # serving a side that must learn only answers (``reachable``; no frames of a raise)
         self.other = "d" if side == "a" else "a"
         self.control = control
         self.allowed = allowed
@@ -465,6 +515,8 @@ class Peer:
         self.lost: str | None = None
         self.serving = 0  # connections handed over by the other side, being served
         self.history: list[Any] | None = None  # this side's calls and their answers, while one is kept
+        self.mirrors: dict[int, type] = {}  # number -> the local class standing for the other side's exception class
+        self.mirror_numbers: dict[int, int] = {}  # id(mirror class) -> its number on the other side
 
     # ---- connections --------------------------------------------------------------------------
 
@@ -562,7 +614,7 @@ class Peer:
                 if reply.op == "raise":
                     if history is not None:
                         _note(history, sent, ["raise", reply.name], invoked)
-                    raise _exception(reply.name, reply.args)
+                    raise _exception(reply.name, reply.args, self._mirror_of(reply.target))
                 if reply.op not in REQUESTS or conn.depth >= MAX_NESTING:
                     raise Lost("an unexpected or too deeply nested message")
                 conn.depth += 1
@@ -586,8 +638,9 @@ class Peer:
                 if action is None:
                     raise PermissionError(op)
                 return frame(["return", None, "", [self.encode(action(*[self.decode(a) for a in request.args]))], []])
-            if not self.allowed(op, name) or (op == "special" and self.side == "d" and name in ANSWERER_ONLY):
-                raise PermissionError(f"{op} {name}")
+            if not self.allowed(op, name) or (op == "special" and name in ANSWERER_ONLY
+                                              and (self.side == "d" or self.guarded)):
+                raise (AttributeError if op == "getattr" else PermissionError)(f"{op} {name}")
             decode = self.decode
             target = decode(request.target)
             args = [decode(a) for a in request.args]
@@ -602,6 +655,9 @@ class Peer:
             elif op == "setattr":
                 setattr(target, name, *args[:1])
                 result = None
+            elif op == "delattr":
+                delattr(target, name)
+                result = None
             elif op == "call":
                 result = target(*args, **kwargs)
             else:
@@ -610,7 +666,17 @@ class Peer:
         except Lost:
             raise
         except BaseException as exc:
-            return frame(["raise", None, exception_name(exc), _account(exc) if self.side == "a" else [], []])
+            if self.side == "d":
+                return frame(["raise", None, exception_name(exc), [], []])
+            return frame(["raise", self._raised_class(exc), exception_name(exc), _account(exc, not self.guarded), []])
+
+    def _raised_class(self, exc: BaseException) -> Any:
+        """The encoded class of an exception the code raised, when it is not a builtin one (else None)."""
+        try:
+            cls = _type(exc)
+            return None if _id(cls) in _EXCEPTIONS else self._exception_class(cls)
+        except BaseException:
+            return None
 
     # ---- values -------------------------------------------------------------------------------
 
@@ -643,7 +709,12 @@ class Peer:
             return value._lm_ref
         if _type(value) is BoundProxy:
             return ["m", value.owner._lm_ref[1], value.name]
+        mirrored = self.mirror_numbers.get(_id(value))
+        if mirrored is not None:
+            return [self.other, mirrored]
         known = _id(value) in self.numbers
+        if self.guarded and not known and not reachable(value):
+            raise PermissionError("the tests reach only what the code defines")
         number = self.number(value)
         if self.side == "a" and not known:
             return ["a", number, _class_methods(value)]
@@ -683,7 +754,17 @@ class Peer:
                 open_ids.discard(key)
         if kind is type and _id(value) in _CLASS_NAMES:
             return ["class", _CLASS_NAMES[_id(value)]]
+        if kind is type and self.side == "a" and _exception_base(value) is not None:
+            return self._exception_class(value)
         return self._reference(value)
+
+    def _exception_class(self, cls: type) -> list[Any]:
+        """``["exc", n, name, base]``: an exception class of the code, which the other side raises and catches as
+        a class of its own (``_mirror``) deriving from ``base``, its nearest builtin exception class."""
+        if self.guarded and _id(cls) not in self.numbers and not reachable(cls):
+            raise PermissionError("the tests reach only what the code defines")
+        name = type.__dict__["__name__"].__get__(cls)
+        return ["exc", self.number(cls), name[:100], _exception_base(cls) or "Exception"]
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         """Exactly-builtin values, our own objects, or proxies; ``Lost`` on anything malformed."""
@@ -748,8 +829,11 @@ class Peer:
             if rest[0] not in self.objects:
                 raise Lost("a reference to an object that does not exist")
             return self.objects[rest[0]]
+        if tag == "exc" and self.side == "d" and len(rest) == 3 and _type(rest[0]) is int:
+            return self._mirror(*rest)
         if tag == self.other and len(rest) in (1, 2) and _type(rest[0]) is int:
-            return self._proxy(rest[0], rest[1] if len(rest) == 2 else [])
+            mirror = self.mirrors.get(rest[0])
+            return mirror if mirror is not None else self._proxy(rest[0], rest[1] if len(rest) == 2 else [])
         if tag == "m" and len(rest) == 2 and _type(rest[0]) is int and _type(rest[1]) is str:
             if self.side == "a":
                 if rest[0] not in self.objects:
@@ -758,12 +842,72 @@ class Peer:
             return BoundProxy(self._proxy(rest[0], []), rest[1])
         raise Lost("a malformed value")
 
+    def _mirror(self, number: int, name: Any, base: Any) -> type:
+        """The local class standing for the other side's exception class ``number``: raised in place of its
+        instances and sent back as that class, so ``except`` and ``pytest.raises`` name the code's classes."""
+        mirror = self.mirrors.get(number)
+        if mirror is not None:
+            return mirror
+        base_class = _BUILTIN_CLASSES.get(base) if _type(base) is str else None
+        if _type(name) is not str or not name.isidentifier() or base_class is None \
+                or _id(base_class) not in _EXCEPTIONS:
+            raise Lost("a malformed exception class")
+        with self.lock:
+            mirror = self.mirrors.get(number)
+            if mirror is None:
+                mirror = type(name, (base_class,), {"__module__": "solution", "__qualname__": name})
+                self.mirrors[number] = mirror
+                self.mirror_numbers[_id(mirror)] = number
+        return mirror
+
+    def _mirror_of(self, target: Any) -> type | None:
+        """The mirror class a ``raise`` names, if it names one well-formed (else the builtin class is raised)."""
+        if _type(target) is not list or _len(target) != 4 or target[0] != "exc" or _type(target[1]) is not int:
+            return None
+        try:
+            return self._mirror(*target[1:])
+        except Lost:
+            return None
+
     def _proxy(self, number: int, methods: Any) -> Proxy:
         proxy = self.proxies.get(number)
         if proxy is None:
             names = frozenset(m for m in methods if _type(m) is str) if _type(methods) is list else frozenset()
             proxy = self.proxies.setdefault(number, Proxy(self, [self.other, number], names))
         return proxy
+
+
+class SolutionFinder:
+    """``import solution`` on the asking side (the driver, or the purple's tests: ``answerer.py``): a module whose
+    attributes are the answerer's (``reload`` reloads there)."""
+
+    def __init__(self, peer: Peer, origin: str) -> None:
+        self.peer = peer
+        self.origin = origin
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> machinery.ModuleSpec | None:
+        if name != "solution":
+            return None
+        spec = machinery.ModuleSpec(name, self, origin=self.origin)  # type: ignore[arg-type]
+        spec.has_location = True
+        return spec
+
+    def create_module(self, spec: machinery.ModuleSpec) -> types.ModuleType:
+        return RemoteModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        op = "reload" if "_lm_remote" in module.__dict__ else "import"
+        module.__dict__["_lm_remote"] = self.peer.request(op, None, "", (), None)
+
+
+class RemoteModule(types.ModuleType):
+    """The asking side's ``solution``: its attributes are read from the answerer's module each time."""
+
+    def __getattr__(self, name: str) -> Any:
+        remote = self.__dict__.get("_lm_remote")
+        if remote is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(remote, name)
 
 
 def _note(history: list[Any], sent: list[Any], answer: list[Any], invoked: int) -> None:
@@ -776,12 +920,15 @@ def _note(history: list[Any], sent: list[Any], answer: list[Any], invoked: int) 
         history.append(None)
 
 
-def _exception(name: str, details: tuple[Any, ...] = ()) -> BaseException:
-    """An instance of the builtin exception class ``name`` (``Lost`` for anything else), made without its __init__,
-    carrying the message and the ``solution.py`` frames the answerer sent (``_lm_message``, ``_lm_where``)."""
+def _exception(name: str, details: tuple[Any, ...] = (), mirror: type | None = None) -> BaseException:
+    """An instance of the builtin exception class ``name`` (``Lost`` for anything else), or of ``mirror`` (the
+    code's own class) when that derives from it, made without its __init__, carrying the message and the
+    ``solution.py`` frames the answerer sent (``_lm_message``, ``_lm_where``)."""
     cls = _BUILTIN_CLASSES.get(name)
     if cls is None or not issubclass(cls, BaseException):
         return Lost(f"an unknown exception class {name[:40]!r}")
+    if mirror is not None and issubclass(mirror, cls):
+        cls = mirror
     exc = cls.__new__(cls)
     texts = [d[:MAX_DETAIL] for d in details[:1 + MAX_WHERE] if _type(d) is str]
     if texts:
@@ -791,14 +938,17 @@ def _exception(name: str, details: tuple[Any, ...] = ()) -> BaseException:
     return exc
 
 
-def _account(exc: BaseException) -> list[str]:
+def _account(exc: BaseException, where_from: bool = True) -> list[str]:
     """What the answerer says about an exception of the code: its message, bounded (a message that cannot be
-    made is empty), then the ``function:line`` of the last ``MAX_WHERE`` frames in ``solution.py``."""
+    made is empty), then (``where_from``) the ``function:line`` of the last ``MAX_WHERE`` frames in
+    ``solution.py``."""
     try:
         message = str(exc)
         message = message[:MAX_DETAIL] if _type(message) is str else ""
     except BaseException:
         message = ""
+    if not where_from:
+        return [message]
     filename = _solution_file()
     where: list[str] = []
     tb = exc.__traceback__
