@@ -19,8 +19,8 @@ It plays one of three parts, by its config:
   itself non-dumpable and says ``ready`` on its control socket before it
   loads anything, so the tests' process, started only then, can neither read
   its memory nor trace it. It serves that process *guarded* (``wire.Peer``):
-  no dunder names, nothing but what the code defines (``wire.reachable``),
-  no frames with an exception. So the tests learn what the code answers and
+  public names only (``wire.public``), nothing but what the code defines
+  (``wire.reachable``), no frames with an exception. So the tests learn what the code answers and
   nothing of the code itself: a test that would recognise the reference by
   its text or its bytecode (and so "catch" every variant) has nothing to read.
 - **the purple agent's tests** (``runner``, and ``code``: its end of a control
@@ -64,7 +64,7 @@ def run(config: dict[str, Any]) -> None:
         actions = {"imported": suite.imported, "test": suite.test}
     else:
         actions = _from_folder(str(config["sol_dir"]))
-    peer = wire["Peer"]("a", control, _not_dunder if guarded else _anything, actions, guarded)
+    peer = wire["Peer"]("a", control, wire["public"] if guarded else _anything, actions, guarded)
     first = peer.accept()
     if first is None or first[0] != b"main":
         exit_now(0)
@@ -85,12 +85,6 @@ def run(config: dict[str, Any]) -> None:
 
 def _anything(op: str, name: str) -> bool:
     return True  # the code's own objects: whatever the driver asks, the code answers
-
-
-def _not_dunder(op: str, name: str) -> bool:
-    """What the purple's tests may ask of the code: calls, special methods and attributes, none of the
-    interpreter's own (``__code__``, ``__globals__``, ``__file__``, ``__dict__`` …)."""
-    return op in ("call", "special") or not name.startswith("__")
 
 
 def _from_folder(sol_dir: str) -> dict[str, Callable[[], Any]]:

@@ -72,7 +72,7 @@ def run(config: dict[str, Any]) -> None:
     if not wire["non_dumpable"]():
         exit_now(3)  # the code could read our fds; the server reports the suite as crashed
     emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
-    peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), _public)
+    peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), wire["public"])
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below
         peer.hand_over(b"main")
 
@@ -219,12 +219,6 @@ class TestsAnswered:
 
 def _texts(value: Any) -> bool:
     return type(value) is list and len(value) <= 1000 and all(type(v) is str for v in value)
-
-
-def _public(op: str, name: str) -> bool:
-    """What the code may ask of the driver's objects: calls, special methods (none that instruments: the wire
-    refuses ``ANSWERER_ONLY`` on this side) and public attributes."""
-    return op in ("call", "special") or (op in ("getattr", "setattr", "callattr") and not name.startswith("_"))
 
 
 def _load_module(name: str, source: str, filename: str) -> types.ModuleType:

@@ -207,6 +207,15 @@ def _recursion(func: Callable[..., Any], *args: Any) -> list[Any]:
     return [value, min(deepest[0], 2)]
 
 
+def public(op: str, name: str) -> bool:
+    """What a side may ask of objects it does not own when it is not trusted (the code of the driver's objects,
+    the purple's tests of the code's): calls, special methods (the wire refuses ``ANSWERER_ONLY`` to both) and
+    public attributes: the interface, never a private name, whose presence tells one implementation from
+    another without running it."""
+    attribute = op in ("getattr", "setattr", "delattr", "callattr")
+    return op in ("call", "special") or (attribute and not name.startswith("_"))
+
+
 def non_dumpable() -> bool:
     """Make this process non-dumpable: another process of the same uid (the code's) can then neither ptrace it
     nor read its memory or open its ``/proc`` fds. False when the kernel refused."""
