@@ -1,6 +1,7 @@
 """What the cancel tests (and benchmarks/console_bench.py) share: agents that keep a battle busy in each stage.
 
 * ``hanging_purple``: an HTTP server on loopback that reads the request and never answers;
+* ``held_review``: an LLM endpoint for the scoring stage's review that answers only once the test lets it;
 * ``purple_serving``: the real mock purple agent, answering battle ids from a folder of submissions
   (``TASK:VARIANT`` ids fall back to the task library's labelled submissions);
 * ``BoxSpy``: wraps ``logomesh.sandbox.open_sandbox`` to note each real box a battle opens;
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http.server
 import json
 import os
 import socket
@@ -32,6 +34,7 @@ HANG_GUARD_S = 120.0  # only catches a hang: a hanging agent would hold its batt
 # cancel takes about a second, which benchmarks/console_bench.py measures. Elsewhere the tests prove the stop by
 # events (no test result, finding or search node after the cancel; the box killed from outside), not the clock.
 PURPLE_WAIT_S = 3600.0  # the purple timeout of a battle cancelled while the agent hangs: only the cancel ends it
+REVIEW_WAIT_S = 3600.0  # the review timeout (--llm-timeout, its largest) of a battle whose review is held
 
 SLEEPER = {  # its import never returns: the hidden suite waits on it until the box is killed
     "sourceCode": "import time\n\ntime.sleep(600)\n\n\nclass RateLimiter:\n    pass\n",
@@ -85,6 +88,52 @@ def hanging_purple() -> Iterator[str]:
         for conn in held:
             conn.close()
         listener.close()
+
+
+class HeldReview:
+    """What ``held_review`` yields: the endpoint's URL, and ``release`` to let its held requests be answered."""
+
+    def __init__(self, url: str, release: threading.Event) -> None:
+        self.url = url
+        self.release = release
+
+
+@contextlib.contextmanager
+def held_review() -> Iterator[HeldReview]:
+    """An OpenAI-compatible ``/chat/completions`` endpoint (``--llm-base-url``) that holds every request until
+    ``release`` is set (at the latest when the block ends), then answers "no adjustment".
+
+    Scoring asks the review last and cannot end without its reply (a timeout counts as one: give the battle
+    ``REVIEW_WAIT_S``), so a battle reviewed here is still scoring until the test releases it.
+    """
+    release = threading.Event()
+    reply = json.dumps({"choices": [{"message": {
+        "content": json.dumps({"rationale": 0, "architecture": 0, "logic": 0})}}]}).encode()
+
+    class Held(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            release.wait(HANG_GUARD_S)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: no access log on the test output
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Held)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True, name="held-review")
+    thread.start()
+    try:
+        yield HeldReview(f"http://127.0.0.1:{server.server_address[1]}/v1", release)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 @contextlib.contextmanager

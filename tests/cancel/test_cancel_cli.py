@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from cancel_helpers import HANG_GUARD_S, PURPLE_WAIT_S, hanging_purple, make_home
+from cancel_helpers import HANG_GUARD_S, PURPLE_WAIT_S, REVIEW_WAIT_S, hanging_purple, held_review, make_home
 
 from ledger import Ledger
 from logomesh.purple.mock import MockResponses, mock_app_factory
@@ -44,13 +44,23 @@ class Battle:
     def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
         while not any(text in line for line in self.lines):
-            assert self.proc.poll() is None, f"the battle ended before {text!r}: {self.lines}"
+            if self.proc.poll() is not None:  # it may have written ``text`` just before ending: read it all
+                self._reader.join(timeout=5)
+                assert any(text in line for line in self.lines), f"the battle ended before {text!r}: {self.lines}"
+                return
             assert time.monotonic() < deadline, f"no {text!r} on stderr: {self.lines}"
             time.sleep(0.05)
 
     def interrupt(self) -> int:
         """Send SIGINT; the exit code (a process still running after ``HANG_GUARD_S`` fails the test)."""
+        self.ctrl_c()
+        return self.exit_code()
+
+    def ctrl_c(self) -> None:
         self.proc.send_signal(signal.SIGINT)
+
+    def exit_code(self) -> int:
+        """The exit code, once the process ends (one still running after ``HANG_GUARD_S`` fails the test)."""
         code = self.proc.wait(timeout=HANG_GUARD_S)
         self._reader.join(timeout=5)
         return code
@@ -138,12 +148,22 @@ def test_ctrl_c_during_the_red_search_kills_the_box(tmp_path: Path) -> None:
 
 @pytest.mark.bwrap
 def test_ctrl_c_while_scoring_exits_cleanly(tmp_path: Path) -> None:
-    """Scoring is left to finish on its own thread; the process must still exit 130, not abort in the model."""
+    """Scoring is left to finish on its own thread; the process must still exit 130, not abort in the model.
+
+    The Ctrl-C goes as scoring starts (a fresh process loads the encoder then). Scoring ends with the LLM
+    review (``--llm-base-url``), which the test holds until the battle has said it is cancelled: however late
+    the signal lands on a loaded machine, scoring cannot have finished first. Then the abandoned scoring
+    thread gets its reply and ends, and the process with it.
+    """
     home = make_home(tmp_path)
     battle_id = "rate-limiter:good:cli-cancel"
-    with start_in_thread(mock_app_factory(MockResponses())) as purple, \
+    with held_review() as review, start_in_thread(mock_app_factory(MockResponses())) as purple, \
             battle("--task", "rate-limiter", "--purple", purple.url, "--battle-id", battle_id, "--sandbox", "bwrap",
-                   "--no-red", "--home", str(home)) as running:
-        running.wait_for("stage: scoring")  # a fresh process loads the encoder here: scoring lasts a while
-        code = running.interrupt()
+                   "--no-red", "--llm-base-url", review.url, "--llm-model", "held", "--llm-timeout",
+                   str(REVIEW_WAIT_S), "--home", str(home)) as running:
+        running.wait_for("stage: scoring")
+        running.ctrl_c()
+        running.wait_for("logomesh: battle cancelled at stage scoring")
+        review.release.set()  # the scoring thread, abandoned, may finish: the interpreter waits for it
+        code = running.exit_code()
     _assert_recorded_cancelled(home, battle_id, "scoring", code, running.lines)

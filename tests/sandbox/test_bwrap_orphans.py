@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -62,21 +63,40 @@ def test_cgroups_of_a_sigkilled_box_are_swept_by_the_next_box() -> None:
 
 
 def test_the_doctor_sweeps_too() -> None:
+    """The doctor runs in a cgroup of the test's own, where only it sweeps.
+
+    Every bubblewrap box sweeps its parent cgroup when it starts, so with the doctor in the shared one, a box
+    of another test worker (or of any logomesh on the host) could sweep these orphans first: they were gone,
+    and the doctor said nothing. A box sweeps only the direct children of its own cgroup that are named
+    ``logomesh-*``, so nothing but the doctor reaches orphans made one level below a ``doctor-test-*`` group.
+    """
     parents = cgroup._parents(cgroup.ROOT, cgroup._read_own_paths() or {})
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    made: list[Path] = []
+    if not parents:
+        pytest.skip("no cgroup parent on this host")
+    version = 2 if (cgroup.ROOT / "cgroup.controllers").is_file() else 1
+    private = cgroup.Cgroup([], version)
     for parent in parents:
-        directory = parent / cgroup.owned_name(int(dead.stdout))
+        directory = parent / f"doctor-test-{uuid.uuid4().hex[:8]}"
         try:
             directory.mkdir()
         except OSError:
+            private.remove()
             pytest.skip(f"no writable cgroup under {parent}")
-        made.append(directory)
-    if not made:
-        pytest.skip("no cgroup parent on this host")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    proc = subprocess.run([sys.executable, "-m", "logomesh", "sandbox", "doctor"], capture_output=True, text=True,
-                          timeout=300, env=env)
-    assert all(not d.exists() for d in made), proc.stderr
-    swept = re.search(r"removed (\d+) empty cgroup directories", proc.stderr)
-    assert swept is not None and int(swept.group(1)) >= len(made), proc.stderr  # others' orphans count too
+        private.dirs.append(directory)
+    made: list[Path] = []
+    try:
+        if subprocess.run(private.wrap(["true"]), capture_output=True).returncode != 0:
+            pytest.skip("this host does not let a process join a cgroup the test made")
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        for directory in private.dirs:
+            made.append(directory / cgroup.owned_name(int(dead.stdout)))
+            made[-1].mkdir()
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        proc = subprocess.run(private.wrap([sys.executable, "-m", "logomesh", "sandbox", "doctor"]),
+                              capture_output=True, text=True, timeout=300, env=env)
+        assert all(not d.exists() for d in made), proc.stderr
+        swept = re.search(r"removed (\d+) empty cgroup directories", proc.stderr)
+        assert swept is not None and int(swept.group(1)) == len(made), proc.stderr  # none but ours are in reach
+    finally:  # nothing sweeps a doctor-test-* group: whatever a failure left in it goes with it
+        cgroup.Cgroup([child for d in private.dirs for child in d.glob("logomesh-*")], version).remove()
+        private.remove()
