@@ -146,7 +146,11 @@ class Sandbox(Protocol):
         tests: Mapping[str, str],
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
-    ) -> SuiteRun: ...
+        interface: Collection[str] | None = None,
+    ) -> SuiteRun:
+        """The purple agent's ``tests`` against ``solution``, which they reach only over the wire; ``interface``:
+        the only names of the module they may read (``scoring.testing.task_interface``), else its public ones."""
+        ...
 
     def observe_suite(
         self,

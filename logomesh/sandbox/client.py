@@ -164,14 +164,18 @@ class HarnessClient:
         tests: Mapping[str, str],
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
+        interface: Collection[str] | None = None,
     ) -> SuiteRun:
-        """The purple agent's own tests, judged by the runner next to the submission (its own claims)."""
+        """The purple agent's own tests (its own claims), in a process of their own that reaches the code's only
+        over the wire; ``interface``: the only names of the module they may read."""
         names, problem = self._discover(tests)
         if problem is not None:
             return SuiteRun(outcomes=(), error=problem)
         started = time.monotonic()
         try:
             request = self._suite_request("suite", solution, tests, names, timeout_s)
+            if interface is not None:
+                request["interface"] = sorted(interface)
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
@@ -342,8 +346,9 @@ class HarnessRuns:
         tests: Mapping[str, str],
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
+        interface: Collection[str] | None = None,
     ) -> SuiteRun:
-        return self._harness.run_suite(solution, tests, timeout_s, on_output)
+        return self._harness.run_suite(solution, tests, timeout_s, on_output, interface)
 
     def observe_suite(
         self,

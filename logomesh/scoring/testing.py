@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from logomesh.scoring.config import ScoringConfig
+from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.tasks.module_check import defined_names
 
 if TYPE_CHECKING:
     from logomesh.sandbox import Sandbox, SuiteRun
@@ -94,15 +96,34 @@ def flawed_variants(task: TaskSpec) -> dict[str, str]:
     return out
 
 
+def task_interface(task: TaskSpec, variants: Mapping[str, str]) -> frozenset[str]:
+    """The names of the code's module the purple's tests may read, on the submission, the reference and every
+    variant alike: the task's entry point and the public names that the reference and every variant all bind at
+    module level (read from their text, never run).
+
+    A name bound by one and not another (a helper, a constant, ``annotations`` from ``__future__``) would tell
+    them apart without running them: a test asserting it exists would "catch" every variant that lacks it."""
+    names: set[str] | None = None
+    for source in (task.reference, *variants.values()):
+        try:
+            bound = {n for n in defined_names(parse(source)) if not n.startswith("_")}
+        except PARSE_ERRORS:
+            bound = set()
+        names = bound if names is None else names & bound
+    return frozenset((names or set()) | {task.entry_point})
+
+
 def run_mutants(
     box: Sandbox, task: TaskSpec, purple_tests: str, variants: Mapping[str, str] | None = None, timeout_s: float = 30.0
 ) -> MutantReport:
     """Run the purple tests against the task's reference, then every flawed variant, and judge them
-    (``judge_mutants``)."""
+    (``judge_mutants``). The tests read only the task's interface of each (``task_interface``)."""
     tests = {PURPLE_TEST_FILE: purple_tests}
-    on_reference = box.run_suite(task.reference, tests, timeout_s=timeout_s)
     chosen = variants if variants is not None else flawed_variants(task)
-    on_variants = {name: box.run_suite(source, tests, timeout_s=timeout_s) for name, source in sorted(chosen.items())}
+    interface = task_interface(task, chosen)
+    on_reference = box.run_suite(task.reference, tests, timeout_s=timeout_s, interface=interface)
+    on_variants = {name: box.run_suite(source, tests, timeout_s=timeout_s, interface=interface)
+                   for name, source in sorted(chosen.items())}
     return judge_mutants(on_reference, on_variants)
 
 

@@ -305,9 +305,10 @@ def test_the_server_hands_the_answerer_only_its_sockets() -> None:
     tests = next(n for n in ast.walk(functions["run_suite"]) if isinstance(n, ast.Assign)
                  and ast.unparse(n.targets[0]) == "tests" and isinstance(n.value, ast.Dict))
     assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files",
-                                                                                   "source"}
+                                                                                   "source", "interface"}
     pair = ast.unparse(functions["run_pair"])
-    assert "{key: value for key, value in tests.items() if key != 'source'}" in pair
+    assert "{key: value for key, value in tests.items() if key not in CODE_KEYS}" in pair
+    assert "CODE_KEYS = ('source', 'interface')" in ast.unparse(tree)
     spawned = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "spawn"]
     assert len(spawned) == 3  # the driver, an answerer and a script: no process runs code beside a channel

@@ -15,13 +15,15 @@ exists tells one implementation from another without running it.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from collections.abc import Iterator
 
 import pytest
 
-from logomesh.sandbox import Sandbox, open_sandbox
-from logomesh.scoring.testing import run_mutants
+from logomesh.sandbox import Sandbox, SuiteRun, open_sandbox
+from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, flawed_variants, judge_mutants, task_interface
 from logomesh.tasks import load_task
 
 
@@ -310,13 +312,25 @@ def test_threads():
 class TestGenerators(unittest.TestCase):
     def test_squares(self):
         self.assertEqual(list(solution.squares(4)), [0, 1, 4, 9])
+
+
+def test_star_import_gives_the_interface():
+    names = {}
+    exec("from solution import *", names)
+    assert sorted(n for n in names if not n.startswith("__")) == ["Account", "Overdrawn", "squares", "stamp", "time"]
+
+
+def test_a_name_outside_the_interface_is_refused():
+    assert not hasattr(solution, "threading")
 '''
 
 
 def test_honest_tests_run_as_they_would_beside_the_code(box: Sandbox) -> None:
-    """The control: what ordinary tests do works over the wire, so the blinding costs an honest test nothing."""
-    run = box.run_suite(HONEST_CODE, {"test_honest.py": HONEST_TESTS})
-    assert run.total == 6 and run.error is None
+    """The control: what ordinary tests do works over the wire and through the task's interface, so the
+    blinding costs an honest test nothing."""
+    interface = {"Account", "Overdrawn", "stamp", "squares", "time"}
+    run = box.run_suite(HONEST_CODE, {"test_honest.py": HONEST_TESTS}, interface=interface)
+    assert run.total == 8 and run.error is None
     assert [(o.name, o.reason) for o in run.outcomes if o.status != "passed"] == []
 
 
@@ -361,16 +375,57 @@ class Recognise(unittest.TestCase):
 '''
 
 
-def test_a_test_that_recognises_the_reference_catches_nothing(box: Sandbox) -> None:
-    """The attack: a test that passes on the reference's text alone. Out of reach, it errors on the reference,
-    a wrong claim that catches no variant; the task's own good tests, the control, catch variants."""
-    import hashlib
+NAMES_ONLY_THE_REFERENCE_BINDS = '''
 
+
+def test_the_reference_binds_these():
+    assert hasattr(solution, "annotations") and hasattr(solution, "Tuple")
+'''
+
+
+@pytest.fixture(scope="module")
+def fib_runs(box: Sandbox) -> tuple[SuiteRun, dict[str, SuiteRun]]:
+    """fib-recursive's reference and flawed variants, each run once with one test file holding both attacks
+    (``Recognise``, ``test_the_reference_binds_these``) and, as the control, the task's own good tests."""
     task = load_task("fib-recursive")
     digest = hashlib.sha256(task.reference.encode()).hexdigest()
-    report = run_mutants(box, task, RECOGNISER.format(digest=digest))
+    honest = json.loads((task.root / "submissions" / "good.json").read_text(encoding="utf-8"))["testCode"]
+    honest = honest.replace("if __name__ == \"__main__\":\n    unittest.main()\n", "")
+    tests = {PURPLE_TEST_FILE: RECOGNISER.format(digest=digest) + NAMES_ONLY_THE_REFERENCE_BINDS + honest}
+    variants = flawed_variants(task)
+    interface = task_interface(task, variants)  # as a battle reads it, from every variant
+    del variants["naive-exponential"]  # its tests time out: it would only make this slow
+    on_reference = box.run_suite(task.reference, tests, interface=interface)
+    return on_reference, {name: box.run_suite(source, tests, interface=interface) for name, source in variants.items()}
+
+
+def _judged(runs: tuple[SuiteRun, dict[str, SuiteRun]], prefix: str) -> MutantReport:
+    """``judge_mutants`` over the tests whose id starts with ``prefix`` only."""
+    def only(run: SuiteRun) -> SuiteRun:
+        return dataclasses.replace(run, outcomes=tuple(o for o in run.outcomes if o.name.startswith(prefix)))
+
+    on_reference, on_variants = runs
+    return judge_mutants(only(on_reference), {name: only(run) for name, run in on_variants.items()})
+
+
+def test_a_test_that_recognises_the_reference_catches_nothing(
+        fib_runs: tuple[SuiteRun, dict[str, SuiteRun]]) -> None:
+    """The attack: a test that passes on the reference's text alone. Out of reach, it errors on the reference,
+    a wrong claim that catches no variant."""
+    report = _judged(fib_runs, "test_submission.Recognise.")
     assert report.caught == () and report.total >= 3
     assert report.wrong == ("test_submission.Recognise.test_this_is_the_reference",)
-    honest = json.loads((task.root / "submissions" / "good.json").read_text(encoding="utf-8"))["testCode"]
-    control = run_mutants(box, task, honest)
-    assert len(control.caught) >= 2 and control.wrong == ()
+
+
+def test_a_test_that_asks_which_names_exist_catches_nothing(fib_runs: tuple[SuiteRun, dict[str, SuiteRun]]) -> None:
+    """fib-recursive's reference imports ``annotations`` and ``Tuple``, no variant does: a test asserting they
+    exist "caught" every variant. The tests read the task's interface only, names every one of them binds."""
+    report = _judged(fib_runs, "test_submission.test_the_reference_binds_these")
+    assert report.caught == () and report.total >= 3
+    assert report.wrong == ("test_submission.test_the_reference_binds_these",)
+
+
+def test_the_tasks_good_tests_still_catch_its_variants(fib_runs: tuple[SuiteRun, dict[str, SuiteRun]]) -> None:
+    """The control, in the same runs: honest tests pass on the reference and catch variants by behaviour."""
+    report = _judged(fib_runs, "test_submission.FibTest.")
+    assert len(report.caught) >= 2 and report.wrong == ()

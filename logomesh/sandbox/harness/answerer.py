@@ -19,7 +19,8 @@ It plays one of three parts, by its config:
   itself non-dumpable and says ``ready`` on its control socket before it
   loads anything, so the tests' process, started only then, can neither read
   its memory nor trace it. It serves that process *guarded* (``wire.Peer``):
-  public names only (``wire.public``), nothing but what the code defines
+  public names only (``wire.public``), of the module only the task's
+  ``interface`` (``Interface``), nothing but what the code defines
   (``wire.reachable``), no frames with an exception. So the tests learn what the code answers and
   nothing of the code itself: a test that would recognise the reference by
   its text or its bytecode (and so "catch" every variant) has nothing to read.
@@ -55,7 +56,8 @@ def run(config: dict[str, Any]) -> None:
         if not wire["non_dumpable"]():
             exit_now(3)  # the tests' process could read the code: the server never starts it
         control.send(b"ready")
-        actions = _from_source(str(config["source"]))
+        interface = config.get("interface")
+        actions = _from_source(str(config["source"]), None if interface is None else frozenset(interface))
     elif "runner" in config:
         _import_through(wire, socket.socket(fileno=int(config["code"])))
         runner: dict[str, Any] = {"__name__": "runner"}
@@ -104,9 +106,41 @@ def _from_folder(sol_dir: str) -> dict[str, Callable[[], Any]]:
     return {"import": lambda: __import__("solution"), "reload": reload}
 
 
-def _from_source(source: str) -> dict[str, Callable[[], Any]]:
+class Interface:
+    """The code's module as the purple's tests see it: the task's interface (``names``), read and written
+    through to the module, and nothing else; iterating it gives the names (``from solution import *``)."""
+
+    __slots__ = ("_module", "_names")
+
+    def __init__(self, module: types.ModuleType, names: frozenset[str]) -> None:
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_names", names)
+
+    def _checked(self, name: str) -> str:
+        if name not in self._names:
+            raise AttributeError(f"module 'solution' has no attribute {name!r} in the task's interface")
+        return name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, self._checked(name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._module, self._checked(name), value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._module, self._checked(name))
+
+    def __iter__(self) -> Any:
+        return iter(sorted(n for n in self._names if hasattr(self._module, n)))
+
+
+def _from_source(source: str, interface: frozenset[str] | None) -> dict[str, Callable[[], Any]]:
     """``solution`` made from ``source`` when first asked for (a failed import raises again when asked again,
-    as Python's own import does); ``reload`` runs it again in the same module."""
+    as Python's own import does); ``reload`` runs it again in the same module. With an ``interface``, what
+    crosses is the module seen through it (``Interface``)."""
+
+    def seen(module: types.ModuleType) -> Any:
+        return module if interface is None else Interface(module, interface)
 
     def run_in(module: types.ModuleType) -> types.ModuleType:
         sys.modules["solution"] = module
@@ -129,7 +163,7 @@ def _from_source(source: str) -> dict[str, Callable[[], Any]]:
         module = sys.modules.get("solution")
         return load() if module is None else run_in(module)
 
-    return {"import": load, "reload": reload}
+    return {"import": lambda: seen(load()), "reload": lambda: seen(reload())}
 
 
 def _import_through(wire: dict[str, Any], code_control: socket.socket) -> None:

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+CODE_KEYS = ("source", "interface")  # what only the code's process of a suite run gets, never the tests' process
 RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
 MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64); deeper is malformed
 # How the driver and the answerer start: neutral lines that read a config on stdin and run its ``program`` in a
@@ -628,8 +629,10 @@ class Server:
                                 seed=int(request.get("seed", 0)))
         else:
             child_config.update(suite=True)
+            interface = request.get("interface")
             tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files,
-                     "source": str(request["solution"])}
+                     "source": str(request["solution"]),
+                     "interface": [str(n) for n in interface] if isinstance(interface, list) else None}
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
@@ -688,8 +691,9 @@ class Server:
                 if tests is None:
                     pids.append(self.start_answerer(sol_dir, {"sol_dir": sol_dir}, (theirs,), pipes))
                 else:
-                    code_pid, code_end = self.start_code(tests["source"], sol_dir, pipes, deadline)
-                    config = {key: value for key, value in tests.items() if key != "source"}
+                    code = {key: tests[key] for key in CODE_KEYS}
+                    code_pid, code_end = self.start_code(code, sol_dir, pipes, deadline)
+                    config = {key: value for key, value in tests.items() if key not in CODE_KEYS}
                     config.update(code=code_end.fileno(), sol_dir=sol_dir)
                     pids.append(self.start_answerer(sol_dir, config, (theirs, code_end), pipes))
                     pids.append(code_pid)  # last: the code's process, whose end and CPU time a test's record names
@@ -752,12 +756,13 @@ class Server:
         pipes.add_output(out_r, err_r)
         return pid
 
-    def start_code(self, source: str, cwd: str, pipes: Pipes, deadline: float) -> tuple[int, socket.socket]:
-        """The process of the code the purple's tests run against, and the end of its control socket for the
-        tests' process. The tests' process starts only once this one said it is non-dumpable; if it never does,
-        it is killed, and the tests find it gone."""
+    def start_code(self, code: dict[str, Any], cwd: str, pipes: Pipes, deadline: float) -> tuple[int, socket.socket]:
+        """The process of the code the purple's tests run against (``code``: its ``source`` and the
+        ``interface`` the tests may read), and the end of its control socket for the tests' process. The
+        tests' process starts only once this one said it is non-dumpable; if it never does, it is killed, and
+        the tests find it gone."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = self.start_answerer(cwd, {"source": source}, (ours,), pipes)
+        pid = self.start_answerer(cwd, code, (ours,), pipes)
         ours.close()
         theirs.settimeout(max(0.001, deadline - time.monotonic()))
         try:

@@ -914,6 +914,11 @@ class RemoteModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         remote = self.__dict__.get("_lm_remote")
+        if remote is not None and name == "__all__":  # ``from solution import *``: the names the answerer lists
+            try:
+                return [n for n in remote if _type(n) is str and not n.startswith("_")]
+            except Exception:
+                raise AttributeError(name) from None
         if remote is None or name.startswith("__"):
             raise AttributeError(name)
         return getattr(remote, name)
