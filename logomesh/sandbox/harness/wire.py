@@ -42,12 +42,21 @@ answerer's n-th object; ``["a", n, [names]]`` the first time, with the
 methods its class defines) or ``["d", n]`` (the driver's), and the other
 side holds a ``Proxy`` that turns attribute reads, calls and the common
 special methods into requests. ``["m", n, name]`` is the answerer's object
-n's bound method ``name``. A side refuses requests about its own objects
+n's bound method ``name``. An exception class of the code crosses as
+``["exc", n, name, base]`` and the asking side makes a local class of that
+name deriving from the builtin ``base`` (``Peer._mirror``); a ``raise`` of
+one of its instances names it in the reply's target, so ``except`` and
+``pytest.raises`` catch the code's own classes. A side refuses requests about its own objects
 that its ``allowed`` check refuses (the driver serves only calls, public
 attributes and ``SPECIAL``: nothing of the judge is reachable through a
 callback). Anything malformed (size, depth, tag, unknown object) breaks the
 connection: the waiting side raises ``Lost``, which a driver records as a
 failed test.
+
+A *guarded* answerer (the code of a run of the purple's own tests, whose asking
+side is untrusted: ``answerer.py``) serves public names only (``public``),
+hands out nothing but what the code defines (``reachable``) and sends an
+exception's message without its frames.
 """
 
 from __future__ import annotations
