@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
+MODEL = "stateful-model"  # the family that judges serial call sequences against the task's model
 RACE = "race"  # the race family's name: its finding also tells A that a required lock did not exclude
 
 EVIDENCE_INPUT = "red_evidence"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from logomesh import untrusted
-from logomesh.findings import Finding
+from logomesh.findings import MODEL, Finding
 from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
@@ -138,6 +138,7 @@ class RedProblem:
             return Evaluation(0.0, harness_error=True)
         judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         if any(v.needs_clean_control for v, _ in judged) and not self.serially_right(leaf, seed):
+            self.note_serial_divergence(leaf, seed, path)
             leaf = self.without_model(leaf)
             judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
@@ -175,6 +176,39 @@ class RedProblem:
                                                                             for t in control.trials)
             self.serial[pair] = not answered or all(_control_ok(leaf.family, leaf.variant, t) for t in control.trials)
         return self.serial.get(pair, True)
+
+    def note_serial_divergence(self, leaf: Leaf, seed: int, path: Path) -> None:
+        """Code that answered a probe's benign control (its calls made one at a time, unperturbed) as no serial
+        run of the reference does diverges from the task's model without any concurrency: a medium
+        stateful-model finding, once per entry, when a second run of the control answers so too. Never a race
+        (A reads a race as a lock that did not exclude); and never silence: dropping the model alone (below) let
+        code that recognised the control switch the concurrency check off."""
+        control = leaf.variant.control
+        if control is None or (leaf.entry, MODEL) in self.done_pairs:
+            return
+        self.done_pairs.add((leaf.entry, MODEL))
+        again = self._run(control, seed + 2 * 104729)
+        wrong = [t for t in again.trials if t.status in ANSWERED and not _control_ok(leaf.family, leaf.variant, t)]
+        if again.harness_error or not wrong:
+            self.done_pairs.discard((leaf.entry, MODEL))  # not reproduced: the stateful family may still judge
+            return
+        as_control = Leaf(leaf.entry, leaf.family, replace(leaf.variant, spec=control))
+        observation = self.judge(as_control, again, wrong[0]).observation or "answers correct code does not give"
+        finding = Finding(
+            family=MODEL,
+            severity="medium",
+            cwe="CWE-840",
+            summary=f"{leaf.entry}: {MODEL} (the {leaf.family.name} probe's serial control)",
+            reproducer=f"the {leaf.family.name} probe's benign control: its calls made one at a time by one "
+                       "caller, unperturbed, answered as no serial run of the reference answers",
+            confirmations=2,
+            attempts=2,
+            evidence=observation[:200],
+        )
+        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
+        self.findings.append(confirmed)
+        if self.on_finding is not None:
+            self.on_finding(confirmed, path)
 
     def without_model(self, leaf: Leaf) -> Leaf:
         """``leaf``, and every leaf of its entry and family, with no model to replay its calls on: the code's

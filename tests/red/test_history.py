@@ -270,7 +270,13 @@ def test_an_unexplained_history_is_a_race_only_where_the_serial_control_is_expla
     is wrong without any race, and the race family leaves it to the families that judge serial behaviour."""
     report = run_attack(RATE, RATE.reference, RaceRunner(serial_wrong), BattleContext(seed=3), budget_s=20)
     races = [f for f in report.findings if f.family == "race"]
-    if serial_wrong:
+    serial = [f for f in report.findings if f.family == "stateful-model"]
+    if serial_wrong:  # wrong without concurrency: said so once, as a divergence from the model, never dropped
         assert races == []
+        assert [(f.severity, f.cwe, f.summary) for f in serial] == [
+            ("medium", "CWE-840", "RateLimiter: stateful-model (the race probe's serial control)")]
+        assert serial[0].evidence == "9 grants for one key at one clock reading; the limit is 10"  # the control's
+        assert serial[0].confirmations == 2
     else:
         assert len(races) == 1 and races[0].cwe == "CWE-362" and "not linearizable" in races[0].evidence
+        assert serial == []

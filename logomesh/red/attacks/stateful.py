@@ -9,6 +9,7 @@ is the finding, with the call sequence that led to it.
 from __future__ import annotations
 
 from logomesh import untrusted
+from logomesh.findings import MODEL
 from logomesh.red.attacks.base import DIED, MISS, Family, Variant, Verdict, with_args
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import TASK_MODULE, ProbeSpec, Trial
@@ -17,7 +18,7 @@ SEEDS = 3
 
 
 class StatefulFamily(Family):
-    name = "stateful-model"
+    name = MODEL
     cwe = "CWE-840"
     severity = "medium"
     rationale = ("medium: ordinary call sequences break the contract's business rule (wrong eviction, "
