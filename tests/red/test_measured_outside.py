@@ -2,8 +2,10 @@
 
 The growth and timing probes run as drivers (``red/driven.py``): the code
 answers in a process of its own, whose memory (``/proc/<pid>/smaps_rollup``)
-and CPU time (``/proc/<pid>/stat``) the judge's process reads. So memory the
-code keeps where tracemalloc cannot see (anonymous ``mmap``) counts, and what
+and CPU time (``/proc/<pid>/stat``) the judge's process reads, with every
+process the code forked and the files on the box's tmpfs. So memory the
+code keeps where tracemalloc cannot see (anonymous ``mmap``, a file in
+``/tmp``, a child process) counts, and what
 the code does to its own interpreter's instruments (``tracemalloc.stop()``, a
 rewritten ``time.process_time``, an ignored SIGPROF) changes nothing. Each
 hostile submission sits beside its honest control.
@@ -161,6 +163,48 @@ def test_a_journal_in_anonymous_mmap_is_found_and_a_bounded_ring_is_not(box: San
     report = attack(task, MMAP_JOURNAL, box, BattleContext(seed=0), budget_s=3.0)
     found = [f for f in report.findings if f.family == "resource-growth"]
     assert len(found) == 1 and found[0].severity == "medium" and found[0].cwe == "CWE-770"
+
+
+def _with_note(body: str, init: str, prelude: str) -> str:
+    """The honest LRU, noting every put with ``body`` (state made in ``__init__`` by ``init``)."""
+    return prelude + LRU.replace("        pass\n", body).replace(
+        "        self._lock = threading.Lock()\n", "        self._lock = threading.Lock()\n" + init)
+
+
+# A journal of every put appended to a file in the box's tmpfs (TMPDIR): no process's pages hold it.
+FILE_JOURNAL = _with_note("        self._file.write(repr((key, value)).encode()[:128].ljust(128))\n",
+                          "        self._file = tempfile.TemporaryFile(buffering=0)\n", "import tempfile\n")
+# The honest control: the same records in a file of fixed size, overwritten in turn.
+FILE_RING = _with_note(
+    "        self._file.seek(self._at)\n"
+    "        self._file.write(repr((key, value)).encode()[:128].ljust(128))\n"
+    "        self._at = (self._at + 128) % (1 << 16)\n",
+    "        self._file = tempfile.TemporaryFile(buffering=0)\n        self._at = 0\n", "import tempfile\n")
+# A journal kept by a child process the code forks, fed through a pipe.
+CHILD_JOURNAL = _with_note(
+    "        if self._pipe is None:\n"
+    "            read, self._pipe = os.pipe()\n"
+    "            if os.fork() == 0:\n"
+    "                kept = []\n"
+    "                while True:\n"
+    "                    kept.append(os.read(read, 1 << 16) + b'')\n"
+    "        os.write(self._pipe, repr((key, value)).encode()[:128].ljust(128))\n",
+    "        self._pipe = None\n", "import os\n")
+
+
+@pytest.mark.parametrize(("journal", "bounded"), [(FILE_JOURNAL, FILE_RING), (CHILD_JOURNAL, LRU)],
+                         ids=["tmpfs-file", "child-process"])
+def test_a_journal_outside_the_codes_pages_is_found_and_its_control_is_not(
+        box: Sandbox, journal: str, bounded: str) -> None:
+    """Memory kept in a file on the box's tmpfs, or by a process the code forked, is the code's: read from the
+    kernel (``tmpfs_bytes``; every process that is not the judge's), beside the same code keeping it bounded."""
+    task = load_task("lru-cache")
+    family = GrowthFamily()
+    variant, control = growth_trial(box, task, bounded)
+    assert not family.judge(variant, control).hit, retained(control)
+    variant, kept = growth_trial(box, task, journal)
+    assert family.judge(variant, kept).hit, retained(kept)
+    assert retained(kept)[-1] >= 8000 * 128 * 0.9
 
 
 @pytest.mark.slow  # full tier: the mmap journal case keeps the principle in the fast tier

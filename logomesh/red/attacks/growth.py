@@ -5,8 +5,10 @@ in its red.py; ``docs/tasks.md``): ``size`` operations whose state the
 contract lets the artifact drop. Retained memory is measured at two sizes,
 from outside the code's process: the probe runs as a driver and reads the
 code's processes' ``Pss_Anon + Pss_Shmem`` from the kernel before and after
-``grow(size)`` (``probes/library.py::memory_of``), so memory kept in
-anonymous ``mmap`` counts, and stopping tracemalloc changes nothing.
+``grow(size)`` (``probes/library.py::memory_of``), and the bytes in use on the
+box's tmpfs mounts (``tmpfs_bytes``), so memory kept in anonymous ``mmap``, in
+a forked child or in a file under ``/tmp`` counts, and stopping tracemalloc
+changes nothing.
 
 The answerer cannot be made to collect garbage and keeps its freed heap, so a
 correct implementation reads a little, in pages: at n=8000 at most 116 kB

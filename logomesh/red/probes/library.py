@@ -157,9 +157,32 @@ def cpu_of(pid: int) -> float:
 
 
 def code_memory(code: Any) -> int | None:
-    """Memory of all the code's processes (``memory_of``); None if one may not be read."""
+    """Memory the code holds: that of all its processes (``memory_of``) and the files on the box's in-memory
+    filesystems (``tmpfs_bytes``); None if a process's memory may not be read."""
     readings = [memory_of(pid) for pid in code.pids()]
-    return None if any(r is None for r in readings) else sum(r for r in readings if r is not None)
+    if any(r is None for r in readings):
+        return None
+    return sum(r for r in readings if r is not None) + tmpfs_bytes()
+
+
+def tmpfs_bytes() -> int:
+    """Bytes in use on the box's writable tmpfs mounts (the work folder, ``/tmp``, ``/dev/shm``), read with
+    ``statvfs``: a journal the code appends to a file there is memory that no process's pages show. The judge
+    writes nothing there while a probe runs, so a difference between two readings is the code's."""
+    total, seen = 0, set()
+    for line in (_proc_text("/proc/self/mounts") or "").splitlines():
+        fields = line.split()
+        if len(fields) < 4 or fields[2] != "tmpfs" or "rw" not in fields[3].split(","):
+            continue
+        mount = fields[1].replace("\\040", " ")
+        try:
+            device, usage = os.stat(mount).st_dev, os.statvfs(mount)
+        except OSError:
+            continue
+        if device not in seen:  # one filesystem mounted twice counts once
+            seen.add(device)
+            total += (usage.f_blocks - usage.f_bfree) * usage.f_frsize
+    return total
 
 
 def code_cpu(code: Any) -> float:
