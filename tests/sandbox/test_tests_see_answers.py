@@ -174,6 +174,12 @@ def test_a_frame_is_never_handed_out():
     assert list(gen) == [0, 1, 2]
 
 
+def test_star_import_gives_what_may_be_reached():
+    names = {}
+    exec("from solution import *", names)
+    assert sorted(n for n in names if not n.startswith("__")) == ["Store", "add", "counting", "numbers"]
+
+
 def test_a_private_name_is_refused_on_an_instance_too():
     store = solution.Store()
     with pytest.raises(AttributeError):
@@ -225,7 +231,7 @@ def test_the_tests_reach_only_what_the_code_defines(box: Sandbox) -> None:
     """Modules, functions of other modules, frames, code objects and the interpreter's own names are refused,
     whatever the code imported; its own objects answer as they would in the tests' process."""
     run = box.run_suite(REACHED_CODE, {"test_reach.py": REACH})
-    assert run.total == 4 and run.error is None  # a parametrized test is one test id, all its cases passing
+    assert run.total == 5 and run.error is None  # a parametrized test is one test id, all its cases passing
     assert [(o.name, o.reason) for o in run.outcomes if o.status != "passed"] == []
 
 

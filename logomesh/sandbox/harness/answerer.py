@@ -57,7 +57,8 @@ def run(config: dict[str, Any]) -> None:
             exit_now(3)  # the tests' process could read the code: the server never starts it
         control.send(b"ready")
         interface = config.get("interface")
-        actions = _from_source(str(config["source"]), None if interface is None else frozenset(interface))
+        actions = _from_source(str(config["source"]), None if interface is None else frozenset(interface),
+                               wire["reachable"])
     elif "runner" in config:
         _import_through(wire, socket.socket(fileno=int(config["code"])))
         runner: dict[str, Any] = {"__name__": "runner"}
@@ -107,17 +108,20 @@ def _from_folder(sol_dir: str) -> dict[str, Callable[[], Any]]:
 
 
 class Interface:
-    """The code's module as the purple's tests see it: the task's interface (``names``), read and written
-    through to the module, and nothing else; iterating it gives the names (``from solution import *``)."""
+    """The code's module as the purple's tests see it: the task's interface (``names``; without one, the public
+    names), read and written through to the module, and nothing else. Iterating it gives the names a test's
+    ``from solution import *`` takes: those the module has, whose values the tests may reach (``reachable``)."""
 
-    __slots__ = ("_module", "_names")
+    __slots__ = ("_module", "_names", "_reachable")
 
-    def __init__(self, module: types.ModuleType, names: frozenset[str]) -> None:
+    def __init__(self, module: types.ModuleType, names: frozenset[str] | None,
+                 reachable: Callable[[Any], bool]) -> None:
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_names", names)
+        object.__setattr__(self, "_reachable", reachable)
 
     def _checked(self, name: str) -> str:
-        if name not in self._names:
+        if self._names is not None and name not in self._names:
             raise AttributeError(f"module 'solution' has no attribute {name!r} in the task's interface")
         return name
 
@@ -131,16 +135,20 @@ class Interface:
         delattr(self._module, self._checked(name))
 
     def __iter__(self) -> Any:
-        return iter(sorted(n for n in self._names if hasattr(self._module, n)))
+        module = vars(self._module)
+        names = self._names if self._names is not None else module.get("__all__", module)
+        return iter(sorted(n for n in names if type(n) is str and not n.startswith("_") and n in module
+                           and self._reachable(module[n])))
 
 
-def _from_source(source: str, interface: frozenset[str] | None) -> dict[str, Callable[[], Any]]:
+def _from_source(source: str, interface: frozenset[str] | None,
+                 reachable: Callable[[Any], bool]) -> dict[str, Callable[[], Any]]:
     """``solution`` made from ``source`` when first asked for (a failed import raises again when asked again,
-    as Python's own import does); ``reload`` runs it again in the same module. With an ``interface``, what
-    crosses is the module seen through it (``Interface``)."""
+    as Python's own import does); ``reload`` runs it again in the same module. What crosses is the module seen
+    through the ``interface`` (``Interface``)."""
 
     def seen(module: types.ModuleType) -> Any:
-        return module if interface is None else Interface(module, interface)
+        return Interface(module, interface, reachable)
 
     def run_in(module: types.ModuleType) -> types.ModuleType:
         sys.modules["solution"] = module
