@@ -32,7 +32,7 @@ from logomesh.campaign.executor import (
 )
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import PlayFn, play_job
-from logomesh.sandbox.docker import remove_orphans
+from logomesh.sandbox.choose import sweep_orphans
 
 STOP_GRACE_S = 20.0
 
@@ -175,6 +175,5 @@ class LocalExecutor:
         self._sweep()  # the sandboxes of workers that were killed, not stopped
 
     def _sweep(self) -> None:
-        """Remove orphaned Docker sandboxes; a bubblewrap box dies with its worker, so there is none."""
-        if self.settings.sandbox != "bwrap":
-            remove_orphans()
+        """Remove what killed sandboxes left (Docker containers; a bubblewrap box dies with its worker, so none)."""
+        sweep_orphans(self.settings.sandbox)

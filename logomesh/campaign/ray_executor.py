@@ -30,7 +30,7 @@ from logomesh.campaign.executor import (
 )
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import JobDone, PlayFn, play_job
-from logomesh.sandbox.docker import remove_orphans
+from logomesh.sandbox.choose import sweep_orphans
 
 INTERRUPT_POLL_S = 0.2  # how often a wait for Ray tasks looks whether the campaign was interrupted
 
@@ -212,9 +212,8 @@ class RayExecutor:
             self._sweep()
 
     def _sweep(self) -> None:
-        """Remove the Docker sandboxes of this host whose battle died with its Ray worker or node."""
-        if self.settings.sandbox != "bwrap":
-            remove_orphans()
+        """Remove the sandboxes of this host whose battle died with its Ray worker or node (Docker containers)."""
+        sweep_orphans(self.settings.sandbox)
 
     def _collect(
         self, ray: Any, ref: Any, job: BattleJob, queue: deque[BattleJob]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
-from logomesh.sandbox.choose import KINDS
+from logomesh.sandbox.choose import kinds
 
 HomeOption = Annotated[
     Path | None,
@@ -51,20 +51,26 @@ def check_battle_id(value: str | None) -> None:
 
 
 class OneOf:
-    """A choice among fixed words as a typer ``parser``: anything else is the one-line usage error (exit 2)."""
+    """A choice among words as a typer ``parser``: anything else is the one-line usage error (exit 2).
+    ``choices`` is the words, or a function giving them when a value is parsed (a registry's names)."""
 
-    def __init__(self, option: str, choices: Sequence[str]) -> None:
+    def __init__(self, option: str, choices: Sequence[str] | Callable[[], Sequence[str]]) -> None:
         self.option = option
-        self.choices = tuple(choices)
+        self._choices = choices
         self.metavar = "[" + "|".join(self.choices) + "]"
 
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._choices() if callable(self._choices) else self._choices)
+
     def __call__(self, value: str) -> str:
-        if value in self.choices:
+        choices = self.choices
+        if value in choices:
             return value
-        fail(f"{self.option} must be one of {', '.join(self.choices)}, not {value!r}", EXIT_USAGE)
+        fail(f"{self.option} must be one of {', '.join(choices)}, not {value!r}", EXIT_USAGE)
 
 
-SANDBOX_CHOICE = OneOf("--sandbox", KINDS)
+SANDBOX_CHOICE = OneOf("--sandbox", kinds)
 SandboxOption = Annotated[
     str, typer.Option("--sandbox", parser=SANDBOX_CHOICE, metavar=SANDBOX_CHOICE.metavar,
                       help="auto (Docker, else bubblewrap), docker or bwrap.")

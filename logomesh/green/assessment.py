@@ -20,7 +20,7 @@ from ledger.dbom import check_battle_id
 from logomesh.battle.request import SEED_LIMIT
 from logomesh.purple.a2a_parse import texts_to_try
 from logomesh.purple.agent_url import agent_url_problem
-from logomesh.sandbox.choose import KINDS
+from logomesh.sandbox.choose import kinds
 from logomesh.scoring.config import LlmConfig
 from logomesh.tasks import TaskError, load_task
 
@@ -147,7 +147,7 @@ def parse_assessment(texts: Sequence[str], datas: Sequence[Any], tasks_dir: Path
         battle_id=battle_id,
         red=red,
         red_budget_s=_budget(config),
-        sandbox=_choice(config, "sandbox", KINDS, "auto") or "auto",
+        sandbox=_choice(config, "sandbox", kinds(), "auto") or "auto",
         protocol=_choice(config, "protocol", PROTOCOLS, None),
         review_llm=_review_llm(config),
     )

@@ -17,11 +17,10 @@ from logomesh.sandbox.base import (
     TestOutcome,
     TestStatus,
 )
-from logomesh.sandbox.choose import KINDS, open_sandbox
+from logomesh.sandbox.choose import kinds, open_sandbox
 
 __all__ = [
     "DEFAULT_LIMITS",
-    "KINDS",
     "Limits",
     "Observed",
     "ObservedSuite",
@@ -32,5 +31,6 @@ __all__ = [
     "SuiteRun",
     "TestOutcome",
     "TestStatus",
+    "kinds",
     "open_sandbox",
 ]

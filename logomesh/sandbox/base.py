@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
 ObservedStatus = Literal["observed", "error", "timeout", "crashed"]
-Backend = Literal["docker", "bwrap"]
+Backend = str  # a registered backend's name (``choose.BACKENDS``): "docker", "bwrap", …
 OutputSink = Callable[[str, str, str], None]  # (origin, "stdout"|"stderr", text)
 
 

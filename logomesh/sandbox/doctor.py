@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from logomesh.sandbox.base import DEFAULT_LIMITS, Limits, SandboxUnavailable
-from logomesh.sandbox.choose import open_sandbox
+from logomesh.sandbox.choose import BACKENDS, open_sandbox
 
 PROBE_TESTS = {
     "test_probe.py": (
@@ -48,4 +48,4 @@ def check_backend(kind: str, limits: Limits = DEFAULT_LIMITS) -> BackendReport:
 
 
 def check_all(limits: Limits = DEFAULT_LIMITS) -> list[BackendReport]:
-    return [check_backend(kind, limits) for kind in ("docker", "bwrap")]
+    return [check_backend(kind, limits) for kind in BACKENDS]

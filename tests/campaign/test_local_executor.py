@@ -194,7 +194,7 @@ def test_only_a_campaign_that_may_use_docker_sweeps_docker_for_orphans(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str, sweeps: int
 ) -> None:
     calls: list[int] = []
-    monkeypatch.setattr("logomesh.campaign.local.remove_orphans", lambda: calls.append(1) or 0)
+    monkeypatch.setattr("logomesh.sandbox.docker.remove_orphans", lambda: calls.append(1) or 0)
     plan = new_plan(parse_agents([], ["good"]), ("rate-limiter",), 1, 3, Settings(red=False, sandbox=sandbox),
                     campaign_id="sweep-test")
     progress = _run(plan, tmp_path, campaign_fakes.quick_play, workers=1)
