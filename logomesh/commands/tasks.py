@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="The task library (docs/tasks.md).", no_args_is_help=True)
 
-IMPORT_SOURCES = ("humaneval",)
-
-
 @app.command("list")
 def list_tasks(tasks_dir: TasksDirOption = None, as_json: JsonOption = False) -> None:
     """List the tasks in the library."""
@@ -188,14 +185,16 @@ def import_tasks(
     as_json: JsonOption = False,
 ) -> None:
     """Build a task library from a benchmark (docs/tasks.md, "HumanEval as a library")."""
-    if source not in IMPORT_SOURCES:
-        fail(f"unknown benchmark {source!r} (known: {', '.join(IMPORT_SOURCES)})", EXIT_USAGE)
-    from logomesh.tasks.importers.humaneval import ImportProblem, import_humaneval
+    from logomesh.tasks.importers import ImportProblem, find_importer
 
+    try:
+        importer = find_importer(source)
+    except ImportProblem as exc:
+        fail(str(exc), EXIT_USAGE)
     if into.exists() and not into.is_dir():
         fail(f"--into {into}: not a folder", EXIT_USAGE)
     try:
-        report = import_humaneval(into)
+        report = importer(into)
     except ImportProblem as exc:
         fail(str(exc))
     except OSError as exc:

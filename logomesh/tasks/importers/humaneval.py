@@ -15,11 +15,11 @@ import ast
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from logomesh.syntax import parse
+from logomesh.tasks.importers import ImportProblem, ImportReport
 from logomesh.tasks.importers.check_drivers import CheckError, Drivers, build
 from logomesh.tasks.importers.humaneval_contracts import CONTRACTS, contract_table
 from logomesh.tasks.importers.inferred_contracts import inferred_contract
@@ -60,26 +60,6 @@ SOFTWARE.
 BANNED_IMPORTS = ("socket", "subprocess", "ctypes", "multiprocessing")
 BANNED_CALLS = ("eval", "exec", "compile", "__import__")
 SURFACE = ("input-validation", "boundary", "resource-exhaustion")
-
-
-class ImportProblem(ValueError):
-    """The benchmark cannot be imported (package missing, a problem that does not transform)."""
-
-
-@dataclass
-class ImportReport:
-    tasks: list[str] = field(default_factory=list)  # task ids written
-    drivers: int = 0  # hidden test functions in all
-    expected_survivors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> names still bound
-    literal_survivors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of those, bound to literals
-    looser: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> how its check accepted more
-    contracts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # task -> what its [contract] states
-    inferred: dict[str, str] = field(default_factory=dict)  # task -> the precondition inferred from its tests
-
-    def as_json(self) -> dict[str, Any]:
-        return {"tasks": len(self.tasks), "drivers": self.drivers,
-                "expected_survivors": self.expected_survivors, "literal_survivors": self.literal_survivors,
-                "looser": self.looser, "contracts": self.contracts, "inferred": self.inferred}
 
 
 def read() -> list[dict[str, Any]]:
