@@ -113,9 +113,9 @@ class RedReport:
         }
 
     def to_json(self) -> dict[str, Any]:
-        from logomesh.red.attacks import FAMILIES
+        from logomesh.red.attacks import families
 
-        rationale = {f.name: f.rationale for f in FAMILIES if any(x.family == f.name for x in self.findings)}
+        rationale = {f.name: f.rationale for f in families() if any(x.family == f.name for x in self.findings)}
         evidence = [f.evidence for f in self.findings]
         return {**self.red_analysis(), "evidence": evidence, "severity_rationale": rationale, "nodes": self.nodes,
                 "stats": self.stats.to_json()}

@@ -48,12 +48,12 @@ from logomesh.red.executor import (
     ProbeRun,
     ProbeSpec,
     Trial,
-    library_source,
+    driver_library,
     parse_trial,
+    probe_names,
 )
 from logomesh.sandbox.base import Observed, Sandbox
 
-DRIVEN = frozenset({"model", "call", "sqli", "traversal", "eval", "race", "growth", "timing"})  # every probe
 DRIVER_FILE = "test_lm_probe.py"
 MAX_RECORD_CHARS = 900_000  # one trial's record, as JSON text (the harness caps a test's observations at 1 MiB)
 SLACK_S = 5.0  # the suite's wall clock beyond its trials' time: starting the driver and the answerer
@@ -114,7 +114,7 @@ def probe_driver(spec: ProbeSpec, seed: int) -> dict[str, str]:
     trials = TRIALS.format(task_module=str(spec.args.get(TASK_MODULE, "")), probe=spec.probe,
                            args=json.dumps(args), tests=tests, limit=float(spec.timeout_s),
                            backstop=float(spec.timeout_s) * WALL_BACKSTOP)
-    return {DRIVER_FILE: library_source() + trials}
+    return {DRIVER_FILE: driver_library(spec.probe) + trials}
 
 
 def trial_of(observed: Observed) -> Trial:
@@ -138,8 +138,9 @@ def trial_of(observed: Observed) -> Trial:
 
 
 def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
-    """Run a probe of ``DRIVEN`` against ``source`` in ``box``, its trials as the driver's tests."""
-    if spec.probe not in DRIVEN:
+    """Run a registered probe (``executor.probe_names``) against ``source`` in ``box``, its trials as the
+    driver's tests."""
+    if spec.probe not in probe_names():
         return ProbeRun((), harness_error=f"the {spec.probe} probe does not run as a driver")
     started = time.monotonic()
     trials = max(1, spec.trials)

@@ -3,10 +3,15 @@
 Every probe runs as an observation driver (``driven.py``): the probe library (``probes/library.py``) in the
 judge's driver process, the code in the answerer, and each trial's record, written by the driver, is read
 here as strictly as anything from the box (``parse_trial``).
+
+The probes are a registry: every ``probe_<name>`` the library defines, read from its source, and any probe
+added with ``register_probe(name, source)``, whose box-side source is appended to the library in the drivers
+that run it (docs/EXTENDING.md, "Attack families").
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -23,7 +28,7 @@ WALL_BACKSTOP = 5.0
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    probe: str  # the name of a ``probe_<name>`` in probes/library.py
+    probe: str  # a registered probe (``probe_names``): ``probe_<name>`` in probes/library.py or ``register_probe``
     args: dict[str, Any]
     trials: int = 1
     timeout_s: float = 3.0  # per trial, in CPU seconds (wall clock for a trial that waits), enforced from outside
@@ -56,6 +61,40 @@ def _source(name: str) -> str:
 def library_source() -> str:
     """The probe functions (``probes/library.py``): the body of every probe driver."""
     return _source("library.py")
+
+
+PROBE_PREFIX = "probe_"
+EXTRA_PROBES: dict[str, str] = {}  # probe name -> the box-side source (stdlib only) that defines probe_<name>
+
+
+@cache
+def library_probes() -> frozenset[str]:
+    """The probes ``probes/library.py`` defines: its module-level ``probe_<name>`` functions."""
+    tree = ast.parse(library_source())
+    return frozenset(node.name.removeprefix(PROBE_PREFIX) for node in tree.body
+                     if isinstance(node, ast.FunctionDef) and node.name.startswith(PROBE_PREFIX))
+
+
+def register_probe(name: str, source: str) -> None:
+    """Add the probe ``name``: ``source`` runs in the box after the library and defines ``probe_<name>(args, seed,
+    emit)``, which returns the trial's JSON-able result."""
+    if name in probe_names():
+        raise ValueError(f"probe {name!r} is already registered")
+    defined = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    if PROBE_PREFIX + name not in defined:
+        raise ValueError(f"the source of probe {name!r} defines no {PROBE_PREFIX}{name}")
+    EXTRA_PROBES[name] = source
+
+
+def probe_names() -> frozenset[str]:
+    """Every probe a driver can run: the library's and the registered ones."""
+    return library_probes() | frozenset(EXTRA_PROBES)
+
+
+def driver_library(probe: str) -> str:
+    """What a driver running ``probe`` starts with: the library, and the probe's own source where it has one."""
+    extra = EXTRA_PROBES.get(probe)
+    return library_source() if extra is None else library_source() + "\n\n" + extra
 
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "cpu", "starved")  # what a probe driver writes

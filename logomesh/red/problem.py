@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from logomesh import untrusted
 from logomesh.findings import MODEL, Finding
-from logomesh.red.attacks import FAMILIES, Family, Variant, Verdict
+from logomesh.red.attacks import Family, Variant, Verdict, families
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.red.mcts import Action, Evaluation, Path
@@ -70,7 +70,7 @@ def build_leaves(ctx: AttackContext) -> dict[str, dict[str, list[Leaf]]]:
     """entry -> family name -> leaves, in declaration order."""
     tree: dict[str, dict[str, list[Leaf]]] = {}
     for entry in ctx.entries():
-        for family in FAMILIES:
+        for family in families():
             variants = family.variants(ctx, entry)
             if variants:
                 tree.setdefault(entry, {})[family.name] = [Leaf(entry, family, v) for v in variants]

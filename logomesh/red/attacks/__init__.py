@@ -1,6 +1,13 @@
-"""The attack families, in the order of their value for the task library."""
+"""The attack families: a registry, the built-in ones in the order of their value for the task library.
+
+``register_family(family)`` adds one; the red agent attacks with ``families()``, in the order they were
+registered. A family's variants run a probe (``Family.probe``, registered in ``red/executor.py``) and its oracle
+reads the probe's result by the keys both sides share (``Family.markers``; docs/EXTENDING.md, "Attack families").
+"""
 
 from __future__ import annotations
+
+from typing import TypeVar
 
 from logomesh.red.attacks.base import Family, Variant, Verdict
 from logomesh.red.attacks.boundary import BoundaryFamily
@@ -13,7 +20,25 @@ from logomesh.red.attacks.sqli import SqlInjectionFamily
 from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.attacks.traversal import TraversalFamily
 
-FAMILIES: tuple[Family, ...] = (
+F = TypeVar("F", bound=Family)
+
+FAMILIES: dict[str, Family] = {}  # name -> family, in the order the agent tries them
+
+
+def register_family(family: F) -> F:
+    """Add ``family`` after those registered before it (its name is the one findings carry)."""
+    if family.name in FAMILIES:
+        raise ValueError(f"attack family {family.name!r} is already registered")
+    FAMILIES[family.name] = family
+    return family
+
+
+def families() -> tuple[Family, ...]:
+    """Every registered family, in registration order."""
+    return tuple(FAMILIES.values())
+
+
+for _family in (
     SqlInjectionFamily(),
     EvalInjectionFamily(),
     TraversalFamily(),
@@ -23,6 +48,7 @@ FAMILIES: tuple[Family, ...] = (
     StatefulFamily(),
     DifferentialFamily(),
     BoundaryFamily(),
-)
+):
+    register_family(_family)
 
-__all__ = ["FAMILIES", "Family", "Variant", "Verdict"]
+__all__ = ["FAMILIES", "Family", "Variant", "Verdict", "families", "register_family"]

@@ -82,10 +82,16 @@ def with_args(variant: Variant, reproducer: str, **args: object) -> Variant:
 
 
 class Family(ABC):
+    """An attack family, registered with ``attacks.register_family`` (docs/EXTENDING.md, "Attack families")."""
+
     name: str
     cwe: str
     severity: Severity
     rationale: str  # the CVSS-style reason for ``severity``
+    probe: str  # the probe its variants run (``executor.probe_names``; ``differential`` has a runner of its own)
+    # The words host and box share: argument keys the family sends, result keys it reads, placeholders the probe
+    # fills in. Each must appear in this family's module and in the probe's source (tests/test_extending.py).
+    markers: tuple[str, ...] = ()
 
     @abstractmethod
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:

@@ -37,6 +37,8 @@ class BoundaryFamily(Family):
     severity = "low"
     rationale = ("low: input the contract rejects is accepted or escapes with an undocumented exception; "
                  "money-invariant breaks (CWE-840) are medium: balances change without a valid amount")
+    probe = "call"
+    markers = ("target", "args", "repr")  # must_reject stays on the host: the oracle reads it
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if not ctx.defines(entry):

@@ -95,6 +95,8 @@ class ComplexityFamily(Family):
     severity = "medium"
     rationale = ("medium: availability only; one short hostile input pins a CPU for seconds or longer, "
                  "no confidentiality or integrity impact")
+    probe = "timing"
+    markers = ("target", "input", "sizes", "cap_s", "capped", "points", "n", "t")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions:

@@ -256,6 +256,7 @@ class DifferentialFamily(Family):
     rationale = ("medium: on inputs of the kinds the task's own tests use, the code answers differently from the "
                  "reference (value, type or exception) or fails where the reference answers; integrity impact, "
                  "no special access needed")
+    probe = PROBE
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         task = ctx.task

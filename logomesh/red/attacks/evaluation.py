@@ -23,6 +23,8 @@ class EvalInjectionFamily(Family):
     cwe = "CWE-95"
     severity = "critical"
     rationale = "critical: the input runs as code in the caller's process: full compromise, no privileges needed"
+    probe = "eval"
+    markers = ("target", "payload", "{canary}", "canary", "repr")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions:

@@ -42,6 +42,8 @@ class GrowthFamily(Family):
     severity = "medium"
     rationale = ("medium: availability only; a long-running caller exhausts memory with ordinary requests, "
                  "no confidentiality or integrity impact")
+    probe = "growth"
+    markers = ("sizes", "tampered", "points", "n", "bytes")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         scenario = ctx.red.scenario("growth", entry)

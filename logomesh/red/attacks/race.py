@@ -36,6 +36,8 @@ class RaceFamily(Family):
     severity = "high"
     rationale = ("high: a concurrent caller breaks a safety invariant the contract promises (limits bypassed, "
                  "money created or lost, a resource shared); needs concurrency, not privileges")
+    probe = "race"
+    markers = ("violations", "observed", "history")  # threads and chance go to the task's own red.py
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         scenario = ctx.red.scenario("race", entry)

@@ -61,6 +61,8 @@ class SqlInjectionFamily(Family):
     severity = "critical"
     rationale = ("critical: attacker-controlled input rewrites the query, reading any table "
                  "(confidentiality) with no privileges, over whatever interface feeds the builder")
+    probe = "sqli"
+    markers = ("target", "args", "vault", "sql", "sql_error", "rows", "vault_intact")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions:

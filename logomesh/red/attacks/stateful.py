@@ -23,6 +23,8 @@ class StatefulFamily(Family):
     severity = "medium"
     rationale = ("medium: ordinary call sequences break the contract's business rule (wrong eviction, "
                  "limits miscounted, money wrong); integrity impact, no special access needed")
+    probe = "model"
+    markers = ("sequences", "steps", "divergence", "observed", "seed")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         scenario = ctx.red.scenario("model", entry)

@@ -42,6 +42,8 @@ class TraversalFamily(Family):
     severity = "high"
     rationale = ("high: a request names a file outside the served directory and gets its path, "
                  "so any readable file leaks (confidentiality), no privileges needed")
+    probe = "traversal"
+    markers = ("target", "payload", "{secret}", "inside", "secret", "returned")
 
     def variants(self, ctx: AttackContext, entry: str) -> list[Variant]:
         if entry not in ctx.features.functions or not ctx.declares(entry, "path-traversal"):
