@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from logomesh.commands.common import EXIT_USAGE, fail
-
-if TYPE_CHECKING:
-    from logomesh.purple.endpoints import EndpointMemory
 
 app = typer.Typer(help="Serve a purple (code generating) agent over A2A.", no_args_is_help=True)
 
@@ -57,62 +53,19 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the mock or the LLM purple agent (A2A protocol 1.0 and 0.3 on one endpoint)."""
-    from logomesh.purple.server import AppFactory, serve_forever
+    from logomesh.purple.kinds import KindRefused, ServeOptions, purple_kind
+    from logomesh.purple.server import serve_forever
 
     if mock == llm:
         fail("choose exactly one of --mock or --llm", EXIT_USAGE)
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
-    factory: AppFactory
-    if mock:
-        if base_url or model or prompt_template or max_tokens is not None or response_format != "auto":
-            fail("--base-url, --model, --max-tokens, --prompt-template and --response-format go with --llm, not "
-                 "--mock", EXIT_USAGE)
-        if responses is not None and not responses.is_dir():
-            fail(f"--responses {responses} is not a folder", EXIT_USAGE)
-        from logomesh.purple.mock import MockResponses, mock_app_factory
-
-        factory, what = mock_app_factory(MockResponses(responses)), "the mock purple agent"
-    else:
-        if not base_url or not model:
-            fail("--llm needs --base-url URL and --model NAME", EXIT_USAGE)
-        if responses is not None:
-            fail("--responses goes with --mock, not --llm", EXIT_USAGE)
-        if not base_url.startswith(("http://", "https://")):
-            fail(f"--base-url must start with http:// or https://, not {base_url!r}", EXIT_USAGE)
-        from logomesh.purple.llm import (
-            PROMPT_TEMPLATE,
-            RESPONSE_FORMATS,
-            LlmSettings,
-            TemplateError,
-            check_template,
-            llm_app_factory,
-        )
-
-        if response_format not in RESPONSE_FORMATS:
-            fail(f"--response-format must be one of {', '.join(RESPONSE_FORMATS)}, not {response_format!r}",
-                 EXIT_USAGE)
-
-        if not 0 <= temperature <= 2:
-            fail(f"--temperature must be between 0 and 2, not {temperature:g}", EXIT_USAGE)
-        if max_tokens is not None and max_tokens < 1:
-            fail(f"--max-tokens must be at least 1, not {max_tokens}", EXIT_USAGE)
-        if not 0 < timeout <= 86400:
-            fail(f"--timeout must be in (0, 86400] seconds, not {timeout:g}", EXIT_USAGE)
-        template = PROMPT_TEMPLATE
-        if prompt_template is not None:
-            try:
-                template = check_template(prompt_template.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as exc:
-                fail(f"--prompt-template {prompt_template}: cannot read it ({exc}); name a UTF-8 text file",
-                     EXIT_USAGE)
-            except TemplateError as exc:
-                fail(f"--prompt-template {prompt_template}: {exc}; add it where the task should go", EXIT_USAGE)
-        settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, seed, timeout_s=timeout,
-                               max_tokens=max_tokens, temperature=temperature, prompt_template=template,
-                               response_format=response_format)
-        factory, what = llm_app_factory(settings, _endpoint_memory(), learn_first=True), \
-            f"the LLM purple agent ({model})"
+    options = ServeOptions(responses, base_url, model, seed, temperature, max_tokens, timeout, prompt_template,
+                           response_format)
+    try:
+        factory, what = purple_kind("mock" if mock else "llm")(options)
+    except KindRefused as exc:
+        fail(str(exc), EXIT_USAGE)
     try:
         serve_forever(factory, host, port, card_url, what)
     except OSError as exc:
@@ -120,14 +73,3 @@ def serve(
     except KeyboardInterrupt:
         pass
 
-
-def _endpoint_memory() -> EndpointMemory:
-    """What ``auto`` learns of endpoints, kept in the state folder (``$LOGOMESH_HOME`` or the default); nothing
-    is created until something is learned."""
-    from logomesh.home import HomeError, resolve_home
-    from logomesh.purple.endpoints import FILE_NAME, EndpointMemory
-
-    try:
-        return EndpointMemory(resolve_home(None, create=False) / FILE_NAME)
-    except HomeError:  # the agent serves all the same; it only forgets
-        return EndpointMemory()

@@ -27,11 +27,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import re
 import sys
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -47,6 +49,7 @@ from logomesh.purple.a2a_parse import AGENT_REPORT_KEY
 from logomesh.purple.a2a_request import DEADLINE_KEY
 from logomesh.purple.answer import AnswerProblem, entry_point_of, parse_answer
 from logomesh.purple.endpoints import Behaviour, EndpointMemory, endpoint_key
+from logomesh.purple.kinds import KindRefused, ServeOptions
 from logomesh.purple.server import AppFactory, agent_card, build_app, caller_gone, metadata_of, open_task
 from logomesh.submission import Finish, reason
 
@@ -523,3 +526,52 @@ def llm_app_factory(settings: LlmSettings, memory: EndpointMemory | None = None,
         return build_app(card, executor)
 
     return make
+
+
+def serve_llm(options: ServeOptions) -> tuple[AppFactory, str]:
+    """The ``llm`` purple agent kind (``purple serve --llm``): answers written by an OpenAI-compatible model."""
+    base_url, model = options.base_url, options.model
+    if not base_url or not model:
+        raise KindRefused("--llm needs --base-url URL and --model NAME")
+    if options.responses is not None:
+        raise KindRefused("--responses goes with --mock, not --llm")
+    if not base_url.startswith(("http://", "https://")):
+        raise KindRefused(f"--base-url must start with http:// or https://, not {base_url!r}")
+    if options.response_format not in RESPONSE_FORMATS:
+        raise KindRefused(f"--response-format must be one of {', '.join(RESPONSE_FORMATS)}, not "
+                          f"{options.response_format!r}")
+    if not 0 <= options.temperature <= 2:
+        raise KindRefused(f"--temperature must be between 0 and 2, not {options.temperature:g}")
+    if options.max_tokens is not None and options.max_tokens < 1:
+        raise KindRefused(f"--max-tokens must be at least 1, not {options.max_tokens}")
+    if not 0 < options.timeout <= 86400:
+        raise KindRefused(f"--timeout must be in (0, 86400] seconds, not {options.timeout:g}")
+    settings = LlmSettings(base_url, model, os.environ.get("OPENAI_API_KEY") or None, options.seed,
+                           timeout_s=options.timeout, max_tokens=options.max_tokens, temperature=options.temperature,
+                           prompt_template=_template(options.prompt_template),
+                           response_format=options.response_format)
+    return llm_app_factory(settings, _endpoint_memory(), learn_first=True), f"the LLM purple agent ({model})"
+
+
+def _template(path: Path | None) -> str:
+    """The prompt template: ``--prompt-template``'s text, checked, or the built-in one."""
+    if path is None:
+        return PROMPT_TEMPLATE
+    try:
+        return check_template(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KindRefused(f"--prompt-template {path}: cannot read it ({exc}); name a UTF-8 text file") from None
+    except TemplateError as exc:
+        raise KindRefused(f"--prompt-template {path}: {exc}; add it where the task should go") from None
+
+
+def _endpoint_memory() -> EndpointMemory:
+    """What ``auto`` learns of endpoints, kept in the state folder (``$LOGOMESH_HOME`` or the default); nothing
+    is created until something is learned."""
+    from logomesh.home import HomeError, resolve_home
+    from logomesh.purple.endpoints import FILE_NAME
+
+    try:
+        return EndpointMemory(resolve_home(None, create=False) / FILE_NAME)
+    except HomeError:  # the agent serves all the same; it only forgets
+        return EndpointMemory()

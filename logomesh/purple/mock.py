@@ -31,6 +31,7 @@ from a2a.types import AgentSkill, InvalidParamsError, Message
 from starlette.applications import Starlette
 
 from logomesh import __version__
+from logomesh.purple.kinds import KindRefused, ServeOptions
 from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
 from logomesh.tasks import TaskError, load_task
 
@@ -158,3 +159,14 @@ def mock_app_factory(responses: MockResponses) -> AppFactory:
         return build_app(card, executor, executor.screen)
 
     return make
+
+
+def serve_mock(options: ServeOptions) -> tuple[AppFactory, str]:
+    """The ``mock`` purple agent kind (``purple serve --mock``): answers from ``--responses``, then the tasks."""
+    if (options.base_url or options.model or options.prompt_template or options.max_tokens is not None
+            or options.response_format != "auto"):
+        raise KindRefused("--base-url, --model, --max-tokens, --prompt-template and --response-format go with "
+                          "--llm, not --mock")
+    if options.responses is not None and not options.responses.is_dir():
+        raise KindRefused(f"--responses {options.responses} is not a folder")
+    return mock_app_factory(MockResponses(options.responses)), "the mock purple agent"
