@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from logomesh.lazy import resolve
+from logomesh.lazy import lookup, register
 
 if TYPE_CHECKING:
     from logomesh.purple.server import AppFactory
@@ -45,16 +45,13 @@ PURPLE_KINDS: dict[str, PurpleKind | str] = {}  # name -> the kind, or "module:f
 
 def register_purple_kind(name: str, kind: PurpleKind | str) -> None:
     """Make ``name`` a kind ``purple_kind`` finds."""
-    if name in PURPLE_KINDS:
-        raise ValueError(f"purple agent kind {name!r} is already registered")
-    PURPLE_KINDS[name] = kind
+    register(PURPLE_KINDS, name, kind, "purple agent kind")
 
 
 def purple_kind(name: str) -> PurpleKind:
     """The kind registered as ``name``; ``KindRefused`` naming the known ones where there is none."""
-    if name not in PURPLE_KINDS:
-        raise KindRefused(f"unknown purple agent kind {name!r} (known: {', '.join(PURPLE_KINDS)})")
-    found: PurpleKind = resolve(PURPLE_KINDS[name])
+    found: PurpleKind = lookup(PURPLE_KINDS, name,
+                               lambda known: KindRefused(f"unknown purple agent kind {name!r} (known: {known})"))
     return found
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from logomesh.lazy import resolve
+from logomesh.lazy import register, resolve
 from logomesh.sandbox.base import DEFAULT_LIMITS, Limits, Sandbox, SandboxUnavailable
 
 Opener = Callable[..., Sandbox]  # called as ``opener(limits=limits)``; raises SandboxUnavailable where it cannot
@@ -41,9 +41,9 @@ BACKENDS: dict[str, BackendKind] = {}
 
 def register_backend(kind: BackendKind) -> BackendKind:
     """Add a backend under ``kind.name`` (``auto`` tries those with ``auto=True`` in the order added)."""
-    if kind.name == "auto" or kind.name in BACKENDS:
-        raise ValueError(f"sandbox backend {kind.name!r} is already registered")
-    BACKENDS[kind.name] = kind
+    if kind.name == "auto":
+        raise ValueError("sandbox backend 'auto' is already registered")
+    register(BACKENDS, kind.name, kind, "sandbox backend")
     return kind
 
 

@@ -18,23 +18,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
 
 import pytest
 
-from logomesh.sandbox import Sandbox, SuiteRun, open_sandbox
+from logomesh.sandbox import Sandbox, SuiteRun
 from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, flawed_variants, judge_mutants, task_interface
 from logomesh.tasks import load_task
 
 
-@pytest.fixture(
-    scope="module",
-    params=[pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)],
-)
-def box(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    sandbox = open_sandbox(str(request.param))
-    yield sandbox
-    sandbox.close()
+@pytest.fixture(scope="module")
+def box(either_box: Sandbox) -> Sandbox:
+    return either_box
 
 
 # The code carries a marker. The scan below looks for it rotated by one byte value (``SHIFT``): the scanning

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from logomesh.lazy import register
 from logomesh.red.attacks.base import Family, Variant, Verdict
 from logomesh.red.attacks.boundary import BoundaryFamily
 from logomesh.red.attacks.complexity import ComplexityFamily
@@ -27,9 +28,8 @@ FAMILIES: dict[str, Family] = {}  # name -> family, in the order the agent tries
 
 def register_family(family: F) -> F:
     """Add ``family`` after those registered before it (its name is the one findings carry)."""
-    if family.name in FAMILIES:
-        raise ValueError(f"attack family {family.name!r} is already registered")
-    FAMILIES[family.name] = family
+    entry: Family = family
+    register(FAMILIES, family.name, entry, "attack family")
     return family
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logomesh.lazy import resolve
+from logomesh.lazy import lookup, register
 
 
 class ImportProblem(ValueError):
@@ -43,16 +43,13 @@ IMPORTERS: dict[str, Importer | str] = {}  # name -> the importer, or "module:fu
 
 def register_importer(name: str, importer: Importer | str) -> None:
     """Make ``logomesh tasks import NAME`` run ``importer``."""
-    if name in IMPORTERS:
-        raise ValueError(f"task importer {name!r} is already registered")
-    IMPORTERS[name] = importer
+    register(IMPORTERS, name, importer, "task importer")
 
 
 def find_importer(name: str) -> Importer:
     """The importer registered as ``name``; ``ImportProblem`` naming the known ones where there is none."""
-    if name not in IMPORTERS:
-        raise ImportProblem(f"unknown benchmark {name!r} (known: {', '.join(IMPORTERS)})")
-    found: Importer = resolve(IMPORTERS[name])
+    found: Importer = lookup(IMPORTERS, name,
+                             lambda known: ImportProblem(f"unknown benchmark {name!r} (known: {known})"))
     return found
 
 
