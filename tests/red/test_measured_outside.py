@@ -152,14 +152,9 @@ def test_the_librarys_leaks_are_found_and_correct_code_is_not(box: Sandbox, task
         assert retained(trial)[-1] < MIN_GROWTH_BYTES / 2, (name, retained(trial))
 
 
-def test_a_journal_in_anonymous_mmap_is_found_and_a_bounded_ring_is_not(box: Sandbox) -> None:
+def test_the_red_agent_reports_a_journal_in_anonymous_mmap(box: Sandbox) -> None:
+    """The whole agent, not the probe alone (``test_a_journal_outside_the_codes_pages...[mmap]``)."""
     task = load_task("lru-cache")
-    family = GrowthFamily()
-    variant, ring = growth_trial(box, task, MMAP_RING)
-    assert not family.judge(variant, ring).hit, retained(ring)
-    variant, journal = growth_trial(box, task, MMAP_JOURNAL)
-    assert family.judge(variant, journal).hit, retained(journal)
-    assert retained(journal)[-1] >= 8000 * 128 * 0.9  # the journal's pages, which tracemalloc never saw
     report = attack(task, MMAP_JOURNAL, box, BattleContext(seed=0), budget_s=3.0)
     found = [f for f in report.findings if f.family == "resource-growth"]
     assert len(found) == 1 and found[0].severity == "medium" and found[0].cwe == "CWE-770"
@@ -192,12 +187,14 @@ CHILD_JOURNAL = _with_note(
     "        self._pipe = None\n", "import os\n")
 
 
-@pytest.mark.parametrize(("journal", "bounded"), [(FILE_JOURNAL, FILE_RING), (CHILD_JOURNAL, LRU)],
-                         ids=["tmpfs-file", "child-process"])
+@pytest.mark.parametrize(("journal", "bounded"), [
+    (MMAP_JOURNAL, MMAP_RING), (FILE_JOURNAL, FILE_RING), (CHILD_JOURNAL, LRU),
+], ids=["mmap", "tmpfs-file", "child-process"])
 def test_a_journal_outside_the_codes_pages_is_found_and_its_control_is_not(
         box: Sandbox, journal: str, bounded: str) -> None:
-    """Memory kept in a file on the box's tmpfs, or by a process the code forked, is the code's: read from the
-    kernel (``tmpfs_bytes``; every process that is not the judge's), beside the same code keeping it bounded."""
+    """Memory kept in anonymous ``mmap`` (which tracemalloc never sees), in a file on the box's tmpfs, or by a
+    process the code forked, is the code's: read from the kernel (``memory_of``, ``tmpfs_bytes``; every process
+    that is not the judge's), beside the same code keeping it bounded."""
     task = load_task("lru-cache")
     family = GrowthFamily()
     variant, control = growth_trial(box, task, bounded)
