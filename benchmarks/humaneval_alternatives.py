@@ -62,6 +62,8 @@ def passes_check(box: Sandbox, source: str, problem: dict[str, Any]) -> bool:
 def agreement(box: Sandbox, task: TaskSpec, source: str) -> tuple[int, list[str], list[str]]:
     """(inputs compared, inputs where the answers differ under the contract, those inside the inferred one)."""
     sites = call_sites(task.hidden_tests, task.entry_point, task.description)
+    if not sites:  # a check that calls with computed values only (HumanEval 38, 50): no literal to mutate
+        return 0, [], []
     inputs = list(dict.fromkeys([repr(s) for s in sites] + [text for batch in range(BATCHES) for text in
                                                             mutated_inputs(sites, batch, 50, "alternatives")]))
     inside = admitted(box, task.reference, task.entry_point, task.contract, inputs)
