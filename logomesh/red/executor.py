@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from logomesh import untrusted
+from logomesh.syntax import parse
 
 PROBES_DIR = Path(__file__).with_name("probes")
 TASK_MODULE = "task_module"  # a probe argument: the task's red.py, run in the driver beside the probe library
@@ -70,7 +71,7 @@ EXTRA_PROBES: dict[str, str] = {}  # probe name -> the box-side source (stdlib o
 @cache
 def library_probes() -> frozenset[str]:
     """The probes ``probes/library.py`` defines: its module-level ``probe_<name>`` functions."""
-    tree = ast.parse(library_source())
+    tree = parse(library_source())
     return frozenset(node.name.removeprefix(PROBE_PREFIX) for node in tree.body
                      if isinstance(node, ast.FunctionDef) and node.name.startswith(PROBE_PREFIX))
 
@@ -80,7 +81,7 @@ def register_probe(name: str, source: str) -> None:
     emit)``, which returns the trial's JSON-able result."""
     if name in probe_names():
         raise ValueError(f"probe {name!r} is already registered")
-    defined = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    defined = {n.name for n in parse(source).body if isinstance(n, ast.FunctionDef)}
     if PROBE_PREFIX + name not in defined:
         raise ValueError(f"the source of probe {name!r} defines no {PROBE_PREFIX}{name}")
     EXTRA_PROBES[name] = source
