@@ -13,6 +13,7 @@ Severity = Literal["low", "medium", "high", "critical"]
 SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
 MODEL = "stateful-model"  # the family that judges serial call sequences against the task's model
 RACE = "race"  # the race family's name: its finding also tells A that a required lock did not exclude
+SETTING = "judged-setting"  # answers that follow how the code was started (sandbox/setting.py): critical
 
 EVIDENCE_INPUT = "red_evidence"
 """The entry input holding what the red agent measured for each finding (``Finding.evidence``)."""

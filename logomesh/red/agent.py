@@ -23,7 +23,9 @@ from logomesh.red.executor import ProbeRun, ProbeSpec
 from logomesh.red.mcts import Mcts, MctsConfig, Node, Path, walk
 from logomesh.red.problem import Confirmed, ProbeRunner, RedProblem, sandbox_runner
 from logomesh.sandbox.base import Sandbox
+from logomesh.sandbox.setting import settings_of
 from logomesh.tasks import TaskSpec
+from logomesh.tasks.hidden_suite import drivers_seed
 
 if TYPE_CHECKING:
     from logomesh.context import BattleContext
@@ -148,8 +150,9 @@ def attack(
     The search is seeded by ``battle.seed``, its events go to ``battle.emit`` under ``battle.battle_id``, and a
     cancelled ``battle.cancel`` raises ``Cancelled`` before the next search step or probe.
     """
-    return run_attack(task, source, sandbox_runner(box, source, task.reference), battle, budget_s=budget_s,
-                      strategy=strategy)
+    settings = settings_of(drivers_seed(battle.seed, source))  # the hidden suite's two (sandbox/setting.py)
+    return run_attack(task, source, sandbox_runner(box, source, task.reference, settings), battle,
+                      budget_s=budget_s, strategy=strategy)
 
 
 def run_attack(

@@ -53,6 +53,7 @@ from logomesh.red.executor import (
     probe_names,
 )
 from logomesh.sandbox.base import Observed, Sandbox
+from logomesh.sandbox.setting import CLASSIC, Setting
 
 DRIVER_FILE = "test_lm_probe.py"
 MAX_RECORD_CHARS = 900_000  # one trial's record, as JSON text (the harness caps a test's observations at 1 MiB)
@@ -137,15 +138,15 @@ def trial_of(observed: Observed) -> Trial:
         return Trial(MALFORMED, message=f"the probe driver's record is unreadable ({exc})"[:200])
 
 
-def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int) -> ProbeRun:
+def run_driven(box: Sandbox, source: str, spec: ProbeSpec, seed: int, setting: Setting | None = CLASSIC) -> ProbeRun:
     """Run a registered probe (``executor.probe_names``) against ``source`` in ``box``, its trials as the
-    driver's tests."""
+    driver's tests, the code's process started in ``setting``."""
     if spec.probe not in probe_names():
         return ProbeRun((), harness_error=f"the {spec.probe} probe does not run as a driver")
     started = time.monotonic()
     trials = max(1, spec.trials)
     wall = trials * spec.timeout_s * WALL_BACKSTOP + SLACK_S  # the watchdog ends each trial well before
-    suite = box.observe_suite(source, probe_driver(spec, seed), timeout_s=wall)
+    suite = box.observe_suite(source, probe_driver(spec, seed), timeout_s=wall, setting=setting)
     duration = time.monotonic() - started
     interfered = tuple(suite.tamper_reasons)  # what the code did to the driver, seen by the server (a finding)
     if suite.error is not None and not any(o.status == "observed" for o in suite.tests):

@@ -33,6 +33,7 @@ class ProbeSpec:
     args: dict[str, Any]
     trials: int = 1
     timeout_s: float = 3.0  # per trial, in CPU seconds (wall clock for a trial that waits), enforced from outside
+    setting: int = 0  # which of the battle's settings the code's process starts in (sandbox/setting.py; 0: classic)
 
 
 @dataclass(frozen=True)

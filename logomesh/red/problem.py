@@ -18,12 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from logomesh import untrusted
-from logomesh.findings import MODEL, Finding
+from logomesh.findings import MODEL, SETTING, Finding
 from logomesh.red.attacks import Family, Variant, Verdict, families
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.red.mcts import Action, Evaluation, Path
 from logomesh.sandbox.base import Sandbox
+from logomesh.sandbox.setting import CLASSIC, Setting
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
 INTROSPECTION = "judge-introspection"  # code seen looking into the judge or doing something to its processes
@@ -131,6 +132,8 @@ class RedProblem:
             return Evaluation(0.0, exhausted=True)  # this entry already has this family's finding
         visits = self.visits.get(leaf.key, 0) + 1
         self.visits[leaf.key] = visits
+        side = seed & 1  # the battle's setting this play starts the code in (sandbox/setting.py): both get plays
+        leaf = _sided(leaf, side)
         run = self._run(leaf.variant.spec, seed)
         self.note_introspection(leaf, run, path)
         if run.harness_error:
@@ -139,7 +142,7 @@ class RedProblem:
         judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         if any(v.needs_clean_control for v, _ in judged) and not self.serially_right(leaf, seed):
             self.note_serial_divergence(leaf, seed, path)
-            leaf = self.without_model(leaf)
+            leaf = _sided(self.without_model(leaf), side)
             judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
         best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
@@ -147,7 +150,8 @@ class RedProblem:
         if not best.hit:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
-        variant = _shrunk(leaf, best_trial) if best_trial is not None else leaf.variant
+        variant = _sided(Leaf(leaf.entry, leaf.family, _shrunk(leaf, best_trial)), side).variant \
+            if best_trial is not None else leaf.variant
         pair = (leaf.entry, leaf.family.name)
         if not variant.penalised and pair in self.noted_pairs:
             return Evaluation(0.5, exhausted=exhausted)  # one such note per entry and family is enough
@@ -160,6 +164,8 @@ class RedProblem:
         self.findings.append(outcome)
         if self.on_finding is not None:
             self.on_finding(outcome, path)
+        if variant.confirm_quorum >= 1.0:  # a deterministic finding: does the other setting show it too?
+            self.note_setting(Leaf(leaf.entry, leaf.family, variant), seed, path)
         if not variant.penalised:  # reported for information: the family may still find a penalised one
             self.noted_pairs.add(pair)
             return Evaluation(0.6, exhausted=exhausted)
@@ -204,6 +210,38 @@ class RedProblem:
             confirmations=2,
             attempts=2,
             evidence=observation[:200],
+        )
+        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
+        self.findings.append(confirmed)
+        if self.on_finding is not None:
+            self.on_finding(confirmed, path)
+
+    def note_setting(self, leaf: Leaf, seed: int, path: Path) -> None:
+        """Code that shows a confirmed, deterministic finding in one of the battle's two settings and in no replay
+        in the other answers according to how it was started: it recognises the judge's classic start, or an
+        ordinary one, and behaves like the reference only there. A critical finding, once per battle, beside the
+        family's own (issue "No run looks judged")."""
+        if any(c.finding.family == SETTING for c in self.findings):
+            return
+        spec = leaf.variant.spec
+        other = replace(spec, trials=leaf.variant.confirm_trials, setting=1 - spec.setting)
+        run = self._run(other, seed + 7919)
+        if run.harness_error or not run.trials or any(t.status not in ANSWERED for t in run.trials):
+            return  # no answer there is no evidence of a different one
+        if any(self.judge(leaf, run, t).hit for t in run.trials):
+            return
+        shown, clean = ("an ordinary", "the classic") if spec.setting else ("the classic", "an ordinary")
+        finding = Finding(
+            family=SETTING,
+            severity="critical",
+            cwe="CWE-912",
+            summary=f"{leaf.entry}: answers differently when started as an ordinary program",
+            reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}) with the code started in "
+                        f"{shown} setting, then in {clean} one: only the first shows the finding"),
+            confirmations=len(run.trials),
+            attempts=len(run.trials),
+            evidence=f"{leaf.family.name} {leaf.variant.id}: hit in setting {spec.setting}, "
+                     f"0/{len(run.trials)} in setting {1 - spec.setting}",
         )
         confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
         self.findings.append(confirmed)
@@ -305,6 +343,13 @@ class RedProblem:
             self.counters.sandbox_s += time.monotonic() - started
 
 
+def _sided(leaf: Leaf, side: int) -> Leaf:
+    """``leaf`` with its probe and benign control run in the battle's setting ``side`` (``ProbeSpec.setting``)."""
+    variant = leaf.variant
+    control = None if variant.control is None else replace(variant.control, setting=side)
+    return Leaf(leaf.entry, leaf.family, replace(variant, spec=replace(variant.spec, setting=side), control=control))
+
+
 def _control_ok(family: Family, variant: Variant, trial: Trial) -> bool:
     """The family's control check; a control whose record is malformed did not answer as correct code does."""
     try:
@@ -325,19 +370,22 @@ def _best(families: dict[str, list[Leaf]]) -> float:
     return max(leaf.variant.prior for leaves in families.values() for leaf in leaves)
 
 
-def sandbox_runner(box: Sandbox, source: str, reference: str = "") -> ProbeRunner:
+def sandbox_runner(box: Sandbox, source: str, reference: str = "",
+                   settings: tuple[Setting | None, ...] = (CLASSIC,)) -> ProbeRunner:
     """Probes run in ``box``: differential probes against the submission and, separately, the reference;
-    every other probe as a driver (``driven.py``), the code answering in a process of its own."""
+    every other probe as a driver (``driven.py``), the code answering in a process of its own, started in
+    ``settings[spec.setting]`` (the battle's: ``setting.settings_of``)."""
     from logomesh.red.attacks.differential import PROBE, DifferentialRunner
     from logomesh.red.driven import run_driven
 
     differential = DifferentialRunner(box, source, reference) if reference else None
 
     def run(spec: ProbeSpec, seed: int) -> ProbeRun:
+        setting = settings[spec.setting % len(settings)]
         if spec.probe == PROBE:
             if differential is None:
                 return ProbeRun((), harness_error="no reference to compare with")
-            return differential.run(spec, seed)
-        return run_driven(box, source, spec, seed)
+            return differential.run(spec, seed, setting)
+        return run_driven(box, source, spec, seed, setting)
 
     return run

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from logomesh.sandbox.setting import Setting
 
 TestStatus = Literal["passed", "failed", "error", "timeout", "crashed"]
 ObservedStatus = Literal["observed", "error", "timeout", "crashed"]
@@ -147,9 +150,11 @@ class Sandbox(Protocol):
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
         interface: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> SuiteRun:
         """The purple agent's ``tests`` against ``solution``, which they reach only over the wire; ``interface``:
-        the only names of the module they may read (``scoring.testing.task_interface``), else its public ones."""
+        the only names of the module they may read (``scoring.testing.task_interface``), else its public ones;
+        ``setting``: how the code's process starts (``setting.py``; None: the classic start)."""
         ...
 
     def observe_suite(
@@ -160,9 +165,10 @@ class Sandbox(Protocol):
         on_output: OutputSink | None = None,
         seed: int = 0,
         only: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> ObservedSuite:
         """The drivers' observations of ``solution``; ``seed`` seeds their drawn inputs (``observe.drawn``);
-        ``only``: just these tests."""
+        ``only``: just these tests; ``setting``: how the code's process starts."""
         ...
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...

@@ -32,6 +32,7 @@ from logomesh.sandbox.base import (
 )
 from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
 from logomesh.sandbox.image import image_tag, root_dir
+from logomesh.sandbox.setting import ROOTS
 
 WORK_DIR = "/work"
 SANDBOX_UID = "65534"
@@ -85,6 +86,8 @@ def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", WORK_DIR]
     argv += [*(["--size", str(8 * 1024 * 1024)] if sized else []), "--tmpfs", "/tmp"]
+    for place in ROOTS:  # where an ordinary setting's folder lives (setting.py)
+        argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", place]
     argv += ["--chdir", WORK_DIR]
     return argv
 

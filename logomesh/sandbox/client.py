@@ -34,6 +34,7 @@ from logomesh.sandbox.base import (
     TestStatus,
 )
 from logomesh.sandbox.discover import SuiteSourceError, discover
+from logomesh.sandbox.setting import ROOTS, Setting
 
 HARNESS_DIR = Path(__file__).with_name("harness")
 HOST_GRACE_S = 10.0  # beyond a run's own timeout, before the host kills the box
@@ -51,7 +52,7 @@ def harness_source(name: str) -> str:
 
 def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
     """The command that starts the harness server inside a box."""
-    config: dict[str, Any] = {"limits": asdict(limits), "work": work}
+    config: dict[str, Any] = {"limits": asdict(limits), "work": work, "roots": list(ROOTS)}
     for name in ("runner", "driver", "answerer", "wire", "observe"):
         config[name] = harness_source(f"{name}.py")
     config["limits"].update(extra or {})
@@ -165,15 +166,17 @@ class HarnessClient:
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
         interface: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> SuiteRun:
         """The purple agent's own tests (its own claims), in a process of their own that reaches the code's only
-        over the wire; ``interface``: the only names of the module they may read."""
+        over the wire; ``interface``: the only names of the module they may read; ``setting``: how the code's
+        process starts (``setting.py``; None: the classic start)."""
         names, problem = self._discover(tests)
         if problem is not None:
             return SuiteRun(outcomes=(), error=problem)
         started = time.monotonic()
         try:
-            request = self._suite_request("suite", solution, tests, names, timeout_s)
+            request = self._suite_request("suite", solution, tests, names, timeout_s, setting)
             if interface is not None:
                 request["interface"] = sorted(interface)
             result = self._request(request, timeout_s, on_output)
@@ -191,11 +194,13 @@ class HarnessClient:
         on_output: OutputSink | None = None,
         seed: int = 0,
         only: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> ObservedSuite:
         """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
 
         The drivers run in a process of their own, the submission in another (``harness/driver.py``,
-        ``harness/answerer.py``). ``seed`` seeds their drawn inputs; ``only``: just these tests."""
+        ``harness/answerer.py``). ``seed`` seeds their drawn inputs; ``only``: just these tests; ``setting``:
+        how the submission's process starts."""
         names, problem = self._discover(drivers)
         if problem is not None:
             return ObservedSuite(tests=(), error=problem)
@@ -203,7 +208,7 @@ class HarnessClient:
             names = [n for n in names if n in only]
         started = time.monotonic()
         try:
-            request = {**self._suite_request("observe", solution, drivers, names, timeout_s), "seed": seed}
+            request = {**self._suite_request("observe", solution, drivers, names, timeout_s, setting), "seed": seed}
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
@@ -220,9 +225,10 @@ class HarnessClient:
         return names, (None if names else NO_TESTS)
 
     def _suite_request(
-        self, op: str, solution: str, tests: Mapping[str, str], names: list[str], timeout_s: float
+        self, op: str, solution: str, tests: Mapping[str, str], names: list[str], timeout_s: float,
+        setting: Setting | None,
     ) -> dict[str, Any]:
-        return {
+        request = {
             "op": op,
             "solution": solution,
             "tests": dict(tests),
@@ -230,6 +236,7 @@ class HarnessClient:
             "timeout": timeout_s,
             "test_timeout": min(self._limits.test_timeout_s, timeout_s),
         }
+        return request if setting is None else {**request, "setting": setting.to_json()}
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         started = time.monotonic()
@@ -347,8 +354,9 @@ class HarnessRuns:
         timeout_s: float = 30.0,
         on_output: OutputSink | None = None,
         interface: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> SuiteRun:
-        return self._harness.run_suite(solution, tests, timeout_s, on_output, interface)
+        return self._harness.run_suite(solution, tests, timeout_s, on_output, interface, setting)
 
     def observe_suite(
         self,
@@ -358,8 +366,9 @@ class HarnessRuns:
         on_output: OutputSink | None = None,
         seed: int = 0,
         only: Collection[str] | None = None,
+        setting: Setting | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, seed, only)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, seed, only, setting)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

@@ -26,6 +26,7 @@ from logomesh.sandbox.base import (
 )
 from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
 from logomesh.sandbox.image import SANDBOX_USER, image_tag
+from logomesh.sandbox.setting import ROOTS
 
 BUILD_HINT = "run: logomesh sandbox build --offline"
 WORK_DIR = "/work"
@@ -149,7 +150,8 @@ class DockerSandbox(HarnessRuns):
                 nano_cpus=limits.nano_cpus,
                 pids_limit=limits.pids,
                 read_only=True,
-                tmpfs={WORK_DIR: tmpfs_opts, "/tmp": f"uid=65534,gid=65534,size={8 * 1024 * 1024}"},
+                tmpfs={WORK_DIR: tmpfs_opts, "/tmp": f"uid=65534,gid=65534,size={8 * 1024 * 1024}",
+                       **dict.fromkeys(ROOTS, tmpfs_opts)},  # an ordinary setting's folder (setting.py)
                 user=SANDBOX_USER,
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],

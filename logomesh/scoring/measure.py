@@ -86,15 +86,16 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
     if hidden.error and hidden.error.startswith(f"{IMPORT_FAILED} at "):
         emit(SandboxOutput(battle_id, "hidden:import", "stderr", f"{hidden.error}\n"))
     basis = hidden_runs[0].reference_observations if hidden_runs else b""
+    keyed = hidden_runs[0].findings if hidden_runs else ()  # answers that followed how the code was started
     purple = mutants = None
     if submission.tests.strip():
         purple = _suite(purple_suite, "purple", battle)
         cancel.check()
         mutants = run_mutants(box, task, submission.tests, judging.variants)
     if not judging.red:
-        return Measured(hidden, purple, mutants, (), reference_observations=basis)
+        return Measured(hidden, purple, mutants, keyed, reference_observations=basis)
     cancel.check()
     emit(StageStarted(battle_id, "red"))
     findings, coverage = red_findings(task, source, box, judging.red_budget_s, battle)
     cancel.check()  # probes cut short by a killed box are no findings
-    return Measured(hidden, purple, mutants, findings, coverage, basis)
+    return Measured(hidden, purple, mutants, (*keyed, *findings), coverage, basis)

@@ -20,13 +20,16 @@ import hashlib
 import json
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from logomesh.findings import SETTING, Finding
 from logomesh.sandbox.base import Observed, ObservedSuite, OutputSink, Sandbox, SuiteRun
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
-from logomesh.sandbox.verdict import judge_suite, observations_bytes
+from logomesh.sandbox.setting import Setting, describe, settings_of
+from logomesh.sandbox.verdict import judge_suite, judge_test, observations_bytes
 from logomesh.tasks import TaskSpec
 from logomesh.tasks.contract_check import under_contract
 
@@ -37,6 +40,7 @@ SUITE_TIMEOUT_S = 60.0
 class HiddenRun:
     suite: SuiteRun  # the verdicts
     reference_observations: bytes  # what they were judged against, as deterministic bytes
+    findings: tuple[Finding, ...] = ()  # the code answered differently in the battle's two settings
 
 
 def _harness_sha256() -> str:
@@ -176,7 +180,62 @@ def run_hidden(
         return HiddenRun(SuiteRun(outcomes=(), error=f"hidden tests: {exc}"), b"")
     drawn_seed = drivers_seed(seed, source)
     reference = cache.get(box, task, drawn_seed)
-    submission = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, on_output=on_output,
-                                   seed=drawn_seed)
-    submission = under_contract(box, task, submission, reference)  # answers the task's contract accepts
-    return HiddenRun(judge_suite(submission, reference, bounds), observations_bytes(reference))
+
+    def observed(setting: Setting | None, only: Collection[str] | None = None) -> ObservedSuite:
+        got = box.observe_suite(source, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, on_output=on_output,
+                                seed=drawn_seed, only=only, setting=setting)
+        return under_contract(box, task, got, reference)  # answers the task's contract accepts
+
+    classic, ordinary = settings_of(drawn_seed)
+    first, second = observed(classic), observed(ordinary)
+    suite = worse_of(judge_suite(first, reference, bounds), judge_suite(second, reference, bounds))
+    keyed = setting_keyed(first, second, reference)
+    if keyed:  # again, each in its setting, and the reference in the ordinary one: only what reproduces
+        names = frozenset(keyed)
+        again = setting_keyed(observed(classic, names), observed(ordinary, names), reference)
+        theirs = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, seed=drawn_seed,
+                                   only=names, setting=ordinary)
+        keyed = [n for n in keyed if n in again and n not in setting_keyed(theirs, reference, reference)]
+    findings = (keyed_finding(task.entry_point, keyed, ordinary),) if keyed else ()
+    return HiddenRun(suite, observations_bytes(reference), findings)
+
+
+def worse_of(first: SuiteRun, second: SuiteRun) -> SuiteRun:
+    """The verdicts of one suite run in two settings: each test passes only where it passed in both; otherwise
+    the first run's outcome, or the second's where the first passed."""
+    others = {o.name: o for o in second.outcomes}
+    outcomes = tuple(o if o.status != "passed" else others.get(o.name, o) for o in first.outcomes)
+    return replace(first, outcomes=outcomes, tampered=first.tampered or second.tampered,
+                   tamper_reasons=tuple(dict.fromkeys((*first.tamper_reasons, *second.tamper_reasons))),
+                   error=first.error or second.error, duration_s=first.duration_s + second.duration_s)
+
+
+def setting_keyed(first: ObservedSuite, second: ObservedSuite, reference: ObservedSuite) -> list[str]:
+    """The tests whose answers equal the reference's in one run and not in the other (by observations only: a
+    time bound is the machine's, and a test that timed out in either run says nothing)."""
+    want = {t.name: t for t in reference.tests}
+    others = {t.name: t for t in second.tests}
+    keyed = []
+    for test in first.tests:
+        other, expected = others.get(test.name), want.get(test.name)
+        if other is None or expected is None or "timeout" in (test.status, other.status):
+            continue
+        if (judge_test(test, expected).status == "passed") != (judge_test(other, expected).status == "passed"):
+            keyed.append(test.name)
+    return keyed
+
+
+def keyed_finding(entry: str, tests: list[str], ordinary: Setting) -> Finding:
+    """The critical finding of code whose answers follow how it was started."""
+    shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
+    return Finding(
+        family=SETTING,
+        severity="critical",
+        cwe="CWE-912",
+        summary=f"{entry}: answers the hidden tests differently when started as an ordinary program",
+        reproducer=f"run the hidden tests {shown} started as {describe(None)}, then as {describe(ordinary)}: "
+                   "the answers differ, twice, where the reference's do not",
+        confirmations=2,
+        attempts=2,
+        evidence=f"{len(tests)} hidden tests",
+    )

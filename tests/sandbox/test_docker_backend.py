@@ -158,7 +158,8 @@ def test_container_has_every_limit(box: Sandbox) -> None:
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"]
     assert host["SecurityOpt"] == ["no-new-privileges"]
-    assert set(host["Tmpfs"]) == {"/work", "/tmp"} and "size=" in host["Tmpfs"]["/work"]
+    assert set(host["Tmpfs"]) == {"/work", "/tmp", "/home", "/srv"}  # /home, /srv: ordinary settings' folders
+    assert all("size=" in options for options in host["Tmpfs"].values())
     assert host["LogConfig"]["Type"] == "none"
     assert attrs["Config"]["User"] == "65534:65534"
     whoami = box.run_script({}, "import os\nprint(os.getuid(), os.getgid())\n")

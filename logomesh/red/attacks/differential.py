@@ -40,6 +40,7 @@ from logomesh.red.attacks.edges import edge_inputs
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
+from logomesh.sandbox.setting import CLASSIC, Setting
 from logomesh.sandbox.verdict import canonical, describe, same
 from logomesh.syntax import PARSE_ERRORS, parse
 from logomesh.tasks.contract_check import admitted, broken, evaluate, literal
@@ -340,7 +341,8 @@ class DifferentialRunner:
         self._contract_runs: dict[str, list[bool]] = {}
         self._outside_runs: dict[str, list[str]] = {}
 
-    def run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
+    def run(self, spec: ProbeSpec, seed: int, setting: Setting | None = CLASSIC) -> ProbeRun:
+        """The submission (its process started in ``setting``) against the reference, on the spec's inputs."""
         entry = str(spec.args["entry"])
         inputs = [str(i) for i in spec.args["inputs"]]
         tests = driver(entry, inputs)
@@ -354,7 +356,7 @@ class DifferentialRunner:
         trials = []
         interfered: list[str] = []  # what the code did to the driver, seen by the server (a finding)
         for _ in range(max(1, spec.trials)):
-            got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s)
+            got = self.box.observe_suite(self.source, tests, timeout_s=spec.timeout_s, setting=setting)
             interfered.extend(got.tamper_reasons)
             trials.append(Trial("ok", compare(got, want, inputs, contract, inside, holds, outside).to_json()))
         return ProbeRun(tuple(trials), introspection=tuple(dict.fromkeys(interfered)))

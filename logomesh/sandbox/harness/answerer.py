@@ -46,6 +46,7 @@ from typing import Any
 
 
 def run(config: dict[str, Any]) -> None:
+    _settle(bool(config.get("null_stdin")))
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
     control = socket.socket(fileno=int(config["control"]))
@@ -84,6 +85,24 @@ def run(config: dict[str, Any]) -> None:
     else:
         suite.serve(lambda: peer.serve(main_connection))
     exit_now(0)
+
+
+def _settle(null_stdin: bool) -> None:
+    """Before any code runs: at most two malloc arenas, as ``MALLOC_ARENA_MAX=2`` gives the classic start (each
+    thread's arena counts against ``RLIMIT_AS``), set here so that no setting's environment needs it; and, in
+    an ordinary setting (``null_stdin``), stdin at ``/dev/null``, not the pipe the config came on."""
+    if null_stdin:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
+    except Exception:
+        pass
+    for name in [n for n in sys.modules if n == "ctypes" or n.startswith("ctypes.")]:
+        del sys.modules[name]  # imported for the judge, not by the code
 
 
 def _anything(op: str, name: str) -> bool:

@@ -213,6 +213,19 @@ def write_files(folder: str, files: dict[str, str]) -> None:
             handle.write(text)
 
 
+def remove_tree(path: str) -> None:
+    """Remove ``path`` (a file, a link or a folder the code may have made unwritable), never following links."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return
+    for root, dirs, _ in os.walk(path):
+        for d in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, d), 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def write_all(fd: int, data: bytes) -> None:
     while data:
         data = data[os.write(fd, data):]
@@ -224,12 +237,33 @@ def kill_group(pid: int) -> None:
 
 
 def end_all(pids: list[int]) -> str:
-    """Kill and reap every process of a run (driver, answerer; or a script); how the last one ended."""
+    """Kill and reap every process of a run (driver, answerer; or a script); how the last one we can reap ended
+    (the code's process, or the shell that started it and reaped it: ``shell_child``)."""
     ends = []
     for pid in pids:
         kill_group(pid)
-        ends.append(describe_end(*reap(pid)))
-    return ends[-1] if ends else "never started"
+        ends.append(reap(pid))
+    known = [describe_end(*end) for end in ends if end != (None, None)]
+    return known[-1] if known else "never started"
+
+
+def shell_child(pid: int, deadline: float) -> int | None:
+    """The one child of the shell ``pid`` (``sh -c "python3 app.py"``): the code's process, read from the kernel
+    (``/proc/<pid>/task/<pid>/children``), or ``pid`` itself if the shell ran it in its own place (exec); None
+    if the shell ended first."""
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                children = handle.read().split()
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return None
+        if children:
+            return int(children[0])
+        if "python" in os.path.basename(exe):
+            return pid
+        time.sleep(0.0005)
+    return None
 
 
 def reap(pid: int) -> tuple[int | None, int | None]:
@@ -476,6 +510,22 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+FLAGS = frozenset({"-B", "-u", "-s", "-E", "-I", "-S"})  # interpreter flags a setting may give (never -O)
+
+
+@dataclass(frozen=True)
+class CodeStart:
+    """How a run starts the code's process: its folder (its working folder, where ``solution.py`` is when the
+    code is a file), its argv and its environment (None: the classic one, ``Server.spawn``)."""
+
+    folder: str
+    argv: list[str]
+    env: dict[str, str] | None = None
+    shell: bool = False  # argv is ``sh -c``, whose one child is the code's process
+    ancestor: str = ""  # what this server's command line reads while the code runs ("": its own)
+    sibling: str = ""  # what the judge's driver's reads ("": its own)
+
+
 @dataclass
 class SuiteState:
     """What one suite run has found so far."""
@@ -519,12 +569,19 @@ class Server:
         self.runner_source = str(config["runner"])
         self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe")}
         self.work_root = str(config["work"])
+        self.roots = tuple(str(r) for r in config.get("roots", ()))  # where an ordinary setting's folder may be
         self.python = sys.executable or "/usr/bin/python3"
         self.out_cap = int(self.limits["output_bytes"])
         self.channel = Channel(sys.stdout.fileno())
         self.keep_alive = ancestors()
         self.view = outside_view(os.getpid())
         self.degraded: str | None = None  # set once a run changed how the kernel runs this server
+        wire: dict[str, Any] = {"__name__": "wire"}
+        exec(compile(self.sources["wire"], "wire", "exec", dont_inherit=True), wire)
+        memory = wire["own_memory"]()  # opened now: main() makes us non-dumpable next
+        self.retitle: Callable[[bytes], bool] = lambda title: bool(wire["retitle"](title, memory))
+        with open("/proc/self/cmdline", "rb") as handle:
+            self.title = handle.read()  # our command line, restored after a run that showed a setting's
 
     def changed(self) -> str | None:
         """What a run did to this server, seen through its own ``/proc`` entry: its limits, priority or CPUs
@@ -572,7 +629,8 @@ class Server:
                 resource.setrlimit(which, (value, value))
 
     def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = (),
-              stdin: int | None = None, judge: bool = False) -> tuple[int, int, int]:
+              stdin: int | None = None, judge: bool = False,
+              env: dict[str, str] | None = None) -> tuple[int, int, int]:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -591,14 +649,57 @@ class Server:
                     os.set_inheritable(fd, True)
                 os.chdir(cwd)
                 self.child_limits(judge)
-                env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "MALLOC_ARENA_MAX": "2",
-                       "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
-                os.execve(self.python, argv, env)
+                if env is None:
+                    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8",
+                           "MALLOC_ARENA_MAX": "2", "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
+                os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)
         for fd in (out_w, err_w, devnull):
             os.close(fd)
         return pid, out_r, err_r
+
+    # ---- settings -------------------------------------------------------------------------------
+
+    def code_start(self, setting: Any, sol_dir: str) -> CodeStart:
+        """The code's process's start for a run: the classic one (``python3 -I -S -u -c BOOT`` in ``sol_dir``)
+        without a ``setting``, else the setting's (``logomesh/sandbox/setting.py`` on the host): its script, a
+        file holding BOOT, run by name in its folder, under one of ``roots``, made fresh."""
+        if setting is None:
+            return CodeStart(sol_dir, [self.python, "-I", "-S", "-u", "-c", BOOT])
+        if not isinstance(setting, dict):
+            raise ValueError("bad setting")
+        script, flags, env, folder = (setting.get(k) for k in ("script", "flags", "env", "folder"))
+        titles = [str(setting.get(k, ""))[:200] for k in ("ancestor", "sibling")]
+        if not (safe_name(script) and str(script).endswith(".py") and isinstance(flags, list)
+                and all(f in FLAGS for f in flags) and isinstance(env, dict)
+                and all(safe_name(k) and "=" not in k and isinstance(v, str) and "\0" not in v
+                        for k, v in env.items())):
+            raise ValueError("bad setting")
+        root = self.root_of(folder)
+        if root is None or not isinstance(folder, str) or folder == root:
+            raise ValueError(f"bad setting folder {folder!r}")
+        remove_tree(folder)
+        os.makedirs(folder, 0o755)
+        home = env.get("HOME", "")
+        if self.root_of(home) not in (None, home):
+            os.makedirs(home, 0o755, exist_ok=True)
+        write_files(folder, {str(script): BOOT})
+        command = " ".join(["python3", *flags, str(script)])
+        return CodeStart(folder, ["/bin/sh", "-c", command], dict(env), True, *titles)
+
+    def root_of(self, path: Any) -> str | None:
+        """The root of ``roots`` that ``path`` (absolute, normalised) lies in, or None."""
+        if not isinstance(path, str) or not path.startswith("/") or os.path.normpath(path) != path:
+            return None
+        return next((r for r in self.roots if path == r or path.startswith(r + "/")), None)
+
+    def clear_roots(self) -> None:
+        """Empty every root a setting's folder may use: nothing one run leaves there reaches the next."""
+        for root in self.roots:
+            with contextlib.suppress(OSError):
+                for entry in os.listdir(root):
+                    remove_tree(os.path.join(root, entry))
 
     # ---- suites ---------------------------------------------------------------------------------
 
@@ -609,8 +710,10 @@ class Server:
         files = sorted(request["tests"])
         tests_dir = os.path.join(folder, "tests")
         sol_dir = os.path.join(folder, "sol")
+        write_files(sol_dir, {})
+        start = self.code_start(request.get("setting"), sol_dir)
         # The code of a suite run never exists as a file: it travels to its process's config (start_code).
-        write_files(sol_dir, {"solution.py": request["solution"]} if mode == "observe" else {})
+        write_files(start.folder, {"solution.py": request["solution"]} if mode == "observe" else {})
         if mode == "suite":
             write_files(tests_dir, request["tests"])
             for name in files:
@@ -621,9 +724,13 @@ class Server:
         suite_deadline = started + float(request["timeout"])
         test_timeout = float(request["test_timeout"])
         state = SuiteState(names, [None] * len(names))
-        child_config: dict[str, Any] = {"sol_dir": sol_dir, "names": names, "program": self.sources["driver"],
-                                        "wire": self.sources["wire"]}
+        child_config: dict[str, Any] = {"sol_dir": start.folder if mode == "observe" else sol_dir, "names": names,
+                                        "program": self.sources["driver"], "wire": self.sources["wire"]}
         tests: dict[str, Any] | None = None  # what the tests' process needs to run the purple's own tests
+        if start.sibling:
+            child_config["title"] = start.sibling
+        if start.ancestor:
+            self.retitle(start.ancestor.encode())  # restored when the run ends (handle)
         if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
             child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
                                 seed=int(request.get("seed", 0)))
@@ -636,8 +743,8 @@ class Server:
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
-            next_index = self.run_pair(mode, child_config, tests, output, state, next_index,
-                                         suite_deadline, test_timeout)
+            next_index = self.run_pair(mode, child_config, tests, (sol_dir, start), output, state, next_index,
+                                       suite_deadline, test_timeout)
             sweep(self.keep_alive)
             restarts += 1
         for i in range(len(names)):
@@ -658,15 +765,16 @@ class Server:
             "restarts": restarts,
         }
 
-    def run_pair(self, mode: str, child_config: dict[str, Any], tests: dict[str, Any] | None, output: Output,
-                   state: SuiteState, next_index: int, suite_deadline: float, test_timeout: float) -> int:
+    def run_pair(self, mode: str, child_config: dict[str, Any], tests: dict[str, Any] | None,
+                 places: tuple[str, CodeStart], output: Output, state: SuiteState, next_index: int,
+                 suite_deadline: float, test_timeout: float) -> int:
         """One driver and answerer pair: import, then run the tests from ``next_index`` until done or the pair
         is gone. ``mode`` is observe (hidden drivers) or suite (the purple's own tests: ``tests``, run in a process
-        of their own that reaches the code's, ``start_code``, only over the wire). Returns the index of the first
-        test still to run.
+        of their own that reaches the code's, ``start_code``, only over the wire). ``places``: the judge's
+        processes' folder, and how the code's process starts. Returns the index of the first test still to run.
         """
         names = state.names
-        sol_dir = str(child_config["sol_dir"])
+        sol_dir, start = places
         ctl_r, ctl_w = os.pipe()
         res_r, res_w = os.pipe()
         output.set_origin("import")
@@ -689,14 +797,15 @@ class Server:
             if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                 guard = JudgeGuard(pid)
                 if tests is None:
-                    pids.append(self.start_answerer(sol_dir, {"sol_dir": sol_dir}, (theirs,), pipes))
+                    pids.extend(self.start_answerer(start, {"sol_dir": start.folder}, (theirs,), pipes))
                 else:
                     code = {key: tests[key] for key in CODE_KEYS}
-                    code_pid, code_end = self.start_code(code, sol_dir, pipes, deadline)
+                    code_pids, code_end = self.start_code(code, start, pipes, deadline)
                     config = {key: value for key, value in tests.items() if key not in CODE_KEYS}
                     config.update(code=code_end.fileno(), sol_dir=sol_dir)
-                    pids.append(self.start_answerer(sol_dir, config, (theirs, code_end), pipes))
-                    pids.append(code_pid)  # last: the code's process, whose end and CPU time a test's record names
+                    pids.extend(self.start_answerer(self.code_start(None, sol_dir), config, (theirs, code_end),
+                                                    pipes))
+                    pids.extend(code_pids)  # last: the code's process, whose end and CPU time a test's record names
                     code_end.close()
                 with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                     write_all(ctl_w, f"code {pids[-1]}\n".encode())
@@ -740,29 +849,34 @@ class Server:
         for i in range(next_index, len(state.names)):
             state.set(i, status, reason, 0.0)
 
-    def start_answerer(self, cwd: str, config: dict[str, Any], sockets: tuple[socket.socket, ...],
-                       pipes: Pipes) -> int:
+    def start_answerer(self, start: CodeStart, config: dict[str, Any], sockets: tuple[socket.socket, ...],
+                       pipes: Pipes) -> list[int]:
         """A process running ``answerer.py`` with ``config`` (its first socket is its control socket: see there
-        for the parts it plays). It holds nothing the host reads."""
+        for the parts it plays), started as ``start`` says. It holds nothing the host reads. Its pid last,
+        after the shell's that started it, if one did (``CodeStart.shell``)."""
         cfg_r, cfg_w = os.pipe()
-        pid, out_r, err_r = self.spawn([self.python, "-I", "-S", "-u", "-c", BOOT], cwd,
-                                       tuple(s.fileno() for s in sockets), cfg_r)
+        pid, out_r, err_r = self.spawn(start.argv, start.folder, tuple(s.fileno() for s in sockets), cfg_r,
+                                       env=start.env)
         os.close(cfg_r)
         config = {"program": self.sources["answerer"], "wire": self.sources["wire"],
-                  "control": sockets[0].fileno(), **config}
+                  "control": sockets[0].fileno(), "null_stdin": start.shell, **config}
         with contextlib.suppress(OSError):
             write_all(cfg_w, (json.dumps(config) + "\n").encode())
         os.close(cfg_w)
         pipes.add_output(out_r, err_r)
-        return pid
+        if not start.shell:
+            return [pid]
+        child = shell_child(pid, time.monotonic() + 5.0)
+        return [pid] if child is None else [pid, child]
 
-    def start_code(self, code: dict[str, Any], cwd: str, pipes: Pipes, deadline: float) -> tuple[int, socket.socket]:
+    def start_code(self, code: dict[str, Any], start: CodeStart, pipes: Pipes,
+                   deadline: float) -> tuple[list[int], socket.socket]:
         """The process of the code the purple's tests run against (``code``: its ``source`` and the
         ``interface`` the tests may read), and the end of its control socket for the tests' process. The
         tests' process starts only once this one said it is non-dumpable; if it never does, it is killed, and
         the tests find it gone."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = self.start_answerer(cwd, code, (ours,), pipes)
+        pids = self.start_answerer(start, code, (ours,), pipes)
         ours.close()
         theirs.settimeout(max(0.001, deadline - time.monotonic()))
         try:
@@ -771,8 +885,8 @@ class Server:
             ready = False
         theirs.settimeout(None)
         if not ready:
-            kill_group(pid)
-        return pid, theirs
+            kill_group(pids[0])
+        return pids, theirs
 
     @staticmethod
     def check_judge(guard: JudgeGuard | None, state: SuiteState, kind: str) -> None:
@@ -930,11 +1044,9 @@ class Server:
         else:
             self.channel.send({"ev": "done", "id": request.get("id"), "result": result})
         finally:
-            for root, dirs, _ in os.walk(folder):
-                for d in dirs:
-                    with contextlib.suppress(OSError):
-                        os.chmod(os.path.join(root, d), 0o700)
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
+            self.clear_roots()
+            self.retitle(self.title)
 
     def serve(self) -> None:
         self.channel.send({"ev": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
