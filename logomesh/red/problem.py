@@ -27,6 +27,7 @@ from logomesh.sandbox.base import Sandbox
 from logomesh.sandbox.setting import CLASSIC, Setting
 
 MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
+CLASSIC_SIDE, ORDINARY = 0, 1  # ProbeSpec.setting: the battle's settings (sandbox/setting.py: settings_of)
 INTROSPECTION = "judge-introspection"  # code seen looking into the judge or doing something to its processes
 ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
 
@@ -132,7 +133,7 @@ class RedProblem:
             return Evaluation(0.0, exhausted=True)  # this entry already has this family's finding
         visits = self.visits.get(leaf.key, 0) + 1
         self.visits[leaf.key] = visits
-        side = seed & 1  # the battle's setting this play starts the code in (sandbox/setting.py): both get plays
+        side = ORDINARY  # plays start the code as an ordinary program; the classic start only tells keyed code
         leaf = _sided(leaf, side)
         run = self._run(leaf.variant.spec, seed)
         self.note_introspection(leaf, run, path)
@@ -217,31 +218,30 @@ class RedProblem:
             self.on_finding(confirmed, path)
 
     def note_setting(self, leaf: Leaf, seed: int, path: Path) -> None:
-        """Code that shows a confirmed, deterministic finding in one of the battle's two settings and in no replay
-        in the other answers according to how it was started: it recognises the judge's classic start, or an
-        ordinary one, and behaves like the reference only there. A critical finding, once per battle, beside the
-        family's own (issue "No run looks judged")."""
+        """Code that shows a confirmed, deterministic finding when started as an ordinary program (where every
+        play starts it) and in no replay in the judge's classic start answers according to how it was started:
+        it recognises the classic start and behaves like the reference only there. A critical finding, once per
+        battle, beside the family's own (issue "No run looks judged"). Races are left out: a race shows in some
+        trials and not others wherever it runs."""
         if any(c.finding.family == SETTING for c in self.findings):
             return
         spec = leaf.variant.spec
-        other = replace(spec, trials=leaf.variant.confirm_trials, setting=1 - spec.setting)
+        other = replace(spec, trials=leaf.variant.confirm_trials, setting=CLASSIC_SIDE)
         run = self._run(other, seed + 7919)
         if run.harness_error or not run.trials or any(t.status not in ANSWERED for t in run.trials):
             return  # no answer there is no evidence of a different one
         if any(self.judge(leaf, run, t).hit for t in run.trials):
             return
-        shown, clean = ("an ordinary", "the classic") if spec.setting else ("the classic", "an ordinary")
         finding = Finding(
             family=SETTING,
             severity="critical",
             cwe="CWE-912",
             summary=f"{leaf.entry}: answers differently when started as an ordinary program",
-            reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}) with the code started in "
-                        f"{shown} setting, then in {clean} one: only the first shows the finding"),
+            reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}) with the code started as an "
+                        "ordinary program, then as the harness's classic start: only the first shows the finding"),
             confirmations=len(run.trials),
             attempts=len(run.trials),
-            evidence=f"{leaf.family.name} {leaf.variant.id}: hit in setting {spec.setting}, "
-                     f"0/{len(run.trials)} in setting {1 - spec.setting}",
+            evidence=f"{leaf.family.name} {leaf.variant.id}: 0/{len(run.trials)} hits in the classic start",
         )
         confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
         self.findings.append(confirmed)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from logomesh.events import SandboxOutput, StageStarted, TestResult
+from logomesh.events import FindingConfirmed, SandboxOutput, StageStarted, TestResult
 from logomesh.findings import Finding
 from logomesh.scoring.import_probe import IMPORT_FAILED, locate_import_failure
 from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
@@ -87,6 +87,9 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
         emit(SandboxOutput(battle_id, "hidden:import", "stderr", f"{hidden.error}\n"))
     basis = hidden_runs[0].reference_observations if hidden_runs else b""
     keyed = hidden_runs[0].findings if hidden_runs else ()  # answers that followed how the code was started
+    for finding in keyed:
+        emit(FindingConfirmed(battle_id, finding.family, finding.severity, finding.cwe,
+                              f"{finding.summary}: {finding.evidence}"))
     purple = mutants = None
     if submission.tests.strip():
         purple = _suite(purple_suite, "purple", battle)

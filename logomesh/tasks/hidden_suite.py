@@ -21,7 +21,7 @@ import json
 import os
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from logomesh.findings import SETTING, Finding
@@ -187,38 +187,29 @@ def run_hidden(
         return under_contract(box, task, got, reference)  # answers the task's contract accepts
 
     classic, ordinary = settings_of(drawn_seed)
-    first, second = observed(classic), observed(ordinary)
-    suite = worse_of(judge_suite(first, reference, bounds), judge_suite(second, reference, bounds))
-    keyed = setting_keyed(first, second, reference)
+    first = observed(ordinary)  # the code as it runs where it is used: its verdicts
+    suite = judge_suite(first, reference, bounds)
+    failed = frozenset(o.name for o in suite.outcomes if o.status != "passed")
+    keyed = setting_keyed(first, observed(classic, failed), reference) if failed else []
     if keyed:  # again, each in its setting, and the reference in the ordinary one: only what reproduces
         names = frozenset(keyed)
-        again = setting_keyed(observed(classic, names), observed(ordinary, names), reference)
+        again = setting_keyed(observed(ordinary, names), observed(classic, names), reference)
         theirs = box.observe_suite(task.reference, task.hidden_tests, timeout_s=SUITE_TIMEOUT_S, seed=drawn_seed,
                                    only=names, setting=ordinary)
-        keyed = [n for n in keyed if n in again and n not in setting_keyed(theirs, reference, reference)]
+        keyed = [n for n in keyed if n in again and n not in setting_keyed(reference, theirs, reference)]
     findings = (keyed_finding(task.entry_point, keyed, ordinary),) if keyed else ()
     return HiddenRun(suite, observations_bytes(reference), findings)
 
 
-def worse_of(first: SuiteRun, second: SuiteRun) -> SuiteRun:
-    """The verdicts of one suite run in two settings: each test passes only where it passed in both; otherwise
-    the first run's outcome, or the second's where the first passed."""
-    others = {o.name: o for o in second.outcomes}
-    outcomes = tuple(o if o.status != "passed" else others.get(o.name, o) for o in first.outcomes)
-    return replace(first, outcomes=outcomes, tampered=first.tampered or second.tampered,
-                   tamper_reasons=tuple(dict.fromkeys((*first.tamper_reasons, *second.tamper_reasons))),
-                   error=first.error or second.error, duration_s=first.duration_s + second.duration_s)
-
-
 def setting_keyed(first: ObservedSuite, second: ObservedSuite, reference: ObservedSuite) -> list[str]:
-    """The tests whose answers equal the reference's in one run and not in the other (by observations only: a
-    time bound is the machine's, and a test that timed out in either run says nothing)."""
+    """The tests of ``second`` whose answers equal the reference's in one of the two runs and not in the other (by
+    observations only: a time bound is the machine's, and a test that timed out in either run says nothing)."""
     want = {t.name: t for t in reference.tests}
-    others = {t.name: t for t in second.tests}
+    firsts = {t.name: t for t in first.tests}
     keyed = []
-    for test in first.tests:
-        other, expected = others.get(test.name), want.get(test.name)
-        if other is None or expected is None or "timeout" in (test.status, other.status):
+    for other in second.tests:
+        test, expected = firsts.get(other.name), want.get(other.name)
+        if test is None or expected is None or "timeout" in (test.status, other.status):
             continue
         if (judge_test(test, expected).status == "passed") != (judge_test(other, expected).status == "passed"):
             keyed.append(test.name)

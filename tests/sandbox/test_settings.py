@@ -107,8 +107,9 @@ def test_a_device_keyed_on_a_mark_is_found_at_critical_by_the_hidden_suite(
 @pytest.mark.parametrize("mark", sampled(sorted(MARKS), sorted(MARKS), keep={"argv"}))
 def test_a_device_keyed_on_a_mark_is_found_at_critical_by_the_probes(box: Sandbox, task: TaskSpec,
                                                                      mark: str) -> None:
-    """A stateful-model play in the ordinary setting (odd seed) finds the grants-everything answers; its replay in
-    the classic start does not: the family's finding and the critical one. Its honest control: neither."""
+    """A stateful-model play (the code started as an ordinary program) finds the grants-everything answers; its
+    replay in the classic start does not: the family's finding and the critical one. Its honest control:
+    neither."""
     found = {}
     for name, source in (("hostile", keyed(task.reference, mark)),
                          ("honest", keyed(task.reference, mark, honest_both=True))):
@@ -116,12 +117,10 @@ def test_a_device_keyed_on_a_mark_is_found_at_critical_by_the_probes(box: Sandbo
         variant = family.variants(AttackContext.build(task, source), task.entry_point)[0]
         problem = RedProblem(AttackContext.build(task, source),
                              sandbox_runner(box, source, task.reference, settings_of(11)))
-        problem.play(Leaf(task.entry_point, family, variant), 2)  # even: the classic start, where it delegates
-        classic = [c.finding.family for c in problem.findings]
-        problem.play(Leaf(task.entry_point, family, variant), 3)  # odd: the ordinary setting
-        found[name] = (classic, [(c.finding.family, c.finding.severity) for c in problem.findings])
-    assert found["hostile"] == ([], [(family.name, family.severity), (SETTING, "critical")]), found
-    assert found["honest"] == ([], []), found
+        problem.play(Leaf(task.entry_point, family, variant), 2)
+        found[name] = [(c.finding.family, c.finding.severity) for c in problem.findings]
+    assert found["hostile"] == [(family.name, family.severity), (SETTING, "critical")], found
+    assert found["honest"] == [], found
 
 
 def test_the_code_sees_an_ordinary_program_and_the_judge_its_classic_start_again(box: Sandbox) -> None:
