@@ -165,7 +165,7 @@ class RedProblem:
         self.findings.append(outcome)
         if self.on_finding is not None:
             self.on_finding(outcome, path)
-        if variant.confirm_quorum >= 1.0:  # a deterministic finding: does the other setting show it too?
+        if variant.confirm_quorum >= 1.0 and variant.penalised:  # deterministic: does the classic start show it?
             self.note_setting(Leaf(leaf.entry, leaf.family, variant), seed, path)
         if not variant.penalised:  # reported for information: the family may still find a penalised one
             self.noted_pairs.add(pair)

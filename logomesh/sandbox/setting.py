@@ -13,9 +13,11 @@ battle and compares what it did:
   each of its values is one an ordinary program has, so code keyed on any one mark answers here as it would
   where it is used.
 
-A difference between the two that the reference does not show is the critical ``judged-setting`` finding
-(``findings.SETTING``): the hidden suite compares its two runs (``tasks/hidden_suite.py``), the red agent plays
-each probe in one of the two and replays a confirmed finding in the other (``red/problem.py``). What no setting
+The ordinary setting is where the code's answers count: the hidden suite's verdicts are its run's and every
+red play starts the code there. The classic start only tells keyed code from wrong code: a hidden test that
+fails in the ordinary setting and passes in the classic start, reproducibly, where the reference's answers do not
+change, or a deterministic probe finding that no replay in the classic start shows, is the critical
+``judged-setting`` finding (``findings.SETTING``; ``tasks/hidden_suite.py``, ``red/problem.py``). What no setting
 can vary (the kernel, the limits, that the code runs in a box at all) is listed in ``docs/sandbox.md``.
 """
 

@@ -258,7 +258,7 @@ def rename(name: bytes) -> None:
 
 
 def retitle(title: bytes, mem: Any) -> bool:
-    """Make ``/proc/<pid>/cmdline`` of this process read ``title`` (NUL-separated words), as setproctitle does:
+    """Make ``/proc/<pid>/cmdline`` of this process read ``title`` (one string), as setproctitle does:
     the bytes of its argv area (``arg_start``..``arg_end`` in ``/proc/self/stat``) are rewritten in place
     through ``mem`` (``own_memory()``), padded, and the area's last byte is left non-NUL, so the kernel reads
     it up to the title's end; ``comm`` is named after its program. ``title`` is cut to the area's size; a
