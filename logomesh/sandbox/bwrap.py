@@ -81,7 +81,7 @@ def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     pid1 = ["--as-pid-1"] if "--as-pid-1" in known else []
     argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", *pid1, "--clearenv",
             "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
-            "--cap-drop", "ALL", "--hostname", "sandbox", "--ro-bind", str(root), "/"]
+            "--cap-drop", "ALL", "--hostname", os.urandom(6).hex(), "--ro-bind", str(root), "/"]
     sized = "--size" in known  # older bubblewrap: tmpfs unbounded, RLIMIT_FSIZE still caps each file
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", WORK_DIR]

@@ -53,7 +53,7 @@ def harness_source(name: str) -> str:
 def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
     """The command that starts the harness server inside a box."""
     config: dict[str, Any] = {"limits": asdict(limits), "work": work, "roots": list(ROOTS)}
-    for name in ("runner", "driver", "answerer", "wire", "observe"):
+    for name in ("runner", "driver", "answerer", "wire", "observe", "title"):
         config[name] = harness_source(f"{name}.py")
     config["limits"].update(extra or {})
     return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]

@@ -69,12 +69,15 @@ def run(config: dict[str, Any]) -> None:
 
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
-    mem = wire["own_memory"]() if config.get("title") else None
+    title: dict[str, Any] = {"__name__": "title"}
+    if config.get("title"):  # the setting's sibling of the code's process (sandbox/setting.py)
+        exec(compile(config["title_code"], "title", "exec", dont_inherit=True), title)
+        title["mem"] = title["own_memory"]()
     if not wire["non_dumpable"]():
         exit_now(3)  # the code could read our fds; the server reports the suite as crashed
-    if mem is not None:  # the setting's sibling of the code's process (sandbox/setting.py)
-        wire["retitle"](str(config["title"]).encode(), mem)
-        mem.close()
+    if title.get("mem") is not None:
+        title["retitle"](str(config["title"]).encode(), title["mem"])
+        title["mem"].close()
     emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), wire["public"])
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below

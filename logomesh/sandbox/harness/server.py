@@ -567,7 +567,7 @@ class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits: dict[str, Any] = config["limits"]
         self.runner_source = str(config["runner"])
-        self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe")}
+        self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe", "title")}
         self.work_root = str(config["work"])
         self.roots = tuple(str(r) for r in config.get("roots", ()))  # where an ordinary setting's folder may be
         self.python = sys.executable or "/usr/bin/python3"
@@ -576,10 +576,10 @@ class Server:
         self.keep_alive = ancestors()
         self.view = outside_view(os.getpid())
         self.degraded: str | None = None  # set once a run changed how the kernel runs this server
-        wire: dict[str, Any] = {"__name__": "wire"}
-        exec(compile(self.sources["wire"], "wire", "exec", dont_inherit=True), wire)
-        memory = wire["own_memory"]()  # opened now: main() makes us non-dumpable next
-        self.retitle: Callable[[bytes], bool] = lambda title: bool(wire["retitle"](title, memory))
+        title: dict[str, Any] = {"__name__": "title"}
+        exec(compile(self.sources["title"], "title", "exec", dont_inherit=True), title)
+        memory = title["own_memory"]()  # opened now: main() makes us non-dumpable next
+        self.retitle: Callable[[bytes], bool] = lambda name: bool(title["retitle"](name, memory))
         with open("/proc/self/cmdline", "rb") as handle:
             self.title = handle.read()  # our command line, restored after a run that showed a setting's
 
@@ -728,7 +728,7 @@ class Server:
                                         "program": self.sources["driver"], "wire": self.sources["wire"]}
         tests: dict[str, Any] | None = None  # what the tests' process needs to run the purple's own tests
         if start.sibling:
-            child_config["title"] = start.sibling
+            child_config.update(title=start.sibling, title_code=self.sources["title"])
         if start.ancestor:
             self.retitle(start.ancestor.encode())  # restored when the run ends (handle)
         if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
