@@ -259,7 +259,7 @@ class Watchdog:
     def _over(self) -> str:
         now, cpu = time.monotonic(), code_cpu(self.code)
         self.spent = cpu - self.started
-        if self.spent > self.cap:
+        if self.spent >= self.cap:  # the kernel counts CPU in ticks: a trial that used exactly its cap is done
             return "cpu"
         if not self.watches_wall:
             return ""
