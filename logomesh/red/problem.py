@@ -162,9 +162,7 @@ class RedProblem:
         if outcome is None:
             self.counters.unconfirmed += 1
             return Evaluation(0.6, exhausted=exhausted)
-        self.findings.append(outcome)
-        if self.on_finding is not None:
-            self.on_finding(outcome, path)
+        self.report(outcome, path)
         if variant.confirm_quorum >= 1.0 and variant.penalised:  # deterministic: does the classic start show it?
             self.note_setting(Leaf(leaf.entry, leaf.family, variant), seed, path)
         if not variant.penalised:  # reported for information: the family may still find a penalised one
@@ -172,6 +170,12 @@ class RedProblem:
             return Evaluation(0.6, exhausted=exhausted)
         self.done_pairs.add(pair)
         return Evaluation(1.0, exhausted=True)
+
+    def report(self, confirmed: Confirmed, path: Path) -> None:
+        """Keep a confirmed finding and tell ``on_finding`` (the agent's events) where the search found it."""
+        self.findings.append(confirmed)
+        if self.on_finding is not None:
+            self.on_finding(confirmed, path)
 
     def serially_right(self, leaf: Leaf, seed: int) -> bool:
         """Whether the code answers the variant's benign control as correct code does, run once per entry and
@@ -212,10 +216,7 @@ class RedProblem:
             attempts=2,
             evidence=observation[:200],
         )
-        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
-        self.findings.append(confirmed)
-        if self.on_finding is not None:
-            self.on_finding(confirmed, path)
+        self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)
 
     def note_setting(self, leaf: Leaf, seed: int, path: Path) -> None:
         """Code that shows a confirmed, deterministic finding when started as an ordinary program (where every
@@ -243,10 +244,7 @@ class RedProblem:
             attempts=len(run.trials),
             evidence=f"{leaf.family.name} {leaf.variant.id}: 0/{len(run.trials)} hits in the classic start",
         )
-        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
-        self.findings.append(confirmed)
-        if self.on_finding is not None:
-            self.on_finding(confirmed, path)
+        self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)
 
     def without_model(self, leaf: Leaf) -> Leaf:
         """``leaf``, and every leaf of its entry and family, with no model to replay its calls on: the code's
@@ -287,10 +285,7 @@ class RedProblem:
             attempts=1,
             evidence="; ".join(run.introspection),
         )
-        confirmed = Confirmed(finding, leaf, time.monotonic() - self.started)
-        self.findings.append(confirmed)
-        if self.on_finding is not None:
-            self.on_finding(confirmed, path)
+        self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)
 
     def confirm(self, leaf: Leaf, seed: int, first: Verdict) -> Confirmed | str | None:
         """Replay, then the benign control. ``"harness"`` when the control did not run to an answer; a control
