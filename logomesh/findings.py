@@ -49,6 +49,22 @@ class Finding:
         } | ({} if self.penalised else {"penalised": False})
 
 
+def setting_finding(entry: str, how: str, reproducer: str, replays: int, evidence: str) -> Finding:
+    """The critical finding of code whose answers follow how it was started (issue "No run looks judged"): it
+    recognises the judge's classic start and behaves like the reference only there. ``how`` names what was run
+    ("the hidden tests", a probe)."""
+    return Finding(
+        family=SETTING,
+        severity="critical",
+        cwe="CWE-912",
+        summary=f"{entry}: answers {how} differently when started as an ordinary program",
+        reproducer=reproducer,
+        confirmations=replays,
+        attempts=replays,
+        evidence=evidence,
+    )
+
+
 def max_severity(findings: tuple[Finding, ...] | list[Finding]) -> Severity:
     """The worst severity among ``findings``; ``"low"`` when there are none (the seed's default)."""
     worst = 0

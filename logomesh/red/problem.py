@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from logomesh import untrusted
-from logomesh.findings import MODEL, SETTING, Finding
+from logomesh.findings import MODEL, SETTING, Finding, setting_finding
 from logomesh.red.attacks import Family, Variant, Verdict, families
 from logomesh.red.context import AttackContext
 from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
@@ -233,15 +233,12 @@ class RedProblem:
             return  # no answer there is no evidence of a different one
         if any(self.judge(leaf, run, t).hit for t in run.trials):
             return
-        finding = Finding(
-            family=SETTING,
-            severity="critical",
-            cwe="CWE-912",
-            summary=f"{leaf.entry}: answers differently when started as an ordinary program",
+        finding = setting_finding(
+            leaf.entry,
+            f"its {leaf.family.name} probe",
             reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}) with the code started as an "
                         "ordinary program, then as the harness's classic start: only the first shows the finding"),
-            confirmations=len(run.trials),
-            attempts=len(run.trials),
+            replays=len(run.trials),
             evidence=f"{leaf.family.name} {leaf.variant.id}: 0/{len(run.trials)} hits in the classic start",
         )
         self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)

@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from logomesh.findings import SETTING, Finding
+from logomesh.findings import Finding, setting_finding
 from logomesh.sandbox.base import Observed, ObservedSuite, OutputSink, Sandbox, SuiteRun
 from logomesh.sandbox.client import HARNESS_DIR
 from logomesh.sandbox.discover import SuiteSourceError, timing_bounds
@@ -219,14 +219,11 @@ def setting_keyed(first: ObservedSuite, second: ObservedSuite, reference: Observ
 def keyed_finding(entry: str, tests: list[str], ordinary: Setting) -> Finding:
     """The critical finding of code whose answers follow how it was started."""
     shown = ", ".join(tests[:5]) + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
-    return Finding(
-        family=SETTING,
-        severity="critical",
-        cwe="CWE-912",
-        summary=f"{entry}: answers the hidden tests differently when started as an ordinary program",
+    return setting_finding(
+        entry,
+        "the hidden tests",
         reproducer=f"run the hidden tests {shown} started as {describe(None)}, then as {describe(ordinary)}: "
                    "the answers differ, twice, where the reference's do not",
-        confirmations=2,
-        attempts=2,
+        replays=2,
         evidence=f"{len(tests)} hidden tests",
     )
