@@ -133,8 +133,8 @@ class RedProblem:
             return Evaluation(0.0, exhausted=True)  # this entry already has this family's finding
         visits = self.visits.get(leaf.key, 0) + 1
         self.visits[leaf.key] = visits
-        side = ORDINARY  # plays start the code as an ordinary program; the classic start only tells keyed code
-        leaf = _sided(leaf, side)
+        # Plays start the code as an ordinary program; the classic start only tells keyed code (note_setting).
+        leaf = replace(leaf, variant=_in_setting(leaf.variant, ORDINARY))
         run = self._run(leaf.variant.spec, seed)
         self.note_introspection(leaf, run, path)
         if run.harness_error:
@@ -143,7 +143,8 @@ class RedProblem:
         judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         if any(v.needs_clean_control for v, _ in judged) and not self.serially_right(leaf, seed):
             self.note_serial_divergence(leaf, seed, path)
-            leaf = _sided(self.without_model(leaf), side)
+            leaf = self.without_model(leaf)
+            leaf = replace(leaf, variant=_in_setting(leaf.variant, ORDINARY))
             judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
         best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
@@ -151,8 +152,7 @@ class RedProblem:
         if not best.hit:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
-        variant = _sided(Leaf(leaf.entry, leaf.family, _shrunk(leaf, best_trial)), side).variant \
-            if best_trial is not None else leaf.variant
+        variant = leaf.variant if best_trial is None else _in_setting(_shrunk(leaf, best_trial), ORDINARY)
         pair = (leaf.entry, leaf.family.name)
         if not variant.penalised and pair in self.noted_pairs:
             return Evaluation(0.5, exhausted=exhausted)  # one such note per entry and family is enough
@@ -335,11 +335,10 @@ class RedProblem:
             self.counters.sandbox_s += time.monotonic() - started
 
 
-def _sided(leaf: Leaf, side: int) -> Leaf:
-    """``leaf`` with its probe and benign control run in the battle's setting ``side`` (``ProbeSpec.setting``)."""
-    variant = leaf.variant
+def _in_setting(variant: Variant, side: int) -> Variant:
+    """``variant`` with its probe and benign control run in the battle's setting ``side`` (``ProbeSpec.setting``)."""
     control = None if variant.control is None else replace(variant.control, setting=side)
-    return Leaf(leaf.entry, leaf.family, replace(variant, spec=replace(variant.spec, setting=side), control=control))
+    return replace(variant, spec=replace(variant.spec, setting=side), control=control)
 
 
 def _control_ok(family: Family, variant: Variant, trial: Trial) -> bool:
