@@ -46,7 +46,7 @@ from typing import Any
 
 
 def run(config: dict[str, Any]) -> None:
-    _settle(bool(config.get("null_stdin")))
+    _settle(bool(config.get("ordinary")))
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
     control = socket.socket(fileno=int(config["control"]))
@@ -87,14 +87,15 @@ def run(config: dict[str, Any]) -> None:
     exit_now(0)
 
 
-def _settle(null_stdin: bool) -> None:
-    """Before any code runs: at most two malloc arenas, as ``MALLOC_ARENA_MAX=2`` gives the classic start (each
-    thread's arena counts against ``RLIMIT_AS``), set here so that no setting's environment needs it; and, in
-    an ordinary setting (``null_stdin``), stdin at ``/dev/null``, not the pipe the config came on."""
-    if null_stdin:
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
+def _settle(ordinary: bool) -> None:
+    """Before any code runs in an ordinary setting: stdin at ``/dev/null``, not the pipe the config came on, and
+    at most two malloc arenas (each thread's arena counts against ``RLIMIT_AS``), which the classic start has from
+    ``MALLOC_ARENA_MAX=2`` in its environment and an ordinary setting's environment must not show."""
+    if not ordinary:
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     try:
         import ctypes
 
