@@ -70,14 +70,15 @@ def run(config: dict[str, Any]) -> None:
     wire: dict[str, Any] = {"__name__": "wire"}
     exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
     title: dict[str, Any] = {"__name__": "title"}
+    memory = None
     if config.get("title"):  # the setting's sibling of the code's process (sandbox/setting.py)
         exec(compile(config["title_code"], "title", "exec", dont_inherit=True), title)
-        title["mem"] = title["own_memory"]()
+        memory = title["own_memory"]()  # opened now: we turn non-dumpable next
     if not wire["non_dumpable"]():
         exit_now(3)  # the code could read our fds; the server reports the suite as crashed
-    if title.get("mem") is not None:
-        title["retitle"](str(config["title"]).encode(), title["mem"])
-        title["mem"].close()
+    if memory is not None:
+        title["retitle"](str(config["title"]).encode(), memory)
+        memory.close()
     emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), wire["public"])
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below

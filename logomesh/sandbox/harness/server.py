@@ -580,6 +580,7 @@ class Server:
         exec(compile(self.sources["title"], "title", "exec", dont_inherit=True), title)
         memory = title["own_memory"]()  # opened now: main() makes us non-dumpable next
         self.retitle: Callable[[bytes], bool] = lambda name: bool(title["retitle"](name, memory))
+        self.retitled = False  # a run showed a setting's command line: restore ours when it ends (handle)
         with open("/proc/self/cmdline", "rb") as handle:
             self.title = handle.read()  # our command line, restored after a run that showed a setting's
 
@@ -730,7 +731,8 @@ class Server:
         if start.sibling:
             child_config.update(title=start.sibling, title_code=self.sources["title"])
         if start.ancestor:
-            self.retitle(start.ancestor.encode())  # restored when the run ends (handle)
+            self.retitled = True
+            self.retitle(start.ancestor.encode())
         if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
             child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
                                 seed=int(request.get("seed", 0)))
@@ -859,7 +861,7 @@ class Server:
                                        env=start.env)
         os.close(cfg_r)
         config = {"program": self.sources["answerer"], "wire": self.sources["wire"],
-                  "control": sockets[0].fileno(), "null_stdin": start.shell, **config}
+                  "control": sockets[0].fileno(), "ordinary": start.shell, **config}
         with contextlib.suppress(OSError):
             write_all(cfg_w, (json.dumps(config) + "\n").encode())
         os.close(cfg_w)
@@ -1044,9 +1046,12 @@ class Server:
         else:
             self.channel.send({"ev": "done", "id": request.get("id"), "result": result})
         finally:
-            remove_tree(folder)
-            self.clear_roots()
-            self.retitle(self.title)
+            if op != "ping":  # nothing one run leaves reaches the next
+                remove_tree(folder)
+                self.clear_roots()
+            if self.retitled:
+                self.retitle(self.title)
+                self.retitled = False
 
     def serve(self) -> None:
         self.channel.send({"ev": "ready", "python": sys.version.split()[0], "pid": os.getpid()})
