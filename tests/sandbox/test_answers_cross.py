@@ -302,7 +302,7 @@ def test_the_server_hands_the_answerer_only_its_sockets() -> None:
     config = next(n for n in ast.walk(start) if isinstance(n, ast.Dict))
     keys = {k.value for k in config.keys if isinstance(k, ast.Constant)}
     assert keys == {"program", "wire", "control", "ordinary"}
-    tests = next(n for n in ast.walk(functions["run_suite"]) if isinstance(n, ast.Assign)
+    tests = next(n for n in ast.walk(functions["pair_configs"]) if isinstance(n, ast.Assign)
                  and ast.unparse(n.targets[0]) == "tests" and isinstance(n.value, ast.Dict))
     assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files",
                                                                                    "source", "interface"}

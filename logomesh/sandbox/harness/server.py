@@ -725,23 +725,10 @@ class Server:
         suite_deadline = started + float(request["timeout"])
         test_timeout = float(request["test_timeout"])
         state = SuiteState(names, [None] * len(names))
-        child_config: dict[str, Any] = {"sol_dir": start.folder if mode == "observe" else sol_dir, "names": names,
-                                        "program": self.sources["driver"], "wire": self.sources["wire"]}
-        tests: dict[str, Any] | None = None  # what the tests' process needs to run the purple's own tests
-        if start.sibling:
-            child_config.update(title=start.sibling, title_code=self.sources["title"])
+        child_config, tests = self.pair_configs(request, mode, start, sol_dir, tests_dir)
         if start.ancestor:
             self.retitled = True
             self.retitle(start.ancestor.encode())
-        if mode == "observe":  # the drivers travel in the driver's config, never as files in the box
-            child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
-                                seed=int(request.get("seed", 0)))
-        else:
-            child_config.update(suite=True)
-            interface = request.get("interface")
-            tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": files,
-                     "source": str(request["solution"]),
-                     "interface": [str(n) for n in interface] if isinstance(interface, list) else None}
         next_index = 0
         restarts = 0
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
@@ -766,6 +753,26 @@ class Server:
             "duration_s": round(time.monotonic() - started, 6),
             "restarts": restarts,
         }
+
+    def pair_configs(self, request: dict[str, Any], mode: str, start: CodeStart, sol_dir: str,
+                     tests_dir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The driver's config for ``request``, and what the tests' process needs to run the purple's own tests
+        (None in observe mode, whose drivers travel in the driver's config, never as files in the box)."""
+        names = [str(n) for n in request["names"]]
+        child_config: dict[str, Any] = {"sol_dir": start.folder if mode == "observe" else sol_dir, "names": names,
+                                        "program": self.sources["driver"], "wire": self.sources["wire"]}
+        if start.sibling:
+            child_config.update(title=start.sibling, title_code=self.sources["title"])
+        if mode == "observe":
+            child_config.update(observe=self.sources["observe"], drivers=dict(request["tests"]),
+                                seed=int(request.get("seed", 0)))
+            return child_config, None
+        child_config.update(suite=True)
+        interface = request.get("interface")
+        tests = {"runner": self.runner_source, "tests_dir": tests_dir, "files": sorted(request["tests"]),
+                 "source": str(request["solution"]),
+                 "interface": [str(n) for n in interface] if isinstance(interface, list) else None}
+        return child_config, tests
 
     def run_pair(self, mode: str, child_config: dict[str, Any], tests: dict[str, Any] | None,
                  places: tuple[str, CodeStart], output: Output, state: SuiteState, next_index: int,
