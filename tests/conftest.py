@@ -20,6 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import pytest
+from tiers import heaviest_first
 
 if TYPE_CHECKING:
     from logomesh.sandbox import Sandbox
@@ -89,6 +90,7 @@ def _second_backend_twin(item: pytest.Item, primary: str) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heaviest_first(items)
     if config.getoption("tier") != "fast":
         return
     primary = "docker" if _docker_problem() is None else "bwrap"

@@ -6,7 +6,9 @@ on a few of them; the full tier runs them all."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,3 +25,26 @@ def sampled(values: Sequence[Any], ids: Sequence[str], keep: Collection[str],
     return [pytest.param(*(value if several else (value,)), id=name,
                          marks=() if name in keep else (pytest.mark.slow,))
             for value, name in zip(values, ids, strict=True)]
+
+
+DURATIONS = Path(__file__).with_name("durations.json")
+"""Seconds each test file took in a full-tier run, written by ``scripts/record_test_durations.py``."""
+
+
+def heaviest_first(items: list[pytest.Item]) -> None:
+    """Order ``items`` by their file's recorded seconds, longest first; a file's tests keep their order.
+
+    ``scripts/test.sh`` hands whole files to its workers (xdist ``loadfile``) in collection order, so a long
+    file collected last runs alone at the end while the other workers idle; started first, it runs beside the
+    rest (longest-processing-time first). A file with no record (a new one) keeps its place after those that
+    have one: a stale record costs time, never a test."""
+    seconds: dict[str, float] = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(item.nodeid.split("::", 1)[0], len(first_seen))
+
+    def weight(item: pytest.Item) -> tuple[float, int]:
+        file = item.nodeid.split("::", 1)[0]
+        return -seconds.get(file, 0.0), first_seen[file]
+
+    items.sort(key=weight)
