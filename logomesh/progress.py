@@ -1,4 +1,5 @@
-"""The headless consumer of the event stream: one plain line per event on stderr."""
+"""The one wording of battle events (``describe``), and the headless consumer of the stream: one plain line
+per event on stderr. The green agent's status stream says the same lines (``green/executor.py``)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from logomesh.events import (
 
 
 def describe(event: Event) -> str | None:
-    """A one-line description of ``event``, or None for events too chatty for a log."""
+    """A one-line description of ``event``, or None for what is data rather than news (output, search nodes)."""
     match event:
         case BattleStarted(battle_id=b, task_id=t, purple=p, seed=s):
             return f"battle {b}: task {t}, purple {p}, seed {s}"
@@ -33,7 +34,7 @@ def describe(event: Event) -> str | None:
             return f"purple answered: {n} bytes of code, {m} bytes of tests (sha256 {h[:12]})"
         case PurpleFinishReported(finish=finish):
             return f"  purple answer: {finish.note}"
-        case TestResult(suite=suite, name=name, status=status, reason=reason) if status != "passed":
+        case TestResult(suite=suite, name=name, status=status, reason=reason):
             return f"  {suite} test {name}: {status}" + (f" ({reason})" if reason else "")
         case FindingConfirmed(family=f, severity=sev, cwe=cwe, summary=summary):
             return f"  red finding [{sev}] {f} {cwe}: {summary}"
@@ -52,13 +53,19 @@ def describe(event: Event) -> str | None:
     return None
 
 
+def routine(event: Event) -> bool:
+    """A passing test: news to a caller following the battle, one line too many per test in a log."""
+    return isinstance(event, TestResult) and event.status == "passed"
+
+
 class ProgressPrinter:
-    """An ``EventSink`` that writes ``describe(event)`` lines to a stream (stderr by default)."""
+    """An ``EventSink`` that writes ``describe(event)`` lines to a stream (stderr by default), but for
+    ``routine`` ones."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
 
     def __call__(self, event: Event) -> None:
-        line = describe(event)
+        line = None if routine(event) else describe(event)
         if line is not None:
             print(line, file=self.stream, flush=True)

@@ -27,7 +27,13 @@ def test_printer_writes_one_line_per_described_event() -> None:
 
 
 def test_passing_tests_and_search_updates_are_not_logged() -> None:
-    assert describe(TestResult("b", "hidden", "t.T.test_a", "passed")) is None
+    out = io.StringIO()
+    printer = ProgressPrinter(out)
+    printer(TestResult("b", "hidden", "t.T.test_a", "passed"))
+    printer(MctsNodeUpdated("b", 1, 3, 0.5))
+    printer(TestResult("b", "hidden", "t.T.test_b", "failed"))
+    assert out.getvalue().splitlines() == ["  hidden test t.T.test_b: failed"]
+    assert describe(TestResult("b", "hidden", "t.T.test_a", "passed")) == "  hidden test t.T.test_a: passed"
     assert describe(MctsNodeUpdated("b", 1, 3, 0.5)) is None
 
 
@@ -42,8 +48,6 @@ def test_failures_carry_their_reason() -> None:
 
 def test_the_band_step_says_where_x_was_placed() -> None:
     from logomesh.events import CorrectnessBand
-    from logomesh.green.progress import progress_line
 
     band = CorrectnessBand("b", True, 0.5, 0.64, 0.82, "every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1]")
     assert describe(band) == "  band: x 0.640 -> CIS 0.820 (every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1])"
-    assert progress_line(band) == "band: x 0.640 -> CIS 0.820: every hidden test passed: CIS = 0.5 + 0.5·x, in [0.5, 1]"

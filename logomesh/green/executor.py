@@ -36,7 +36,7 @@ from logomesh.battle.spine import BattleOutcome, run_battle
 from logomesh.cancel import CancelToken
 from logomesh.events import EventSink
 from logomesh.green.assessment import Assessment, AssessmentError, parse_assessment
-from logomesh.green.progress import progress_line
+from logomesh.progress import describe
 from logomesh.purple.a2a_errors import one_line
 from logomesh.purple.server import open_task
 
@@ -117,9 +117,9 @@ class GreenExecutor(AgentExecutor):
         lines: asyncio.Queue[str | None] = asyncio.Queue()
 
         def emit(event: Any) -> None:
-            line = progress_line(event)
+            line = describe(event)  # the CLI's wording: one renderer for every consumer of the stream
             if line is not None:
-                loop.call_soon_threadsafe(lines.put_nowait, line)
+                loop.call_soon_threadsafe(lines.put_nowait, line.strip())
 
         token = CancelToken()
         relay = asyncio.create_task(_relay(updater, lines))

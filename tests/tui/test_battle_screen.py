@@ -93,7 +93,7 @@ def test_sandbox_output_is_tagged_marked_and_truncated(tmp_path: Path) -> None:
             assert stderr.endswith("…") and len(stderr) <= len("hidden:test_edge !") + MAX_LINE_CHARS
             assert "✗ hidden test_edge AssertionError: 2 != 1" in lines
             assert "✓ hidden test_basic" in lines
-            assert any(line.startswith("⚑ finding [high] concurrency CWE-362") for line in lines)
+            assert any(line.startswith("⚑ red finding [high] concurrency CWE-362") for line in lines)
     run(scenario)
 
 
@@ -422,6 +422,6 @@ def test_the_log_says_when_the_purple_answer_was_cut_at_the_token_limit(tmp_path
             await pilot.press("ctrl+r")
             await until(pilot, lambda: screen.last_ending is not None)
             lines = list(screen.query_one(SandboxLog).plain_lines)
-            cut = "TRUNCATED: the model's answer was cut at the token limit (finish_reason length)"
+            cut = "purple answer: TRUNCATED: the model's answer was cut at the token limit (finish_reason length)"
             assert lines[[line.startswith("purple answered") for line in lines].index(True) + 1] == cut
     run(scenario)

@@ -31,6 +31,7 @@ from logomesh.events import (
     StageStarted,
     TestResult,
 )
+from logomesh.progress import describe
 from logomesh.tasks import TaskSpec
 from tui.engine import BattleRunner, Engine
 from tui.ledger_source import LedgerSource
@@ -220,9 +221,9 @@ class BattleScreen(RunScreen):
                 log.append_output(origin, stream, text)
             case TestResult(suite=suite, name=name, status=test_status, reason=reason):
                 log.append_test(suite, name, test_status, reason)
-            case FindingConfirmed(severity=severity, family=family, cwe=cwe, summary=summary, node_id=node_id):
+            case FindingConfirmed(severity=severity, node_id=node_id):
                 tree.mark_finding(node_id, severity)
-                log.append_note(f"⚑ finding [{severity}] {family} {cwe}: {summary}", "bold red")
+                log.append_note(f"⚑ {said(event)}", "bold red")
             case ScoreComponent(name=name, value=value, details=details):
                 score.show_component(name, value, details)
             case PenaltyApplied(name=name, factor=factor, reason=reason):
@@ -233,14 +234,19 @@ class BattleScreen(RunScreen):
                 score.show_final(cis, final_status)
             case StageStarted(stage=stage):
                 status.set_stage(stage)
-            case BattleStarted(task_id=task_id, purple=purple, seed=seed):
-                log.append_note(f"battle on {task_id} against {purple}, seed {seed}", "bold")
-            case PurpleResponded(source_bytes=source, test_bytes=tests):
-                log.append_note(f"purple answered: {source} bytes of code, {tests} bytes of tests", "cyan")
+            case BattleStarted():
+                log.append_note(said(event), "bold")
+            case PurpleResponded():
+                log.append_note(said(event), "cyan")
             case PurpleFinishReported(finish=finish):
-                log.append_note(finish.note, "bold yellow" if finish.truncated is not False else "dim")
-            case BattleFailed(stage=stage, reason=reason):
+                log.append_note(said(event), "bold yellow" if finish.truncated is not False else "dim")
+            case BattleFailed():
                 self._failure_shown = True
-                log.append_note(f"failed at {stage}: {reason}", "bold red")
-            case LedgerAppended(sequence=sequence):
-                log.append_note(f"ledger entry #{sequence} appended", "green")
+                log.append_note(said(event), "bold red")
+            case LedgerAppended():
+                log.append_note(said(event), "green")
+
+
+def said(event: Event) -> str:
+    """What the log says of ``event``: the engine's one wording (``logomesh.progress.describe``)."""
+    return (describe(event) or "").strip()
