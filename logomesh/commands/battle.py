@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,6 +27,9 @@ from logomesh.commands.scoring import (
     review_llm,
 )
 from logomesh.purple import DEFAULT_PURPLE_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from logomesh.battle.spine import BattleOutcome
 
 app = typer.Typer(help="Run one battle.", no_args_is_help=True)
 
@@ -82,12 +85,12 @@ def run(
     from ledger import LedgerError
     from logomesh.battle.preflight import EnvironmentProblem
     from logomesh.battle.request import BattleRequest, BattleSetupError, default_battle_id, free_battle_id
-    from logomesh.battle.spine import result_json, run_battle
+    from logomesh.battle.spine import run_battle
     from logomesh.cancel import CancelToken, cancel_on_sigint
     from logomesh.events import fan_out
     from logomesh.home import writable_home
     from logomesh.progress import ProgressPrinter
-    from logomesh.stage_clock import StageClock, describe_stages, process_age_s
+    from logomesh.stage_clock import StageClock, process_age_s
 
     check_seconds("--red-budget", red_budget)
     if protocol not in (None, "0.3", "1.0"):
@@ -128,8 +131,17 @@ def run(
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:
         fail(str(exc))
-    result, stages = outcome.result, clock.stop()
-    if as_json:  # the stage timings ride beside the result, outside the signed bytes
+    _report(outcome, clock.stop(), as_json)
+
+
+def _report(outcome: BattleOutcome, stages: dict[str, float], as_json: bool) -> None:
+    """The battle's result on stdout (its figures, or its JSON with the stage timings beside it, outside the
+    signed bytes); a cancelled or failed battle's one line on stderr and its exit code."""
+    from logomesh.battle.spine import result_json
+    from logomesh.stage_clock import describe_stages
+
+    result = outcome.result
+    if as_json:
         print(result_json({**result.to_json(), "stage_seconds": {k: round(v, 3) for k, v in stages.items()}}))
     else:
         figures = "  ".join(f"{letter} {value:.3f}" if value is not None else f"{letter} —"
