@@ -128,8 +128,9 @@ def test_concurrent_assessments_keep_their_own_streams(green: tuple[RunningServe
         result, _ = _result(events)
         assert result["battle_id"] == battle_id
         assert result["status"] == "scored", result.get("reason")
-        starts = [t for t in _status_texts(events) if t.startswith("battle ")]
-        assert starts and all(t.startswith(f"battle {battle_id}") for t in starts)
+        texts, other = _status_texts(events), next(b for b in outcomes if b != battle_id)
+        assert next(t for t in texts if ": task " in t).startswith(f"battle {battle_id}: task ")
+        assert not [t for t in texts if other in t]  # not a line of the other battle's stream
     with Ledger.open(home) as led:
         assert {e.battle_id for e in led.entries()} == set(outcomes)
 
