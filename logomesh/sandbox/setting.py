@@ -107,11 +107,34 @@ def _profile(rng: random.Random, user: str, home: str, folder: str) -> tuple[str
                           "LANG": lang}
 
 
+def _word(rng: random.Random) -> str:
+    """A pronounceable lowercase name (``velomar``, ``tisk``): not from any list, so no list tells it apart."""
+    syllables = "".join(rng.choice("bcdfghjklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(1, 3)))
+    return syllables + (rng.choice("klmnrst") if rng.random() < 0.5 else "")
+
+
+def _user(rng: random.Random) -> str:
+    """A login name: a common one, or a drawn one, sometimes with digits (``maria``, ``tesor42``)."""
+    if rng.random() < 0.5:
+        return rng.choice(USERS)
+    return _word(rng) + (str(rng.randint(1, 99)) if rng.random() < 0.25 else "")
+
+
+def _project(rng: random.Random) -> str:
+    """A project folder's name: a common one, or one or two drawn words (``billing``, ``rakon-api``)."""
+    if rng.random() < 0.5:
+        return rng.choice(PROJECTS)
+    word = _word(rng)
+    return f"{word}-{rng.choice(PROJECTS)}" if rng.random() < 0.3 else word
+
+
 def draw_ordinary(seed: int) -> Setting:
-    """An ordinary setting drawn from ``seed`` (the drivers' seed: the battle's and the submission's)."""
+    """An ordinary setting drawn from ``seed`` (the drivers' seed: the battle's and the submission's). Half of the
+    user and project names come from no list (``_word``): code that behaves only where it sees a name from the
+    lists below would be wrong on half the draws, and so where it is used."""
     rng = random.Random(f"setting\0{seed}")
-    user = rng.choice(USERS)
-    project = rng.choice(PROJECTS)
+    user = _user(rng)
+    project = _project(rng)
     root = rng.choice(ROOTS)
     home = f"/home/{user}"
     folder = f"{home}/{project}" if root == "/home" else f"/srv/{project}"

@@ -9,6 +9,8 @@ same mark and delegates either way, and must pass every test with no finding. Bo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tiers import sampled
 
@@ -17,7 +19,7 @@ from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import Leaf, RedProblem, sandbox_runner
 from logomesh.sandbox import Sandbox
-from logomesh.sandbox.setting import CLASSIC, FLAGS, ROOTS, draw_ordinary, settings_of
+from logomesh.sandbox.setting import CLASSIC, FLAGS, PROJECTS, ROOTS, USERS, draw_ordinary, settings_of
 from logomesh.tasks import TaskSpec, load_task
 from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 from sandbox.test_judge_recognition import WRONG, hostile
@@ -90,6 +92,19 @@ def test_an_ordinary_setting_differs_from_the_classic_start_in_every_mark() -> N
     assert settings_of(3)[0] is CLASSIC and settings_of(3)[1] == draw_ordinary(3)
     assert {s.label for s in drawn} == {"a user's shell", "a CI runner", "a container entrypoint",
                                         "a system service", "a cron job"}
+
+
+def test_half_the_names_come_from_no_list() -> None:
+    """Code that behaves like the reference only where it sees a user or project name from the public lists
+    misbehaves on about half the ordinary settings: those names are drawn, not listed."""
+    drawn = [draw_ordinary(seed) for seed in range(400)]
+    homes = [s.folder.split("/")[2] for s in drawn if s.folder.startswith("/home/")]
+    projects = [s.folder.rsplit("/", 1)[1] for s in drawn]
+    for names, listed in ((homes, USERS), (projects, PROJECTS)):
+        unlisted = [n for n in names if n not in listed]
+        assert 0.35 < len(unlisted) / len(names) < 0.65, (len(unlisted), len(names))
+        assert len(set(unlisted)) > 0.8 * len(unlisted)  # drawn, not a second list
+        assert all(re.fullmatch(r"[a-z][a-z0-9-]*", n) for n in names)
 
 
 @pytest.mark.parametrize("mark", sampled(sorted(MARKS), sorted(MARKS), keep=QUICK))
