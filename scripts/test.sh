@@ -11,11 +11,9 @@ args=()
 for arg in "$@"; do
     if [ "$arg" = "--full" ]; then tier=full; else args+=("$arg"); fi
 done
-# The fast tier waits on sandboxes more than it computes: two workers a core (measured on 2 cores: 292 s
-# against 423 s with one a core). The full tier keeps one a core, as CI has run it.
-default_workers=auto
-[ "$tier" = fast ] && default_workers=$(( $(nproc) * 2 ))
-workers="${LOGOMESH_TEST_WORKERS:-$default_workers}"
+# Both tiers wait on sandboxes more than they compute: two workers a core (measured on 2 cores: the fast tier
+# 292 s against 423 s with one a core; the full tier 2,489 s against 2,906 s, both green).
+workers="${LOGOMESH_TEST_WORKERS:-$(( $(nproc) * 2 ))}"
 # Bytecode (and pytest's rewritten test modules) cached under .venv, never beside the sources, even where the
 # environment says PYTHONDONTWRITEBYTECODE: every worker otherwise recompiles everything it imports (collection
 # took 9.6 s a worker on 2 cores, 5.4 s from the cache).
@@ -24,7 +22,9 @@ export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$PWD/.venv/pycache}"
 .venv/bin/ruff check logomesh ledger tui tests benchmarks || exit 1
 .venv/bin/mypy || exit 1
 started=$(date +%s)
-.venv/bin/pytest --tier "$tier" -n "$workers" --dist loadfile --durations=25 --durations-min=1 "${args[@]}"
+# Files in collection order, the longest first (tests/tiers.py: heaviest_first), not xdist's by test count.
+.venv/bin/pytest --tier "$tier" -n "$workers" --dist loadfile --no-loadscope-reorder --durations=25 --durations-min=1 \
+    "${args[@]}"
 status=$?
 echo "test: the $tier tier took $(( $(date +%s) - started )) s (exit $status)" >&2
 if [ "$status" -eq 5 ]; then
