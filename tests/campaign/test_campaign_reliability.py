@@ -29,7 +29,8 @@ from logomesh.purple.server import RunningServer, start_in_thread
 from logomesh.sandbox.docker import RUN_ENV
 from logomesh.tasks import all_tasks
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# The 200-battle campaign takes ~9 min on 2 cores beside three other workers: the bound is its command's own.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 LOGOMESH = [sys.executable, "-m", "logomesh"]
 BATTLES = int(os.environ.get("LOGOMESH_RELIABILITY_BATTLES", "200"))
 
