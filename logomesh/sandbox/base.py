@@ -41,7 +41,7 @@ class Limits:
     tmpfs_bytes: int = 64 * 1024 * 1024
     output_bytes: int = 64 * 1024  # per stream per run, kept and forwarded
     file_bytes: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for untrusted processes
-    address_space_bytes: int = 1024 * 1024 * 1024  # RLIMIT_AS (the bwrap memory limit)
+    process_memory_bytes: int = 1024 * 1024 * 1024  # RLIMIT_DATA per process (without a cgroup, the memory limit)
     open_files: int = 256
     cpu_seconds: int = 120  # RLIMIT_CPU per untrusted process (CPU time, not wall clock)
     nice: int = 10  # untrusted processes yield to the host (bubblewrap has no CPU quota)

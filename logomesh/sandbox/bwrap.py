@@ -97,9 +97,9 @@ class BwrapSandbox(HarnessRuns):
         self._limits = limits
         self._tag = image_tag()
         root, python = sandbox_root(self._tag)
-        # Without a cgroup the address-space rlimit is the memory limit: keep it near the Docker figure.
+        # Without a cgroup the data rlimit is the memory limit: keep it near the Docker figure.
         extra = {
-            "address_space_bytes": min(limits.address_space_bytes, 4 * limits.memory_bytes),
+            "process_memory_bytes": min(limits.process_memory_bytes, 4 * limits.memory_bytes),
             "nproc": _own_process_count() + limits.pids,
         }
         argv = bwrap_argv(root, limits) + server_argv(python, WORK_DIR, limits, extra)

@@ -37,7 +37,7 @@ def test_runs_as_nobody_in_its_own_namespaces(box: Sandbox) -> None:
         "print(socket.gethostname())\n"
         "print(json.dumps(sorted(os.listdir('/'))))\n"
         "print(json.dumps(sorted(n for _, n in socket.if_nameindex())))\n"
-        "print(resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_CPU)[0])\n"
+        "print(resource.getrlimit(resource.RLIMIT_DATA)[0], resource.getrlimit(resource.RLIMIT_CPU)[0])\n"
         "print(os.environ.get('HOME'), os.environ.get('PATH'))\n"
     )
     run = box.run_script({}, probe)

@@ -45,6 +45,10 @@ def _ancestors():
 def _others():
     return [_cmdline(int(p)) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
 
+def _maps():
+    with open("/proc/self/maps", "rb") as handle:
+        return handle.read()
+
 def _comm(pid):
     with open("/proc/%d/comm" % pid) as handle:
         return handle.read().strip()
@@ -54,13 +58,15 @@ def _comm(pid):
 MARKS = {
     "argv": "sys.argv == ['-c']",
     "interpreter flags": "sys.flags.isolated == 1",
-    "environment": "'MALLOC_ARENA_MAX' in os.environ",
+    "environment": "'PYTHONDONTWRITEBYTECODE' in os.environ",
     "working folder": "os.getcwd().startswith('/work/')",
     "parent's command line": "b'harness' in _cmdline(os.getppid())",
     "an ancestor's command line": "any(b'harness' in c for c in _ancestors())",
     "a sibling's command line": "any(b'def main()' in c for c in _others())",
     "parent's name": "_comm(os.getppid()) == 'python3'",
     "stdin": "stat.S_ISFIFO(os.fstat(0).st_mode)",
+    # the classic start, or a module loaded for the judge (ctypes, for mallopt, until 2026-11-29) in the other
+    "a module the judge loaded": "sys.argv == ['-c'] or '_ctypes' in sys.modules or b'libffi' in _maps()",
 }
 QUICK = {"argv", "an ancestor's command line", "environment"}
 

@@ -88,25 +88,13 @@ def run(config: dict[str, Any]) -> None:
 
 
 def _settle(ordinary: bool) -> None:
-    """Before any code runs in an ordinary setting: stdin at ``/dev/null``, not the pipe the config came on, and
-    at most two malloc arenas (each thread's arena counts against ``RLIMIT_AS``), which the classic start has from
-    ``MALLOC_ARENA_MAX=2`` in its environment and an ordinary setting's environment must not show."""
+    """Before any code runs in an ordinary setting: stdin at ``/dev/null``, not the pipe the config came on. It
+    imports nothing: a module loaded here for the judge would be a mark of the judge's ordinary setting."""
     if not ordinary:
         return
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX
-    except Exception:
-        pass
-    for name in [n for n in sys.modules if n == "ctypes" or n.startswith("ctypes.")]:
-        del sys.modules[name]  # imported for the judge, not by the code
-    import gc
-
-    gc.collect()  # its modules are freed now, not during a growth probe's measurement of the code
 
 
 def _anything(op: str, name: str) -> bool:

@@ -51,6 +51,12 @@ from typing import Any
 CODE_KEYS = ("source", "interface")  # what only the code's process of a suite run gets, never the tests' process
 RESULT_CAP = 1 << 20  # bytes one test may put on the result channel before it counts as a flood
 MAX_DEPTH = 200  # observations nest at most this deep (observe.py stops at 64); deeper is malformed
+# Memory is bounded by RLIMIT_DATA (what a process writes: heap, the used part of malloc's arenas, thread stacks).
+# glibc reserves 64 MiB of address space for each thread's arena, so an address-space bound tight enough to bound
+# memory fails threaded code, and the ways around that (MALLOC_ARENA_MAX, mallopt through ctypes) are marks in the
+# code's environment or process. The address space keeps a ceiling, with room for an arena and a stack per
+# thread, for the shared mappings RLIMIT_DATA does not count (a cgroup, where there is one, counts them too).
+THREAD_ADDRESS_BYTES = (64 + 8) << 20
 # How the driver and the answerer start: neutral lines that read a config on stdin and run its ``program`` in a
 # namespace of its own, so that the process looks like a plain program with a ``main`` (see answerer.py).
 BOOT = """def main():
@@ -612,10 +618,12 @@ class Server:
         except OSError:
             pass
         limits = self.limits
+        memory = int(limits["process_memory_bytes"])
         pairs = [
             (resource.RLIMIT_FSIZE, int(limits["file_bytes"])),
             (resource.RLIMIT_NOFILE, int(limits["open_files"])),
-            (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
+            (resource.RLIMIT_DATA, memory),
+            (resource.RLIMIT_AS, memory + int(limits["pids"]) * THREAD_ADDRESS_BYTES),
             (resource.RLIMIT_CORE, 0),
         ]
         if not judge:
@@ -652,7 +660,7 @@ class Server:
                 self.child_limits(judge)
                 if env is None:
                     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8",
-                           "MALLOC_ARENA_MAX": "2", "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
+                           "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
                 os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)
