@@ -20,8 +20,8 @@ agent needs:
   keeps ``max_time_seconds`` only as a backstop, so a loaded machine does not
   cut it at a different leaf.
 
-``cancel`` (a ``CancelToken``) is checked before every iteration; once it is
-cancelled, ``Cancelled`` stops the search and propagates to the caller.
+``cancel`` (a ``CancelToken``) is checked before every iteration and every node
+added; once it is cancelled, ``Cancelled`` stops the search and propagates to the caller.
 """
 
 from __future__ import annotations
@@ -261,6 +261,7 @@ class Mcts:
         return self._add_child(node, untried.pop(0))
 
     def _add_child(self, node: Node, action: Action) -> Node:
+        self.cancel.check()  # an iteration adds a node a level as it descends: a cancelled search adds none
         child = Node(id=self.node_count, action=action, parent=node, depth=node.depth + 1)
         self.node_count += 1
         node.children.append(child)

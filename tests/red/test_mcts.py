@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import pytest
+
+from logomesh.cancel import Cancelled, CancelToken
 from logomesh.red.mcts import Action, Evaluation, Mcts, MctsConfig, Node, Path, walk
 
 
@@ -116,3 +119,32 @@ def test_ties_break_by_action_id() -> None:
     problem = Grid(width=4, depth=1, winner="none")
     Mcts(problem, MctsConfig(max_iterations=1), seed=0).run()
     assert problem.evaluated == ["a0"]
+
+
+class CancelledMidDescent(Grid):
+    """Cancels the search while it descends (asked for the actions below a first-level node): the moment a
+    cancel lands between the check before an iteration and the probe that iteration would run."""
+
+    def __init__(self, token: CancelToken) -> None:
+        super().__init__(width=3, depth=3)
+        self.token = token
+
+    def actions(self, path: Path) -> Sequence[Action]:
+        if len(path) == 1:
+            self.token.cancel()
+        return super().actions(path)
+
+
+def test_a_cancelled_search_adds_no_node_and_runs_no_probe() -> None:
+    token = CancelToken()
+    added: list[tuple[int, bool]] = []
+
+    class Noted:
+        def node_added(self, node: Node) -> None:
+            added.append((node.id, token.cancelled))
+
+    problem = CancelledMidDescent(token)
+    with pytest.raises(Cancelled):
+        Mcts(problem, MctsConfig(max_iterations=50), seed=2, observer=Noted(), cancel=token).run()
+    assert added == [(0, False), (1, False)]  # the root and the first-level node; nothing once cancelled
+    assert problem.evaluated == []
