@@ -12,7 +12,7 @@ for arg in "$@"; do
     if [ "$arg" = "--full" ]; then tier=full; else args+=("$arg"); fi
 done
 # Both tiers wait on sandboxes more than they compute: two workers a core (measured on 2 cores: the fast tier
-# 292 s against 423 s with one a core; the full tier 2,489 s against 2,906 s, both green).
+# 292 s against 423 s with one a core; the full tier 2,332 s against 2,503 s, each a clean-clone CI run).
 workers="${LOGOMESH_TEST_WORKERS:-$(( $(nproc) * 2 ))}"
 # Bytecode (and pytest's rewritten test modules) cached under .venv, never beside the sources, even where the
 # environment says PYTHONDONTWRITEBYTECODE: every worker otherwise recompiles everything it imports (collection

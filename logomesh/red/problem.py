@@ -134,7 +134,7 @@ class RedProblem:
         visits = self.visits.get(leaf.key, 0) + 1
         self.visits[leaf.key] = visits
         # Plays start the code as an ordinary program; the classic start only tells keyed code (note_setting).
-        leaf = replace(leaf, variant=_in_setting(leaf.variant, ORDINARY))
+        leaf = replace(leaf, variant=_ordinary(leaf.variant))
         run = self._run(leaf.variant.spec, seed)
         self.note_introspection(leaf, run, path)
         if run.harness_error:
@@ -144,7 +144,6 @@ class RedProblem:
         if any(v.needs_clean_control for v, _ in judged) and not self.serially_right(leaf, seed):
             self.note_serial_divergence(leaf, seed, path)
             leaf = self.without_model(leaf)
-            leaf = replace(leaf, variant=_in_setting(leaf.variant, ORDINARY))
             judged = [(self.judge(leaf, run, t), t) for t in run.trials]
         nothing: tuple[Verdict, Trial | None] = (Verdict(False, 0.0), None)
         best, best_trial = max(judged, key=lambda pair: (pair[0].hit, pair[0].score), default=nothing)
@@ -152,7 +151,7 @@ class RedProblem:
         if not best.hit:
             return Evaluation(0.5 * best.score, exhausted=exhausted)
         self.counters.candidates += 1
-        variant = leaf.variant if best_trial is None else _in_setting(_shrunk(leaf, best_trial), ORDINARY)
+        variant = leaf.variant if best_trial is None else _ordinary(_shrunk(leaf, best_trial))
         pair = (leaf.entry, leaf.family.name)
         if not variant.penalised and pair in self.noted_pairs:
             return Evaluation(0.5, exhausted=exhausted)  # one such note per entry and family is enough
@@ -249,7 +248,7 @@ class RedProblem:
         about concurrency (the stateful and differential families judge serial answers)."""
         leaves = self.leaves[leaf.entry][leaf.family.name]
         leaves[:] = [Leaf(one.entry, one.family, replace(one.variant, model=None)) for one in leaves]
-        return next(one for one in leaves if one.variant.id == leaf.variant.id)
+        return replace(leaf, variant=replace(leaf.variant, model=None))
 
     @staticmethod
     def judge(leaf: Leaf, run: ProbeRun, trial: Trial) -> Verdict:
@@ -335,10 +334,10 @@ class RedProblem:
             self.counters.sandbox_s += time.monotonic() - started
 
 
-def _in_setting(variant: Variant, side: int) -> Variant:
-    """``variant`` with its probe and benign control run in the battle's setting ``side`` (``ProbeSpec.setting``)."""
-    control = None if variant.control is None else replace(variant.control, setting=side)
-    return replace(variant, spec=replace(variant.spec, setting=side), control=control)
+def _ordinary(variant: Variant) -> Variant:
+    """``variant`` with its probe and benign control run in the battle's ordinary setting (``ProbeSpec.setting``)."""
+    control = None if variant.control is None else replace(variant.control, setting=ORDINARY)
+    return replace(variant, spec=replace(variant.spec, setting=ORDINARY), control=control)
 
 
 def _control_ok(family: Family, variant: Variant, trial: Trial) -> bool:
