@@ -90,7 +90,7 @@ def _second_backend_twin(item: pytest.Item, primary: str) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    heaviest_first(items)
+    heaviest_first(items, config.getoption("tier"))
     if config.getoption("tier") != "fast":
         return
     primary = "docker" if _docker_problem() is None else "bwrap"

@@ -28,17 +28,19 @@ def sampled(values: Sequence[Any], ids: Sequence[str], keep: Collection[str],
 
 
 DURATIONS = Path(__file__).with_name("durations.json")
-"""Seconds each test file took in a full-tier run, written by ``scripts/record_test_durations.py``."""
+"""Seconds each test file took in a run of each tier, written by ``scripts/record_test_durations.py``."""
 
 
-def heaviest_first(items: list[pytest.Item]) -> None:
-    """Order ``items`` by their file's recorded seconds, longest first; a file's tests keep their order.
+def heaviest_first(items: list[pytest.Item], tier: str, durations: Path = DURATIONS) -> None:
+    """Order ``items`` by their file's seconds recorded for ``tier``, longest first; a file's tests keep their order.
 
     ``scripts/test.sh`` hands whole files to its workers (xdist ``loadfile``) in collection order, so a long
     file collected last runs alone at the end while the other workers idle; started first, it runs beside the
     rest (longest-processing-time first). A file with no record (a new one) keeps its place after those that
     have one: a stale record costs time, never a test."""
-    seconds: dict[str, float] = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+    recorded: dict[str, dict[str, float]] = (json.loads(durations.read_text(encoding="utf-8"))
+                                             if durations.is_file() else {})
+    seconds = recorded.get(tier, {})  # a file's share differs by tier: the fast one samples long files
     first_seen: dict[str, int] = {}
     for item in items:
         first_seen.setdefault(item.nodeid.split("::", 1)[0], len(first_seen))
