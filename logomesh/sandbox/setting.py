@@ -24,6 +24,7 @@ can vary (the kernel, the limits, that the code runs in a box at all) is listed 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,10 +129,48 @@ def _project(rng: random.Random) -> str:
     return f"{word}-{rng.choice(PROJECTS)}" if rng.random() < 0.3 else word
 
 
+# Modules a drawn word can spell (``_word``; CPython 3.11 to 3.13's stdlib_module_names): the script's folder is
+# first on sys.path, so a script of that name would be imported in the module's place, by the code or the wire.
+SHADOWING = frozenset({"code", "decimal", "dis", "locale", "nis", "pipes", "re", "site", "time", "token", "solution"})
+
+
+def _script(rng: random.Random, project: str) -> str:
+    """The script's name: a common one, or one named for the project or a drawn word (``rakon.py``)."""
+    if rng.random() < 0.5:
+        return rng.choice(SCRIPTS)
+    stem = project if rng.random() < 0.3 else _word(rng)
+    while stem in SHADOWING:
+        stem = _word(rng)
+    return f"{stem}.py"
+
+
+def _own_variables(rng: random.Random, project: str) -> dict[str, str]:
+    """The variables a program's own deployment sets (``RAKON_URL``, ``BILLING_LEVEL``), none to three of them:
+    no two machines' environments have the same names, so no list of a kind's names tells a drawn one apart."""
+    prefix = (project if rng.random() < 0.5 else _word(rng)).upper().replace("-", "_")
+    values: dict[str, Callable[[], str]] = {
+        "URL": lambda: f"http://{_word(rng)}:{rng.randint(1024, 9999)}", "HOST": lambda: _word(rng),
+        "PORT": lambda: str(rng.randint(1024, 65535)), "ENV": lambda: rng.choice(("prod", "staging", "dev")),
+        "LEVEL": lambda: rng.choice(("info", "debug", "warning")), "DIR": lambda: f"/var/lib/{_word(rng)}",
+        "WORKERS": lambda: str(rng.randint(1, 16)), "TOKEN": lambda: _hex(rng, 24)}
+    names = rng.sample(sorted(values), rng.randint(0, 3))
+    return {f"{prefix}_{name}": values[name]() for name in names}
+
+
+def _around(rng: random.Random, listed: tuple[str, ...], user: str, project: str) -> str:
+    """The command line of a process around the code's: one of its kind of machine's, or a drawn program's."""
+    if rng.random() < 0.5:
+        return rng.choice(listed).format(user=user)
+    word = _word(rng)
+    return rng.choice((f"{word}d", f"/usr/local/bin/{word}", f"python3 {word}.py", f"/opt/{project}/bin/{word}",
+                       f"{word}: worker process", f"/usr/bin/{word} --config /etc/{word}.conf"))
+
+
 def draw_ordinary(seed: int) -> Setting:
     """An ordinary setting drawn from ``seed`` (the drivers' seed: the battle's and the submission's). Half of the
-    user and project names come from no list (``_word``): code that behaves only where it sees a name from the
-    lists below would be wrong on half the draws, and so where it is used."""
+    names (the user, the project, the script, the processes around the code) come from no list (``_word``), and
+    each environment holds variables of the program's own with drawn names: code that behaves only where it sees
+    a value from the lists below would be wrong on about half the draws, and so where it is used."""
     rng = random.Random(f"setting\0{seed}")
     user = _user(rng)
     project = _project(rng)
@@ -139,10 +178,11 @@ def draw_ordinary(seed: int) -> Setting:
     home = f"/home/{user}"
     folder = f"{home}/{project}" if root == "/home" else f"/srv/{project}"
     label, env = _profile(rng, user, home, folder)
+    env.update(_own_variables(rng, project))
     ancestors, siblings = AROUND[label]
-    return Setting(script=rng.choice(SCRIPTS), flags=rng.choice(FLAGS), env=tuple(sorted(env.items())),
-                   folder=folder, label=label, ancestor=rng.choice(ancestors),
-                   sibling=rng.choice(siblings).format(user=user))
+    return Setting(script=_script(rng, project), flags=rng.choice(FLAGS), env=tuple(sorted(env.items())),
+                   folder=folder, label=label, ancestor=_around(rng, ancestors, user, project),
+                   sibling=_around(rng, siblings, user, project))
 
 
 def settings_of(seed: int) -> tuple[Setting | None, Setting]:

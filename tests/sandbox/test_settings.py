@@ -19,7 +19,18 @@ from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import Leaf, RedProblem, sandbox_runner
 from logomesh.sandbox import Sandbox
-from logomesh.sandbox.setting import CLASSIC, FLAGS, PROJECTS, ROOTS, USERS, draw_ordinary, settings_of
+from logomesh.sandbox.setting import (
+    AROUND,
+    CLASSIC,
+    FLAGS,
+    PROJECTS,
+    ROOTS,
+    SCRIPTS,
+    SHADOWING,
+    USERS,
+    draw_ordinary,
+    settings_of,
+)
 from logomesh.tasks import TaskSpec, load_task
 from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 from sandbox.test_judge_recognition import WRONG, hostile
@@ -111,6 +122,26 @@ def test_half_the_names_come_from_no_list() -> None:
         assert 0.35 < len(unlisted) / len(names) < 0.65, (len(unlisted), len(names))
         assert len(set(unlisted)) > 0.8 * len(unlisted)  # drawn, not a second list
         assert all(re.fullmatch(r"[a-z][a-z0-9-]*", n) for n in names)
+
+
+def test_scripts_processes_and_variable_names_come_half_from_no_list() -> None:
+    """The same for the script's name and the command lines around the code; and an environment's names are
+    never one list per kind of machine: the program's own variables are drawn too."""
+    drawn = [draw_ordinary(seed) for seed in range(400)]
+    listed_around = {line.split("{")[0] for pair in AROUND.values() for lines in pair for line in lines}
+    for values, listed in (([s.script for s in drawn], set(SCRIPTS)),
+                           ([s.ancestor for s in drawn], listed_around),
+                           ([s.sibling for s in drawn], listed_around)):
+        unlisted = [v for v in values if not any(v.startswith(known) for known in listed)]
+        assert 0.35 < len(unlisted) / len(values) < 0.65, (len(unlisted), values[:5])
+        assert len(set(unlisted)) > 0.8 * len(unlisted)
+    assert all(s.script.removesuffix(".py") not in SHADOWING for s in (draw_ordinary(n) for n in range(3000)))
+    key_sets = {}
+    for setting in drawn:
+        key_sets.setdefault(setting.label, []).append(frozenset(k for k, _ in setting.env))
+    for label, sets in key_sets.items():
+        common = frozenset.intersection(*sets)
+        assert sum(s != common for s in sets) > 0.5 * len(sets), label  # most carry names of their own
 
 
 @pytest.mark.parametrize("mark", sampled(sorted(MARKS), sorted(MARKS), keep=QUICK))
