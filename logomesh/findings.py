@@ -1,13 +1,17 @@
 """A red-agent finding: a demonstrated, reproduced weakness of a submission.
 
-Shared by the red agent (which produces them) and the scorer (which turns them
-into the red penalty and the ``red_analysis`` block of the result).
+The one finding type: the red agent produces it, the scorer turns it into the red penalty and the
+``red_analysis`` block of the result (``to_json``), and every reader of a stored result gets it back
+(``battle/scores.py::read_finding``): the campaign report and the console compose it with the battle it was
+found in (``campaign/model.py::BattleFinding``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
@@ -19,10 +23,24 @@ EVIDENCE_INPUT = "red_evidence"
 """The entry input holding what the red agent measured for each finding (``Finding.evidence``)."""
 
 
+SeverityT = TypeVar("SeverityT", bound="Severity | None", covariant=True, default=Severity)
+
+
 @dataclass(frozen=True)
-class Finding:
+class Finding(Generic[SeverityT]):
+    """A finding; ``Finding`` is ``Finding[Severity]``, and a finding read back from a stored result is
+    ``Finding[Severity | None]``.
+
+    Why two severity types on one class: what the red agent produces always has one of the four severities,
+    and the scorer's penalty needs one; but reading a stored result never raises (``battle/scores.py``), and
+    an old, hand-made or damaged ledger entry may name none of the four, so a read finding's severity is
+    ``None`` then (shown as ``?`` or ``unknown``, ranked below ``low``). The parameter says which one a
+    function holds: findings are immutable, so it is covariant: a produced finding may go wherever read ones
+    are shown, but a read one cannot reach code that needs a ``Severity`` without a check.
+    """
+
     family: str
-    severity: Severity
+    severity: SeverityT
     cwe: str
     summary: str
     reproducer: str
@@ -37,7 +55,8 @@ class Finding:
         """The finding as the result records it: only what the seed and the code fix, so H(Δ) is reproducible.
 
         ``evidence`` (measurements that vary between runs) is not part of it; battles store it beside the
-        result, signed with the entry's inputs (``red_evidence``)."""
+        result, signed with the entry's inputs (``red_evidence``). ``battle/scores.py::read_finding`` reads it
+        back: the same finding, with ``evidence`` empty."""
         return {
             "family": self.family,
             "severity": self.severity,

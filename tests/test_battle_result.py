@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 from pathlib import Path
@@ -13,7 +14,7 @@ from logomesh import sandbox
 from logomesh.battle.record import scored_result
 from logomesh.battle.request import BattleRequest
 from logomesh.battle.result import BattleResult, RedSettings, ResultEnding, ResultError
-from logomesh.battle.scores import Band, RecordedFinding, Scores, SuiteTally
+from logomesh.battle.scores import Band, Scores, SuiteTally, read_finding
 from logomesh.findings import Finding
 from logomesh.scoring import score_submission
 from logomesh.scoring.measure import Measured
@@ -50,7 +51,7 @@ def test_the_key_order_is_the_one_results_always_had() -> None:
 
 def test_a_malformed_finding_reads_as_an_empty_one_and_a_missing_cis_as_none() -> None:
     result = BattleResult.from_json({"status": "scored", "red_analysis": SCORES.to_json()["red_analysis"]})
-    assert result.scores.findings == (RecordedFinding("sqli", "", "", "", ""), RecordedFinding("", "", "", "", ""))
+    assert result.scores.findings == (Finding("sqli", None, "", "", ""), Finding("", None, "", "", ""))
     assert result.scores.cis is None and result.cis_score == 0.0
 
 
@@ -76,9 +77,31 @@ def test_a_scored_cards_fields_parse_once_and_go_back_to_the_ledger_byte_for_byt
     assert scores.penalties.by_name() == {"red": fields["red_penalty_applied"], "intent": fields["intent_penalty"],
                                           "behaviour": fields["behaviour_penalty"]}
     assert (scores.hidden, scores.purple) == (SuiteTally(12, 4, 16), SuiteTally(5, 1, 6))
-    assert scores.findings == (RecordedFinding("concurrency", "high", "CWE-362", "race", "run(threads=8)"),)
+    assert scores.findings == findings  # the scorer's own finding, read back as the one type
     assert scores.intent_reference == card.intent.reference_sha256 and len(scores.intent_reference) == 64
     assert pickle.loads(pickle.dumps(parsed)) == parsed
+
+
+def test_a_finding_goes_from_the_red_agent_to_the_record_and_back_as_one_type() -> None:
+    produced = (Finding("race", "high", "CWE-362", "lost update", "run(threads=8)", confirmations=1, attempts=3,
+                        evidence="8 threads, 7 increments kept"),
+                Finding("differential", "low", "CWE-20", "f(-1) differs", "f(-1)", 2, 2, "f(-1) = 0, want 1",
+                        penalised=False))
+    for finding in produced:
+        recorded = json.loads(json.dumps(finding.to_json()))  # as the ledger gives it back
+        back = read_finding(recorded)
+        assert back == dataclasses.replace(finding, evidence="")  # evidence is kept beside the result, not in it
+        assert back.to_json() == finding.to_json() == recorded
+    assert [read_finding(f.to_json()).penalised for f in produced] == [True, False]
+
+
+@pytest.mark.parametrize("severity", ["severe", "", 3, None, ["high"]])
+def test_a_stored_finding_whose_severity_is_none_of_the_four_reads_with_severity_none(severity: object) -> None:
+    stored = {"family": "race", "severity": severity, "cwe": "CWE-362", "summary": "s", "reproducer": "r",
+              "confirmations": 2, "attempts": 2}
+    result = BattleResult.from_json({"status": "scored", "red_analysis": {"vulnerabilities": [stored]}})
+    assert result.scores.findings == (Finding("race", None, "CWE-362", "s", "r", 2, 2),)
+    assert read_finding({**stored, "severity": "critical"}).severity == "critical"
 
 
 MALFORMED: dict[str, Any] = {

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from logomesh.battle.scores import RecordedFinding
-from logomesh.findings import SEVERITY_ORDER
+from logomesh.findings import SEVERITY_ORDER, Finding, Severity
 
 SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
 
@@ -31,7 +30,7 @@ class FindingRow:
     reproducer: str = ""
 
 
-def finding_rows(battles: Sequence[tuple[str, str, str, int, Sequence[RecordedFinding]]]) -> list[FindingRow]:
+def finding_rows(battles: Sequence[tuple[str, str, str, int, Sequence[Finding[Severity | None]]]]) -> list[FindingRow]:
     """Every finding of ``(battle_id, agent, task_id, repeat, findings)``, worst first, then by task, agent, repeat."""
     rows = [
         FindingRow(f.severity or "?", f.family or "?", f.cwe, task_id, agent, repeat, battle_id,

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from logomesh.findings import SEVERITY_ORDER, Finding, Severity
+
 COMPONENT_NAMES = (("R", "rationale"), ("A", "architecture"), ("T", "testing"), ("L", "logic"))
 PENALTY_NAMES = ("red", "intent", "behaviour")
 
@@ -85,17 +87,6 @@ class SuiteTally:
 
 
 @dataclass(frozen=True)
-class RecordedFinding:
-    """One confirmed finding as the result records it (``red_analysis.vulnerabilities``); "" where it has none."""
-
-    family: str
-    severity: str
-    cwe: str
-    summary: str
-    reproducer: str
-
-
-@dataclass(frozen=True)
 class Scores:
     """The scorer's figures of one result. Build it with ``from_json``; ``to_json`` gives the fields back as given."""
 
@@ -107,7 +98,7 @@ class Scores:
     penalties: Penalties
     hidden: SuiteTally | None
     purple: SuiteTally | None
-    findings: tuple[RecordedFinding, ...]  # a malformed entry reads as an empty finding; a malformed list as none
+    findings: tuple[Finding[Severity | None], ...]  # read_finding of each entry; a malformed list reads as none
     intent_reference: str  # the reference set the intent check judged against (components.intent.reference_sha256)
     _json: Mapping[str, Any] = field(repr=False, hash=False)  # the fields as parsed; read by to_json only
 
@@ -126,7 +117,7 @@ class Scores:
                                 _figure(fields.get("behaviour_penalty"))),
             hidden=_tally(tests.get("hidden")),
             purple=_tally(tests.get("purple")),
-            findings=tuple(_finding(f) for f in found) if isinstance(found, list) else (),
+            findings=tuple(read_finding(f) for f in found) if isinstance(found, list) else (),
             intent_reference=_text(_block(_block(fields.get("components")).get("intent")).get("reference_sha256")),
             _json=MappingProxyType(dict(fields)),
         )
@@ -154,6 +145,25 @@ def _tally(value: object) -> SuiteTally | None:
                       _text(value.get("error")), _text(value.get("tampered")))
 
 
-def _finding(value: object) -> RecordedFinding:
+def read_finding(value: object) -> Finding[Severity | None]:
+    """One entry of ``red_analysis.vulnerabilities`` as the finding ``Finding.to_json`` recorded; the one reader.
+
+    Tolerant like every field here: a text that is missing or no string reads as ``""``, a count as ``0``,
+    ``penalised`` as true unless it is ``false``, a malformed entry as an empty finding, and a severity that
+    is none of the four (an old, hand-made or damaged entry) as ``None``. ``evidence`` is not in the result:
+    it reads as ``""``."""
     item = _block(value)
-    return RecordedFinding(*(_text(item.get(key)) for key in ("family", "severity", "cwe", "summary", "reproducer")))
+    return Finding(
+        family=_text(item.get("family")),
+        severity=_severity(item.get("severity")),
+        cwe=_text(item.get("cwe")),
+        summary=_text(item.get("summary")),
+        reproducer=_text(item.get("reproducer")),
+        confirmations=_count(item.get("confirmations")),
+        attempts=_count(item.get("attempts")),
+        penalised=item.get("penalised") is not False,
+    )
+
+
+def _severity(value: object) -> Severity | None:
+    return next((known for known in SEVERITY_ORDER if known == value), None)
