@@ -26,6 +26,7 @@ from logomesh.campaign.model import (
     AGENT_STAGE,
     SEVERITIES,
     UNKNOWN,
+    BattleFinding,
     BattleRow,
     BattleSummary,
     CampaignReport,
@@ -34,7 +35,6 @@ from logomesh.campaign.model import (
     Comparison,
     FailureGroup,
     FamilyFindings,
-    Finding,
     LeaderRow,
     PassAtK,
     Provenance,
@@ -141,11 +141,11 @@ def _severity_order(names: set[str]) -> list[str]:
     return [s for s in SEVERITIES if s in names] + sorted(names.difference(SEVERITIES))
 
 
-def _findings(findings: Sequence[Finding]) -> tuple[dict[str, int], list[FamilyFindings]]:
+def _findings(findings: Sequence[BattleFinding]) -> tuple[dict[str, int], list[FamilyFindings]]:
     by_family: dict[str, dict[str, int]] = {}
     for finding in findings:
-        counts = by_family.setdefault(finding.family, {})
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+        counts = by_family.setdefault(finding.family_label, {})
+        counts[finding.severity_label] = counts.get(finding.severity_label, 0) + 1
     seen = {s for counts in by_family.values() for s in counts}
     order = _severity_order(seen | set(SEVERITIES))
     by_severity = {s: sum(c.get(s, 0) for c in by_family.values()) for s in order}

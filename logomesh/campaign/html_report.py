@@ -156,9 +156,9 @@ def _findings_summary(report: CampaignReport) -> list[str]:
 def _findings(report: CampaignReport, colours: dict[str, str]) -> str:
     if not report.findings:
         return "<p>No findings.</p>"
-    rows = [[f'<span class="sev" style="background:{severity_colour(f.severity)}">{e(f.severity)}</span>',
-             e(f.family), e(f.cwe or "—"), _agent(f.agent, colours), e(f.task_id),
-             f'<span class="reason">{e(f.reproducer) or "—"}</span>', e(f.summary)]
+    rows = [[f'<span class="sev" style="background:{severity_colour(f.severity_label)}">{e(f.severity_label)}</span>',
+             e(f.family_label), e(f.finding.cwe or "—"), _agent(f.agent, colours), e(f.task_id),
+             f'<span class="reason">{e(f.finding.reproducer) or "—"}</span>', e(f.finding.summary)]
             for f in report.findings]
     return _table(["severity", "family", "CWE", "agent", "task", "reproducer", "summary"], rows, "iiiiitt")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from logomesh.campaign.stats import Interval
-from logomesh.findings import SEVERITY_ORDER
+from logomesh.findings import SEVERITY_ORDER, Finding, Severity
 
 if TYPE_CHECKING:
     from logomesh.battle.result import BattleResult
@@ -59,17 +59,27 @@ class BattleRow:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One entry of a battle's ``red_analysis.vulnerabilities``."""
+class BattleFinding:
+    """One entry of a battle's ``red_analysis.vulnerabilities``: the finding, and the battle it was found in.
+
+    ``finding`` is what ``battle/scores.py::read_finding`` read, so its severity is ``None`` when the entry
+    names none of the four; the labels below are what reports show for it."""
 
     battle_id: str
     agent: str
     task_id: str
-    family: str
-    severity: str
-    cwe: str
-    summary: str
-    reproducer: str
+    repeat: int
+    finding: Finding[Severity | None]
+
+    @property
+    def family_label(self) -> str:
+        """The family, or ``unknown`` when the entry names none."""
+        return self.finding.family or UNKNOWN
+
+    @property
+    def severity_label(self) -> str:
+        """The severity, or ``unknown`` when the entry names none of the four (listed after them)."""
+        return self.finding.severity or UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -261,7 +271,7 @@ class CampaignReport:
     leaderboard: list[LeaderRow]
     unranked: list[str]
     comparisons: list[Comparison]
-    findings: list[Finding]
+    findings: list[BattleFinding]
     findings_by_severity: dict[str, int]
     findings_by_family: list[FamilyFindings]
     failures: list[FailureGroup]

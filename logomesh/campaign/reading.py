@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 
 from logomesh.battle.result import BattleResult, ResultError
 from logomesh.battle.scores import COMPONENT_NAMES, PENALTY_NAMES
-from logomesh.campaign.model import AGENT_STAGE, UNKNOWN, BattleRow, BattleSummary, Finding, Outcome, RecordedBattle
+from logomesh.campaign.model import (
+    AGENT_STAGE,
+    UNKNOWN,
+    BattleFinding,
+    BattleRow,
+    BattleSummary,
+    Outcome,
+    RecordedBattle,
+)
 from logomesh.campaign.plan import CampaignPlan
 
 
@@ -142,10 +150,7 @@ def _no_result(row: BattleRow) -> BattleSummary:
     )
 
 
-def findings_of(row: BattleRow) -> list[Finding]:
+def findings_of(row: BattleRow) -> list[BattleFinding]:
     """The battle's red-agent findings, in the order the result lists them."""
-    return [
-        Finding(battle_id=row.battle_id, agent=row.agent, task_id=row.task_id, family=label(f.family),
-                severity=label(f.severity), cwe=f.cwe, summary=f.summary, reproducer=f.reproducer)
-        for f in (row.result.scores.findings if row.result is not None else ())
-    ]
+    return [BattleFinding(row.battle_id, row.agent, row.task_id, row.repeat, finding)
+            for finding in (row.result.scores.findings if row.result is not None else ())]

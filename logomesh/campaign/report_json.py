@@ -10,11 +10,11 @@ from typing import Any
 
 from logomesh.campaign.model import (
     POLICY,
+    BattleFinding,
     BattleSummary,
     CampaignReport,
     Cell,
     Comparison,
-    Finding,
     LeaderRow,
     Provenance,
 )
@@ -76,9 +76,10 @@ def _comparison_json(c: Comparison) -> dict[str, Any]:
     }
 
 
-def _finding_json(f: Finding) -> dict[str, Any]:
-    return {"battle_id": f.battle_id, "agent": f.agent, "task_id": f.task_id, "family": f.family,
-            "severity": f.severity, "cwe": f.cwe, "summary": f.summary, "reproducer": f.reproducer}
+def _finding_json(f: BattleFinding) -> dict[str, Any]:
+    return {"battle_id": f.battle_id, "agent": f.agent, "task_id": f.task_id, "family": f.family_label,
+            "severity": f.severity_label, "cwe": f.finding.cwe, "summary": f.finding.summary,
+            "reproducer": f.finding.reproducer}
 
 
 def provenance_json(p: Provenance | None) -> dict[str, Any] | None:

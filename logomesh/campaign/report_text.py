@@ -148,8 +148,9 @@ def _findings_lines(report: CampaignReport) -> list[str]:
     summary = ", ".join(f"{s} {report.findings_by_severity[s]}" for s in present)
     lines = ["", f"Findings: {report.findings_total}" + (f" ({summary})" if summary else "")]
     for f in report.findings:
-        lines.append(f"  {_fit(f.severity, 8):<8}  {_fit(f.family, 20):<20}  {_fit(f.cwe or '—', 8):<8}  "
-                     f"{_fit(f.agent, 12):<12}  {_fit(f.task_id, 16):<16}  {_fit(f.reproducer, 28)}")
+        lines.append(f"  {_fit(f.severity_label, 8):<8}  {_fit(f.family_label, 20):<20}  "
+                     f"{_fit(f.finding.cwe or '—', 8):<8}  {_fit(f.agent, 12):<12}  {_fit(f.task_id, 16):<16}  "
+                     f"{_fit(f.finding.reproducer, 28)}")
     return lines
 
 

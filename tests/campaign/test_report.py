@@ -266,6 +266,23 @@ def test_findings_are_counted_by_family_and_severity() -> None:
     assert _cell(report, "flawed", "t-alpha").findings == 2
 
 
+def test_a_finding_whose_severity_is_none_of_the_four_is_listed_as_unknown_after_them() -> None:
+    plan = _plan()
+    bare = {"cwe": "CWE-89", "summary": "s", "reproducer": "r"}  # a hand-made or damaged entry: no family, no severity
+    results = {("good", "t-alpha", 1): _scored(0.7, vulns=[_vuln("dos", "low"), bare, {**bare, "severity": 3},
+                                                           {**bare, "family": "injection", "severity": "severe"}])}
+    report = build_report(plan, _rows(plan, results))
+    assert [f.finding.severity for f in report.findings] == ["low", None, None, None]
+    assert report.findings_by_severity == {"critical": 0, "high": 0, "medium": 0, "low": 1, "unknown": 3}
+    assert [(f.family, f.total, f.by_severity) for f in report.findings_by_family] == [
+        ("unknown", 2, {"unknown": 2}), ("dos", 1, {"low": 1}), ("injection", 1, {"unknown": 1})]
+    listed = report_json(report)["findings"]["list"]
+    assert [(f["family"], f["severity"], f["cwe"]) for f in listed] == [
+        ("dos", "low", "CWE-20"), ("unknown", "unknown", "CWE-89"), ("unknown", "unknown", "CWE-89"),
+        ("injection", "unknown", "CWE-89")]
+    assert "Findings: 4 (low 1, unknown 3)" in render_table(report)
+
+
 def test_failure_reasons_are_grouped_by_stage_and_reason() -> None:
     plan = _plan()
     results = {
