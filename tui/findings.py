@@ -3,39 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from logomesh.findings import SEVERITY_ORDER, Finding, Severity
+from logomesh.campaign.model import BattleFinding, BattleRow
+from logomesh.campaign.reading import findings_of
+from logomesh.findings import SEVERITY_ORDER
 
 SEVERITY_STYLE = {"low": "yellow", "medium": "dark_orange", "high": "red", "critical": "bold red reverse"}
 
 
-def severity_rank(severity: str) -> int:
-    """Higher is worse; an unknown severity ranks below ``low``."""
+def severity_rank(severity: str | None) -> int:
+    """Higher is worse; an unknown severity (``None`` when the entry names none of the four) ranks below ``low``."""
     return SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else -1
 
 
-@dataclass(frozen=True)
-class FindingRow:
-    """One confirmed finding of one campaign battle."""
-
-    severity: str
-    family: str
-    cwe: str
-    task_id: str
-    agent: str
-    repeat: int
-    battle_id: str
-    summary: str
-    reproducer: str = ""
-
-
-def finding_rows(battles: Sequence[tuple[str, str, str, int, Sequence[Finding[Severity | None]]]]) -> list[FindingRow]:
-    """Every finding of ``(battle_id, agent, task_id, repeat, findings)``, worst first, then by task, agent, repeat."""
-    rows = [
-        FindingRow(f.severity or "?", f.family or "?", f.cwe, task_id, agent, repeat, battle_id,
-                   " ".join(f.summary.split()), " ".join(f.reproducer.split()))
-        for battle_id, agent, task_id, repeat, findings in battles
-        for f in findings
-    ]
-    return sorted(rows, key=lambda r: (-severity_rank(r.severity), r.task_id, r.agent, r.repeat, r.family))
+def finding_rows(rows: Sequence[BattleRow]) -> list[BattleFinding]:
+    """Every finding of the campaign's battles, worst first, then by task, agent, repeat and family as shown."""
+    found = [finding for row in rows for finding in findings_of(row)]
+    return sorted(found, key=lambda f: (-severity_rank(f.finding.severity), f.task_id, f.agent, f.repeat,
+                                        f.finding.family or "?"))

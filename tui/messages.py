@@ -9,10 +9,9 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from logomesh.campaign.model import BattleRow, Cell, Comparison, LeaderRow
+from logomesh.campaign.model import BattleFinding, BattleRow, Cell, Comparison, LeaderRow
 from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
-from tui.findings import FindingRow
 from tui.ledger_source import LedgerRow
 
 
@@ -103,7 +102,7 @@ class LeaderboardComputed(Message):
     """
 
     def __init__(self, ranked: Sequence[LeaderRow], unranked: Sequence[tuple[str, int]], battles: int,
-                 error: str = "", cells: Sequence[Cell] = (), findings: Sequence[FindingRow] = (),
+                 error: str = "", cells: Sequence[Cell] = (), findings: Sequence[BattleFinding] = (),
                  comparisons: Sequence[Comparison] = ()) -> None:
         super().__init__()
         self.ranked = tuple(ranked)

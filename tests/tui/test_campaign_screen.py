@@ -452,7 +452,7 @@ def test_the_per_task_and_findings_views_break_the_campaign_down(tmp_path: Path)
             await pilot.press("v")
             assert views.active == "view-findings"
             found = screen.query_one(FindingsTable).findings
-            assert [(f.severity, f.task_id, f.repeat) for f in found] == [
+            assert [(f.finding.severity, f.task_id, f.repeat) for f in found] == [
                 ("high", "task-a", 1), ("high", "task-a", 2), ("high", "task-b", 1), ("high", "task-b", 2),
                 ("medium", "task-b", 2)]
             assert str(views.get_tab("view-findings").label) == "Findings (5)"

@@ -14,11 +14,11 @@ from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 
 from logomesh.campaign.aggregate import build_report
 from logomesh.campaign.executor import default_workers
-from logomesh.campaign.model import BattleRow
+from logomesh.campaign.model import BattleFinding, BattleRow
 from logomesh.campaign.plan import CampaignPlan, Settings, default_campaign_id
 from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignCheck, CampaignRunner, ExecutorFactory, environment_check, local_executor
-from tui.findings import FindingRow, finding_rows
+from tui.findings import finding_rows
 from tui.ledger_source import evidence_for, evidence_of
 from tui.memory import settle_garbage
 from tui.messages import CampaignEnded, CampaignProgressed, LeaderboardComputed
@@ -200,8 +200,7 @@ class CampaignScreen(RunScreen):
         for battle in report.battles:
             if battle.agent in battles:
                 battles[battle.agent] += 1
-        findings = finding_rows([(row.battle_id, row.agent, row.task_id, row.repeat,
-                                 row.result.scores.findings if row.result is not None else ()) for row in rows])
+        findings = finding_rows(rows)
         self.post_message(LeaderboardComputed(report.leaderboard, list(battles.items()), len(rows),
                                               cells=report.cells, findings=findings,
                                               comparisons=report.comparisons))
@@ -243,28 +242,30 @@ class CampaignScreen(RunScreen):
         row = table.findings[event.cursor_row] if 0 <= event.cursor_row < len(table.findings) else None
         self._show_finding_detail(row)
 
-    def _show_finding_detail(self, row: FindingRow | None) -> None:
+    def _show_finding_detail(self, found: BattleFinding | None) -> None:
         """Under the findings: the highlighted one's battle, what reproduces it and what the red agent measured."""
         detail = self.query_one("#finding-detail", Static)
-        detail.set_class(row is None, "empty")
-        if row is None:
+        detail.set_class(found is None, "empty")
+        if found is None:
             detail.update("")
             return
+        finding = found.finding
         try:
-            measured = evidence_for(evidence_of(self.home, row.battle_id), row.family, row.summary)
+            measured = evidence_for(evidence_of(self.home, found.battle_id), finding.family, finding.summary)
         except Exception:  # an unreadable ledger hides the evidence, not the finding
             measured = ""
         text = Text()
         text.append("battle ", style="bold")
-        text.append(row.battle_id + "\n")
-        for label, value in (("reproduce ", row.reproducer), ("evidence ", " ".join(measured.split()))):
-            if value:
+        text.append(found.battle_id + "\n")
+        for label, value in (("reproduce ", finding.reproducer), ("evidence ", measured)):
+            shown = " ".join(value.split())
+            if shown:
                 text.append(label, style="bold")
-                text.append(value + "\n")
+                text.append(shown + "\n")
         text.rstrip()
         detail.update(text)
 
-    def _show_findings(self, findings: Sequence[FindingRow]) -> None:
+    def _show_findings(self, findings: Sequence[BattleFinding]) -> None:
         self.query_one(FindingsTable).show(findings)
         table = self.query_one(FindingsTable)
         self._show_finding_detail(findings[table.cursor_row] if 0 <= table.cursor_row < len(findings) else None)

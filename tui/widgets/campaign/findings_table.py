@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from tui.findings import SEVERITY_STYLE, FindingRow
+from logomesh.campaign.model import BattleFinding
+from tui.findings import SEVERITY_STYLE
 from tui.widgets.campaign.report_table import ReportTable, Row
 
 COLUMNS = ("sev", "family", "CWE", "task", "agent", "rep", "summary")
@@ -21,13 +22,15 @@ class FindingsTable(ReportTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.findings: list[FindingRow] = []
+        self.findings: list[BattleFinding] = []
 
-    def show(self, findings: Sequence[FindingRow]) -> None:
+    def show(self, findings: Sequence[BattleFinding]) -> None:
         self.findings = list(findings)
         rows: list[Row] = []
-        for index, row in enumerate(self.findings):
-            summary = row.summary if len(row.summary) <= SUMMARY_CHARS else row.summary[: SUMMARY_CHARS - 1] + "…"
-            rows.append(((Text(row.severity, style=SEVERITY_STYLE.get(row.severity, "red")), row.family, row.cwe,
-                          row.task_id, row.agent, str(row.repeat), summary), str(index)))
+        for index, found in enumerate(self.findings):
+            finding, severity = found.finding, found.finding.severity or "?"
+            summary = " ".join(finding.summary.split())
+            summary = summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
+            rows.append(((Text(severity, style=SEVERITY_STYLE.get(severity, "red")), finding.family or "?",
+                          finding.cwe, found.task_id, found.agent, str(found.repeat), summary), str(index)))
         self.replace_rows(rows)
