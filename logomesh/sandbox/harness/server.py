@@ -119,6 +119,31 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
+# Writable places every run in a box shares, besides a setting's roots: emptied after each run.
+SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")
+# The System V IPC objects of the box's IPC namespace (``/proc/sysvipc``), which outlive the process that made
+# them: each kind's listing and how one is removed (``IPC_RMID`` is 0).
+SYSV_IPC = (("shm", "shmctl", (0, None)), ("sem", "semctl", (0, 0)), ("msg", "msgctl", (0, None)))
+
+
+def remove_sysv_ipc() -> None:
+    """Remove every System V shared memory segment, semaphore set and message queue this uid may remove."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except Exception:
+        return
+    for kind, call, args in SYSV_IPC:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                ids = [int(line.split()[1]) for line in handle.readlines()[1:] if len(line.split()) > 1]
+        except (OSError, ValueError):
+            continue
+        for ipc_id in ids:
+            getattr(libc, call)(ipc_id, *args)
+
+
 def ignore_signals(ignore: bool) -> None:
     """Every signal a process can ignore, ignored (``ignore``) or back to its default action.
 
@@ -703,12 +728,15 @@ class Server:
             return None
         return next((r for r in self.roots if path == r or path.startswith(r + "/")), None)
 
-    def clear_roots(self) -> None:
-        """Empty every root a setting's folder may use: nothing one run leaves there reaches the next."""
-        for root in self.roots:
+    def clear_places(self) -> None:
+        """Empty every place a run can leave something in for the next: the roots a setting's folder may use, the
+        box's scratch folders and its System V IPC objects. A mark one run left (a file in ``/tmp`` written where
+        the code saw the judge's classic start) would otherwise tell every later run it is judged."""
+        for place in (*self.roots, *SCRATCH):
             with contextlib.suppress(OSError):
-                for entry in os.listdir(root):
-                    remove_tree(os.path.join(root, entry))
+                for entry in os.listdir(place):
+                    remove_tree(os.path.join(place, entry))
+        remove_sysv_ipc()
 
     # ---- suites ---------------------------------------------------------------------------------
 
@@ -1062,7 +1090,7 @@ class Server:
         finally:
             if op != "ping":  # nothing one run leaves reaches the next
                 remove_tree(folder)
-                self.clear_roots()
+                self.clear_places()
             if self.retitled:
                 self.retitle(self.title)
                 self.retitled = False
