@@ -32,6 +32,7 @@ from logomesh.sandbox.base import (
 )
 from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
 from logomesh.sandbox.image import image_tag, root_dir
+from logomesh.sandbox.seccomp import keyring_filter
 from logomesh.sandbox.setting import ROOTS
 
 WORK_DIR = "/work"
@@ -72,6 +73,9 @@ def bwrap_options(binary: str) -> frozenset[str]:
     return frozenset(word for word in text.split() if word.startswith("--"))
 
 
+SECCOMP_FD = "<seccomp fd>"  # in ``bwrap_argv``, replaced by the descriptor of the filter when the box starts
+
+
 def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     binary = shutil.which("bwrap")
     if binary is None:
@@ -79,7 +83,8 @@ def bwrap_argv(root: Path, limits: Limits) -> list[str]:
     known = bwrap_options(binary)
     # As PID 1 the harness cannot be killed from inside; without --as-pid-1 it is PID 2 and relies on sweeping.
     pid1 = ["--as-pid-1"] if "--as-pid-1" in known else []
-    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", *pid1, "--clearenv",
+    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", *pid1, "--seccomp", SECCOMP_FD,
+            "--clearenv",
             "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID,
             "--cap-drop", "ALL", "--hostname", os.urandom(6).hex(), "--ro-bind", str(root), "/"]
     sized = "--size" in known  # older bubblewrap: tmpfs unbounded, RLIMIT_FSIZE still caps each file
@@ -90,6 +95,17 @@ def bwrap_argv(root: Path, limits: Limits) -> list[str]:
         argv += [*(["--size", str(limits.tmpfs_bytes)] if sized else []), "--tmpfs", place]
     argv += ["--chdir", WORK_DIR]
     return argv
+
+
+def _seccomp_rules() -> int:
+    """A descriptor to read the box's seccomp filter from (``seccomp.keyring_filter``): a pipe's reading end,
+    the program already written and the writing end closed."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, keyring_filter())  # a few hundred bytes: well within a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 class BwrapSandbox(HarnessRuns):
@@ -107,14 +123,19 @@ class BwrapSandbox(HarnessRuns):
         self._cgroup = cgroup.create(limits)
         if self._cgroup is not None:
             argv = self._cgroup.wrap(argv)
+        rules = _seccomp_rules()
+        argv[argv.index(SECCOMP_FD)] = str(rules)
         try:
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={}
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
+                pass_fds=(rules,),
             )
         except OSError as exc:
             if self._cgroup is not None:
                 self._cgroup.remove()
             raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from None
+        finally:
+            os.close(rules)
         self._harness = HarnessClient(self._send, self._kill, limits)
         threading.Thread(target=self._read_loop, name="logomesh-bwrap-reader", daemon=True).start()
         stderr_reader = threading.Thread(target=self._read_stderr, name="logomesh-bwrap-stderr", daemon=True)

@@ -149,6 +149,28 @@ def test_network_is_unreachable(box: Sandbox) -> None:
     assert "connected" not in run.stdout and run.stdout.count("blocked") == 3
 
 
+KEYRINGS = """
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, request_key, keyctl = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}[os.uname().machine]
+for ring in (-4, -5, -3):  # the user, user session and session keyrings
+    made = libc.syscall(add_key, b"user", b"left-for-later", b"1", 1, ring)
+    print("add", ring, made, errno.errorcode.get(ctypes.get_errno(), "0") if made < 0 else "made")
+found = libc.syscall(keyctl, 10, -4, b"user", b"left-for-later", 0)  # KEYCTL_SEARCH
+print("search", found, errno.errorcode.get(ctypes.get_errno(), "0") if found < 0 else "found")
+"""
+
+
+def test_the_kernel_keyrings_are_refused(box: Sandbox) -> None:
+    """A key outlives its process, and bubblewrap's user namespace gives a box no keyrings of its own: refused on
+    both backends (Docker's seccomp profile; ``sandbox/seccomp.py`` for bubblewrap), so no run leaves a key for a
+    later run or box."""
+    run = box.run_script({}, KEYRINGS, timeout_s=15)
+    assert run.exit_code == 0, run
+    assert run.stdout.split("\n")[:4] == ["add -4 -1 EPERM", "add -5 -1 EPERM", "add -3 -1 EPERM",
+                                           "search -1 EPERM"], run.stdout
+
+
 def test_host_files_are_invisible_and_the_root_is_read_only(box: Sandbox) -> None:
     with tempfile.TemporaryDirectory() as host_dir:
         secret = Path(host_dir) / "secret.txt"

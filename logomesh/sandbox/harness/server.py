@@ -119,15 +119,18 @@ def prctl(option: int, value: int) -> None:
         pass
 
 
-# Writable places every run in a box shares, besides a setting's roots: emptied after each run.
-SCRATCH = ("/tmp", "/dev/shm", "/dev/mqueue")
+# Places every run in a box shares, besides the work folder and a setting's roots: what a run adds is removed after
+# it (``/dev`` is writable in a bubblewrap box; its device nodes are there from the start and stay).
+SCRATCH = ("/tmp", "/dev", "/dev/shm", "/dev/mqueue")
 # The System V IPC objects of the box's IPC namespace (``/proc/sysvipc``), which outlive the process that made
 # them: each kind's listing and how one is removed (``IPC_RMID`` is 0).
 SYSV_IPC = (("shm", "shmctl", (0, None)), ("sem", "semctl", (0, 0)), ("msg", "msgctl", (0, None)))
 
 
 def remove_sysv_ipc() -> None:
-    """Remove every System V shared memory segment, semaphore set and message queue this uid may remove."""
+    """Remove every System V shared memory segment, semaphore set and message queue this uid may remove: each
+    outlives the process that made it. (The kernel keyrings, which do too, are refused in every box: Docker's
+    seccomp profile, ``logomesh/sandbox/seccomp.py`` for bubblewrap.)"""
     try:
         import ctypes
 
@@ -255,6 +258,14 @@ def remove_tree(path: str) -> None:
             with contextlib.suppress(OSError):
                 os.chmod(os.path.join(root, d), 0o700)
     shutil.rmtree(path, ignore_errors=True)
+
+
+def listing(folder: str) -> list[str]:
+    """The names in ``folder``; none when it is missing or unreadable."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -601,6 +612,7 @@ class Server:
         self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe", "title")}
         self.work_root = str(config["work"])
         self.roots = tuple(str(r) for r in config.get("roots", ()))  # where an ordinary setting's folder may be
+        self.shared = {place: frozenset(listing(place)) for place in (self.work_root, *SCRATCH)}  # as they start
         self.python = sys.executable or "/usr/bin/python3"
         self.out_cap = int(self.limits["output_bytes"])
         self.channel = Channel(sys.stdout.fileno())
@@ -729,12 +741,14 @@ class Server:
         return next((r for r in self.roots if path == r or path.startswith(r + "/")), None)
 
     def clear_places(self) -> None:
-        """Empty every place a run can leave something in for the next: the roots a setting's folder may use, the
-        box's scratch folders and its System V IPC objects. A mark one run left (a file in ``/tmp`` written where
-        the code saw the judge's classic start) would otherwise tell every later run it is judged."""
-        for place in (*self.roots, *SCRATCH):
-            with contextlib.suppress(OSError):
-                for entry in os.listdir(place):
+        """Remove whatever a run left for the next: everything in the roots a setting's folder may use, what was
+        not there when the box started in the work folder and the scratch places, and the box's System V IPC
+        objects. A mark one run left (a file in ``/tmp`` written where the code saw the judge's
+        classic start) would otherwise tell every later run it is judged."""
+        kept = {root: frozenset[str]() for root in self.roots} | self.shared
+        for place, started in kept.items():
+            for entry in listing(place):
+                if entry not in started:
                     remove_tree(os.path.join(place, entry))
         remove_sysv_ipc()
 
