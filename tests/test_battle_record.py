@@ -61,6 +61,9 @@ def test_failed_and_cancelled_results_have_their_documented_keys(tmp_path: Path)
         assert played.result.cis_score == 0.0 and played.intent_vector is None
         assert BattleResult.from_json(played.result.to_json()) == played.result
         assert set(played.inputs) == TASK_INPUTS
+        variants = json.loads(played.inputs["flawed_variants"])  # read from the task, with no scoring run
+        assert variants == task.flawed_variants() and variants
+        assert all(task.labelled_submission(name).behaviour_defect for name in variants)
         assert played.attributes == {"purple_agent": "mock:good", "seed": "5", "campaign_id": "c1"}
     assert failed.failed and not failed.cancelled and cancelled.cancelled and not cancelled.failed
 

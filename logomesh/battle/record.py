@@ -173,7 +173,7 @@ def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt, fin
 def _task_inputs(task: TaskSpec) -> dict[str, bytes]:
     """The task as the battle judged it: spec, hidden drivers, reference, flawed variants and red.py if any."""
     return {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
-            "reference_solution": task.reference_bytes, "flawed_variants": _variants_bytes(task),
+            "reference_solution": task.reference_bytes, "flawed_variants": task.variants_bytes,
             **_red_module(task)}
 
 
@@ -193,13 +193,6 @@ def _red_module(task: TaskSpec) -> dict[str, bytes]:
 
     path = task.root / MODULE_FILE
     return {"red_module": path.read_bytes()} if path.is_file() else {}
-
-
-def _variants_bytes(task: TaskSpec) -> bytes:
-    """The task's flawed variants (name -> source), against which the purple tests are measured."""
-    from logomesh.scoring.testing import flawed_variants
-
-    return json.dumps(flawed_variants(task), sort_keys=True, ensure_ascii=False).encode("utf-8")
 
 
 def _request_attributes(request: BattleRequest) -> dict[str, str]:

@@ -30,7 +30,6 @@ from logomesh.context import BattleContext
 from logomesh.scoring.cis import ScoreCard, rounded
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.pipeline import Judging, measure_and_score
-from logomesh.scoring.testing import flawed_variants
 from logomesh.submission import Submission
 from logomesh.syntax import PARSE_ERRORS, parse
 
@@ -127,7 +126,7 @@ def sandbox_scorer(box: Sandbox, *, red: bool, red_budget_s: float, seed: int,
 
     def score(task: TaskSpec, submission: Submission) -> ScoreCard:
         if task.id not in variants:
-            variants[task.id] = flawed_variants(task)
+            variants[task.id] = task.flawed_variants()
         judging = Judging(red=red, red_budget_s=red_budget_s, config=config, variants=variants[task.id])
         return measure_and_score(task, submission, nullcontext(box), judging, BattleContext(seed=seed)).card
 

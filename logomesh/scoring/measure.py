@@ -17,7 +17,7 @@ from logomesh.events import FindingConfirmed, SandboxOutput, StageStarted, TestR
 from logomesh.findings import Finding
 from logomesh.scoring.import_probe import IMPORT_FAILED, locate_import_failure
 from logomesh.scoring.logic import RED_NOT_RUN, RedCoverage
-from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, flawed_variants, run_mutants, task_interface
+from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, run_mutants, task_interface
 
 if TYPE_CHECKING:
     from logomesh.context import BattleContext
@@ -77,7 +77,7 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
         return hidden_runs[-1].suite
 
     def purple_suite(on_output: OutputSink) -> SuiteRun:
-        variants = judging.variants if judging.variants is not None else flawed_variants(task)
+        variants = judging.variants if judging.variants is not None else task.flawed_variants()
         return box.run_suite(source, {PURPLE_TEST_FILE: submission.tests}, 60.0, on_output,
                              task_interface(task, variants))
 

@@ -86,16 +86,6 @@ def suite_counts(run: SuiteRun | None) -> dict[str, Any]:
     return counts
 
 
-def flawed_variants(task: TaskSpec) -> dict[str, str]:
-    """The sources of the task's labelled submissions with a behaviour defect, by name."""
-    out: dict[str, str] = {}
-    for name in task.submission_names():
-        labelled = task.labelled_submission(name)
-        if labelled.behaviour_defect:
-            out[name] = labelled.submission.source
-    return out
-
-
 def task_interface(task: TaskSpec, variants: Mapping[str, str]) -> frozenset[str]:
     """The names of the code's module the purple's tests may read, on the submission, the reference and every
     variant alike: the task's entry point and the public names that the reference and every variant all bind at
@@ -119,7 +109,7 @@ def run_mutants(
     """Run the purple tests against the task's reference, then every flawed variant, and judge them
     (``judge_mutants``). The tests read only the task's interface of each (``task_interface``)."""
     tests = {PURPLE_TEST_FILE: purple_tests}
-    chosen = variants if variants is not None else flawed_variants(task)
+    chosen = variants if variants is not None else task.flawed_variants()
     interface = task_interface(task, chosen)
     on_reference = box.run_suite(task.reference, tests, timeout_s=timeout_s, interface=interface)
     on_variants = {name: box.run_suite(source, tests, timeout_s=timeout_s, interface=interface)

@@ -114,6 +114,21 @@ class TaskSpec:
             submission=submission,
         )
 
+    def flawed_variants(self) -> dict[str, str]:
+        """The sources of the labelled submissions with a behaviour defect, by name: what the purple tests are
+        measured against, and a battle's input whatever its ending."""
+        out: dict[str, str] = {}
+        for name in self.submission_names():
+            labelled = self.labelled_submission(name)
+            if labelled.behaviour_defect:
+                out[name] = labelled.submission.source
+        return out
+
+    @property
+    def variants_bytes(self) -> bytes:
+        """The flawed variants as one deterministic byte string (name-sorted JSON), as the ledger stores them."""
+        return json.dumps(self.flawed_variants(), sort_keys=True, ensure_ascii=False).encode("utf-8")
+
 
 def valid_task_id(task_id: str) -> bool:
     """Whether ``task_id`` can name a task (and its folder): ``[a-z0-9][a-z0-9-]*``."""

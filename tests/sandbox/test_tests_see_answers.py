@@ -22,7 +22,7 @@ import json
 import pytest
 
 from logomesh.sandbox import Sandbox, SuiteRun
-from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, flawed_variants, judge_mutants, task_interface
+from logomesh.scoring.testing import PURPLE_TEST_FILE, MutantReport, judge_mutants, task_interface
 from logomesh.tasks import load_task
 
 
@@ -392,7 +392,7 @@ def fib_runs(box: Sandbox) -> tuple[SuiteRun, dict[str, SuiteRun]]:
     honest = json.loads((task.root / "submissions" / "good.json").read_text(encoding="utf-8"))["testCode"]
     honest = honest.replace("if __name__ == \"__main__\":\n    unittest.main()\n", "")
     tests = {PURPLE_TEST_FILE: RECOGNISER.format(digest=digest) + NAMES_ONLY_THE_REFERENCE_BINDS + honest}
-    variants = flawed_variants(task)
+    variants = task.flawed_variants()
     interface = task_interface(task, variants)  # as a battle reads it, from every variant
     del variants["naive-exponential"]  # its tests time out: it would only make this slow
     on_reference = box.run_suite(task.reference, tests, interface=interface)

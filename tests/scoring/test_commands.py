@@ -140,7 +140,7 @@ def test_calibrate_prints_a_table_a_person_can_read() -> None:
 def test_purple_tests_that_fail_to_import_catch_no_flawed_variant() -> None:
     """A suite that never ran measured nothing: before, its import error counted as catching every variant."""
     from logomesh.sandbox import open_sandbox
-    from logomesh.scoring.testing import flawed_variants, run_mutants
+    from logomesh.scoring.testing import run_mutants
     from logomesh.tasks import load_task
 
     task = load_task("rate-limiter")
@@ -150,7 +150,7 @@ def test_purple_tests_that_fail_to_import_catch_no_flawed_variant() -> None:
     with open_sandbox("docker") as box:
         nothing = run_mutants(box, task, broken)
         something = run_mutants(box, task, real)
-    assert nothing.caught == () and nothing.total == len(flawed_variants(task)) > 0
+    assert nothing.caught == () and nothing.total == len(task.flawed_variants()) > 0
     assert len(something.caught) >= 1  # the same variants are catchable by tests that run
 
 
