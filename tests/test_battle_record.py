@@ -122,6 +122,7 @@ def test_a_scored_battle_entangles_every_stage_and_replay_builds_the_same_result
     assert set(played.inputs) == TASK_INPUTS | PURPLE_INPUTS | {"reference_observations", "intent_library"}
     library = json.loads(played.inputs["intent_library"])  # the intents the check judged among: replay needs them
     assert ["task:rate-limiter", task.entry_point] in [row[:2] for row in library]
+    assert played.inputs["intent_library"] == judged.card.intent_library  # carried by the card, not re-read
     assert played.attributes["scorer_config_sha256"] == result["scorer_config_sha256"]
     assert any(name.startswith("model:") for name in played.attributes)
     assert played.intent_vector

@@ -127,3 +127,18 @@ def test_no_lower_layer_imports_the_battle_spine() -> None:
                 upward += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith("logomesh.battle")]
     assert upward == []
     assert _cycles(_module_graph(root)) == []
+
+
+# Modules of ``battle/`` that only read what the stages handed them, and the layers they must not call into.
+READS_ONLY_STAGE_VALUES = {"logomesh.battle.record": ("logomesh.scoring",)}
+
+
+def test_recording_calls_no_stage_it_records() -> None:
+    """Issue 36: ``battle/record.py`` builds the entry from the values the stages returned (the task, the
+    ``Measured``, the ``ScoreCard``); what it needs of scoring, the stage that owns it computes and carries.
+    Type-only imports are fine: they run nothing."""
+    graph = _module_graph(Path(__file__).resolve().parents[1] / "logomesh")
+    assert "logomesh.scoring.pipeline" in graph["logomesh.battle.spine"]  # the graph sees a function's import
+    calls = {module: sorted(m for m in graph[module] if m.startswith(layers))
+             for module, layers in READS_ONLY_STAGE_VALUES.items()}
+    assert calls == {module: [] for module in READS_ONLY_STAGE_VALUES}

@@ -9,6 +9,11 @@ failed, say). ``played_battle`` turns the values and the ending (``Scored``,
 the result (a ``BattleResult``, flagged truncated where the purple agent reported
 its model's answer cut at the token limit), the inputs, the attributes and the intent
 vector. Every result, scored, failed or cancelled, is built here and nowhere else.
+
+Recording only reads: what it needs of a stage, the stage's value carries (the
+task its spec, drivers, reference and flawed variants; the ``Measured`` the
+reference observations and red evidence; the ``ScoreCard`` the intent library
+its intent check judged among). It calls into no scoring at run time.
 """
 
 from __future__ import annotations
@@ -121,10 +126,7 @@ def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageVa
     if not isinstance(ending, Scored):
         return PlayedBattle(_unscored_result(request, ending, finish), inputs, attributes, None)
     config = ending.card.config
-    if task is not None:  # the library intents the intent check judged among: replay needs no library
-        from logomesh.scoring.reference import library_bytes
-
-        inputs["intent_library"] = library_bytes(task)
+    inputs["intent_library"] = ending.card.intent_library  # the intents the check judged among: replay needs them
     attributes["scorer_config_sha256"] = config.sha256()
     for name, model in sorted(config.model_ids().items()):
         attributes[f"model:{name}"] = model

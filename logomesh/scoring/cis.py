@@ -29,6 +29,7 @@ from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
 from logomesh.scoring.intent import IntentCheck, intent_check
 from logomesh.scoring.logic import Logic, logic_anchor
 from logomesh.scoring.rationale import Rationale, rationale_score
+from logomesh.scoring.reference import library_bytes
 from logomesh.scoring.testing import MutantReport, Testing, score_testing, suite_counts
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class ScoreCard:
     red_penalty_applied: float
     intent_penalty: float
     intent: IntentCheck
+    intent_library: bytes  # the library intents the intent check judged among, as the ledger stores them
     behaviour_penalty: float
     cis_within_band: float  # x: CIS_raw with every penalty applied, before the correctness band
     all_hidden_passed: bool  # which band: [B, 1] when true, [0, B] otherwise
@@ -250,6 +252,6 @@ def score_submission(
         anchors=anchors, final=final, review=review, cis_raw=cis_raw, red_penalty_applied=penalty,
         intent_penalty=intent.penalty, intent=intent, behaviour_penalty=behaviour,
         cis_within_band=within, all_hidden_passed=passed_all, cis_score=cis,
-        findings=tuple(real),
+        findings=tuple(real), intent_library=library_bytes(task),
         hidden=hidden, purple=purple, mutants=mutants,
     )  # fmt: skip
