@@ -7,6 +7,7 @@ Two rules of the architecture (``docs/ARCHITECTURE.md``) that review alone lets 
   hands over typed values. So every public function, method or dataclass field of ``logomesh/`` whose
   signature carries such a dict is either in a wire module or listed below with the reason it is JSON.
 - No function on the spine (the files "Follow one battle" walks through) takes more than six parameters.
+- No more than five functions of the product (``logomesh/``, ``ledger/``, ``tui/``) run past sixty lines.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-ENGINE = Path(__file__).resolve().parents[1] / "logomesh"
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "logomesh"
 JSON_DICT = re.compile(r"\b(?:dict|Mapping)\[str, (?:Any|object)\]")
 MAX_PARAMETERS = 6
 
@@ -147,3 +149,42 @@ def test_no_spine_function_takes_more_than_six_parameters() -> None:
 def test_the_count_sees_a_seventh_parameter(tmp_path: Path, signature: str) -> None:
     (tmp_path / "wide.py").write_text(f"def wide({signature}):\n    pass\n")
     assert parameter_counts(tmp_path, ["wide.py"]) == {"wide.py::wide": 7}
+
+
+PRODUCT = ("logomesh", "ledger", "tui")
+MAX_LINES = 60
+MAX_LONG_FUNCTIONS = 5  # today: the campaign, battle and score commands, the harness's run_pair, the entry view
+
+
+def long_functions(root: Path, parts: tuple[str, ...], max_lines: int = MAX_LINES) -> dict[str, int]:
+    """``path::name`` -> lines (``def`` to its last line, decorators aside) of each function in ``parts`` of
+    ``root`` longer than ``max_lines``; nested functions are counted on their own as well."""
+    found: dict[str, int] = {}
+    for part in parts:
+        for path in sorted((root / part).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    assert node.end_lineno is not None
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > max_lines:
+                        found[f"{relative}::{node.name}"] = lines
+    return found
+
+
+def test_at_most_five_functions_run_past_sixty_lines() -> None:
+    found = long_functions(ROOT, PRODUCT)
+    assert found.get("logomesh/commands/campaign.py::run", 0) > MAX_LINES  # the scan sees the longest one
+    listed = "\n".join(f"  {name}: {lines} lines" for name, lines in sorted(found.items(), key=lambda i: -i[1]))
+    assert len(found) <= MAX_LONG_FUNCTIONS, (
+        f"{len(found)} functions are longer than {MAX_LINES} lines (at most {MAX_LONG_FUNCTIONS} may be): "
+        f"split one before adding one\n{listed}")
+
+
+def test_the_length_count_sees_a_long_function(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_LINES - 1))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(
+        f"def short():\n{body}\nasync def long():\n{body}    return x0\n\nclass C:\n"
+        f"    def method(self):\n{body.replace('    ', '        ')}        return 1\n")
+    assert long_functions(tmp_path, ("pkg",)) == {"pkg/m.py::long": MAX_LINES + 1, "pkg/m.py::method": MAX_LINES + 1}
