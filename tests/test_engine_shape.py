@@ -7,7 +7,8 @@ Two rules of the architecture (``docs/ARCHITECTURE.md``) that review alone lets 
   hands over typed values. So every public function, method or dataclass field of ``logomesh/`` whose
   signature carries such a dict is either in a wire module or listed below with the reason it is JSON.
 - No function on the spine (the files "Follow one battle" walks through) takes more than six parameters.
-- No more than five functions of the product (``logomesh/``, ``ledger/``, ``tui/``) run past sixty lines.
+- No more than four functions of the product (``logomesh/``, ``ledger/``, ``tui/``) run past sixty lines (the
+  issue's bound is five; the count only goes down).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def test_the_count_sees_a_seventh_parameter(tmp_path: Path, signature: str) -> N
 
 PRODUCT = ("logomesh", "ledger", "tui")
 MAX_LINES = 60
-MAX_LONG_FUNCTIONS = 5  # today: the campaign, battle and score commands, the harness's run_pair, the entry view
+MAX_LONG_FUNCTIONS = 4  # today: the campaign, battle and score commands (option tables), the entry view
 
 
 def long_functions(root: Path, parts: tuple[str, ...], max_lines: int = MAX_LINES) -> dict[str, int]:
@@ -172,7 +173,7 @@ def long_functions(root: Path, parts: tuple[str, ...], max_lines: int = MAX_LINE
     return found
 
 
-def test_at_most_five_functions_run_past_sixty_lines() -> None:
+def test_at_most_four_functions_run_past_sixty_lines() -> None:
     found = long_functions(ROOT, PRODUCT)
     assert found.get("logomesh/commands/campaign.py::run", 0) > MAX_LINES  # the scan sees the longest one
     listed = "\n".join(f"  {name}: {lines} lines" for name, lines in sorted(found.items(), key=lambda i: -i[1]))

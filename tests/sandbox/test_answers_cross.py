@@ -306,13 +306,17 @@ def test_the_server_hands_the_answerer_only_its_sockets() -> None:
                  and ast.unparse(n.targets[0]) == "tests" and isinstance(n.value, ast.Dict))
     assert {k.value for k in tests.value.keys if isinstance(k, ast.Constant)} == {"runner", "tests_dir", "files",
                                                                                    "source", "interface"}
+    answering = ast.unparse(functions["start_answering_side"])  # every answerer and code process starts here
+    assert "{key: value for key, value in tests.items() if key not in CODE_KEYS}" in answering
+    assert answering.count("self.start_answerer(") == 2 and answering.count("self.start_code(") == 1
     pair = ast.unparse(functions["run_pair"])
-    assert "{key: value for key, value in tests.items() if key not in CODE_KEYS}" in pair
     assert "CODE_KEYS = ('source', 'interface')" in ast.unparse(tree)
     spawned = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr == "spawn"]
     assert len(spawned) == 3  # the driver, an answerer and a script: no process runs code beside a channel
-    assert pair.index("== 'ready'") < pair.index("self.start_answerer(")
+    assert pair.count("self.start_answering_side(") == 1 == ast.unparse(tree).count("self.start_answering_side(")
+    assert "self.start_answerer(" not in pair
+    assert pair.index("== 'ready'") < pair.index("self.start_answering_side(")
     assert "PR_SET_DUMPABLE" in Path(HARNESS_DIR / "wire.py").read_text(encoding="utf-8")
 
 

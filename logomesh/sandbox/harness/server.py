@@ -832,7 +832,7 @@ class Server:
         processes' folder, and how the code's process starts. Returns the index of the first test still to run.
         """
         names = state.names
-        sol_dir, start = places
+        sol_dir = places[0]
         ctl_r, ctl_w = os.pipe()
         res_r, res_w = os.pipe()
         output.set_origin("import")
@@ -854,17 +854,7 @@ class Server:
             record = parse_record(line) if kind == "line" else None
             if record is not None and record.get("k") == "ready":  # non-dumpable: now the code may run
                 guard = JudgeGuard(pid)
-                if tests is None:
-                    pids.extend(self.start_answerer(start, {"sol_dir": start.folder}, (theirs,), pipes))
-                else:
-                    code = {key: tests[key] for key in CODE_KEYS}
-                    code_pids, code_end = self.start_code(code, start, pipes, deadline)
-                    config = {key: value for key, value in tests.items() if key not in CODE_KEYS}
-                    config.update(code=code_end.fileno(), sol_dir=sol_dir)
-                    pids.extend(self.start_answerer(self.code_start(None, sol_dir), config, (theirs, code_end),
-                                                    pipes))
-                    pids.extend(code_pids)  # last: the code's process, whose end and CPU time a test's record names
-                    code_end.close()
+                pids.extend(self.start_answering_side(tests, places, theirs, pipes, deadline))
                 with contextlib.suppress(OSError):  # the driver measures the code from outside (driver.py)
                     write_all(ctl_w, f"code {pids[-1]}\n".encode())
             theirs.close()  # the answerer's alone: if it closes or loses it, the driver's connections end
@@ -889,6 +879,24 @@ class Server:
             theirs.close()
             pipes.drain()
             pipes.close(ctl_w)
+
+    def start_answering_side(self, tests: dict[str, Any] | None, places: tuple[str, CodeStart],
+                             theirs: socket.socket, pipes: Pipes, deadline: float) -> list[int]:
+        """The processes that answer the driver (``theirs``: its socket's other end), the code's process last
+        (whose end and CPU time a test's record names): the code's own answerer for hidden drivers (``tests`` is
+        None), else the purple's tests' process and the code's process it reaches over the wire."""
+        sol_dir, start = places
+        if tests is None:
+            return self.start_answerer(start, {"sol_dir": start.folder}, (theirs,), pipes)
+        code = {key: tests[key] for key in CODE_KEYS}
+        code_pids, code_end = self.start_code(code, start, pipes, deadline)
+        config = {key: value for key, value in tests.items() if key not in CODE_KEYS}
+        config.update(code=code_end.fileno(), sol_dir=sol_dir)
+        try:
+            return [*self.start_answerer(self.code_start(None, sol_dir), config, (theirs, code_end), pipes),
+                    *code_pids]
+        finally:
+            code_end.close()
 
     @staticmethod
     def fail_import(state: SuiteState, next_index: int, kind: str, record: dict[str, Any] | None, end: str) -> None:
