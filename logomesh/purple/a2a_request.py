@@ -55,9 +55,6 @@ def task_prompt(task: TaskSpec) -> str:
         f"Write one Python module (it is saved as solution.py) whose public name is `{task.entry_point}`, "
         f"plus tests for it. Both run on Python {PYTHON_VERSION}: the module may use the standard library only; "
         "tests may use unittest or pytest.\n"
-        f"The tests are also run against other implementations of the task, in a process of their own: they "
-        f"import `solution` and reach only its public interface (`{task.entry_point}` and what it returns), never "
-        "a private (underscore) name or the module's source.\n"
         "Respond with a single JSON object and nothing else:\n"
         '{"sourceCode": "<the module>", "testCode": "<the test module>", '
         '"rationale": "<why this code meets the contract>"}'

@@ -122,7 +122,6 @@ def test_the_box_runs_the_stated_python_with_pytest(box: Sandbox) -> None:
     assert python.startswith(PYTHON_VERSION + ".")
     assert f"Python {PYTHON_VERSION}" in task_prompt(load_task("email-validator"))
     assert "tests may use unittest or pytest" in task_prompt(load_task("email-validator"))
-    assert "reach only its public interface (`is_valid_email`" in task_prompt(load_task("email-validator"))
 
 
 @pytest.mark.docker
