@@ -31,33 +31,19 @@ KEYRING_CALLS: dict[int, tuple[int, int, int]] = {
 X86_64 = 0xC000003E
 
 
-def _instruction(code: int, k: int, jump_true: int = 0, jump_false: int = 0) -> tuple[int, int, int, int]:
-    return code, jump_true, jump_false, k
-
-
 def keyring_filter() -> bytes:
-    """The filter's instructions (``struct sock_filter``, native byte order), ready for ``bwrap --seccomp``."""
-    blocks: list[list[tuple[int, int, int, int]]] = []
-    for arch, calls in KEYRING_CALLS.items():
-        checks = [("at least", X32_BIT)] if arch == X86_64 else []
-        checks += [("equal", nr) for nr in calls]
-        blocks.append([_instruction(JUMP_EQUAL, arch), _instruction(LOAD_WORD, 0)]
-                      + [_instruction(JUMP_AT_LEAST if kind == "at least" else JUMP_EQUAL, nr)
-                         for kind, nr in checks]
-                      + [_instruction(RETURN, ALLOW)])
-    program: list[tuple[int, int, int, int]] = [_instruction(LOAD_WORD, 4)]
-    refuse_at = 1 + sum(len(block) for block in blocks) + 1  # after every block and the unknown arch's allow
-    for block in blocks:
-        start = len(program)
-        for offset, (code, _, _, k) in enumerate(block):
-            here = start + offset
-            if offset == 0:  # not this arch: skip to the next block
-                program.append((code, 0, len(block) - 1, k))
-            elif code in (JUMP_EQUAL, JUMP_AT_LEAST):  # a refused call: to the refusal, else on
-                program.append((code, refuse_at - here - 1, 0, k))
-            else:
-                program.append((code, 0, 0, k))
-    program.append(_instruction(RETURN, ALLOW))  # an architecture not listed
-    program.append(_instruction(RETURN, REFUSE))
+    """The filter's instructions (``struct sock_filter``, native byte order), ready for ``bwrap --seccomp``.
+
+    Load the arch; per known arch a block: not this arch, skip the block; load the call's number; a refused
+    one jumps to the refusal at the end; else allow. An arch with no block is allowed."""
+    checks = {arch: [(JUMP_AT_LEAST, X32_BIT)] * (arch == X86_64) + [(JUMP_EQUAL, nr) for nr in calls]
+              for arch, calls in KEYRING_CALLS.items()}
+    refuse_at = 1 + sum(3 + len(block) for block in checks.values()) + 1
+    program: list[tuple[int, int, int, int]] = [(LOAD_WORD, 0, 0, 4)]  # (code, jump if true, if false, k)
+    for arch, block in checks.items():
+        program += [(JUMP_EQUAL, 0, len(block) + 2, arch), (LOAD_WORD, 0, 0, 0)]
+        program += [(code, refuse_at - (len(program) + index) - 1, 0, nr) for index, (code, nr) in enumerate(block)]
+        program.append((RETURN, 0, 0, ALLOW))
+    program += [(RETURN, 0, 0, ALLOW), (RETURN, 0, 0, REFUSE)]  # an architecture not listed; the refusal
     assert len(program) == refuse_at + 1 and len(program) < 256  # jumps are 8-bit
     return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)

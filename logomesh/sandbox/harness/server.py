@@ -110,13 +110,19 @@ def tamper_in(record: dict[str, Any]) -> list[str]:
     return ["malformed tamper list in a result record"]
 
 
-def prctl(option: int, value: int) -> None:
+def libc() -> Any:
+    """The C library, for the calls Python does not wrap; None where it cannot be loaded."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        return ctypes.CDLL(None, use_errno=True)
     except Exception:
-        pass
+        return None
+
+
+def prctl(option: int, value: int) -> None:
+    with contextlib.suppress(Exception):
+        libc().prctl(option, value, 0, 0, 0)
 
 
 # Places every run in a box shares, besides the work folder and a setting's roots: what a run adds is removed after
@@ -131,11 +137,8 @@ def remove_sysv_ipc() -> None:
     """Remove every System V shared memory segment, semaphore set and message queue this uid may remove: each
     outlives the process that made it. (The kernel keyrings, which do too, are refused in every box: Docker's
     seccomp profile, ``logomesh/sandbox/seccomp.py`` for bubblewrap.)"""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-    except Exception:
+    calls = libc()
+    if calls is None:
         return
     for kind, call, args in SYSV_IPC:
         try:
@@ -144,7 +147,7 @@ def remove_sysv_ipc() -> None:
         except (OSError, ValueError):
             continue
         for ipc_id in ids:
-            getattr(libc, call)(ipc_id, *args)
+            getattr(calls, call)(ipc_id, *args)
 
 
 def ignore_signals(ignore: bool) -> None:
