@@ -218,6 +218,18 @@ def look():
             open(mark, "w").close()
         except OSError:
             pass
+        if not os.path.isdir(place):
+            continue
+        info = os.stat(place)
+        seen["mode " + place] = info.st_mode & 0o7777 == 0o1773
+        seen["times " + place] = info.st_mtime_ns == 123456789 * 10**9
+        seen["xattr " + place] = "user.left" in os.listxattr(place)
+        for change in (lambda: os.chmod(place, 0o1773), lambda: os.utime(place, (123456789, 123456789)),
+                       lambda: os.setxattr(place, "user.left", b"1")):
+            try:
+                change()
+            except OSError:
+                pass
     libc = ctypes.CDLL(None)
     seen["sysv"] = libc.shmget(KEY, 4096, 0) != -1
     libc.shmget(KEY, 4096, 0o1600)  # IPC_CREAT | 0600: a segment outlives the process that made it
@@ -230,8 +242,9 @@ def look():
 
 
 def test_nothing_one_run_leaves_reaches_the_next(box: Sandbox) -> None:
-    """Files in every writable place, a System V shared memory segment and keys in the user keyrings, left by
-    each of three runs in one box (classic, ordinary, classic): the next run finds none of them."""
+    """Files in every writable place, the place's own mode, times and extended attributes, a System V shared
+    memory segment and keys in the user keyrings, left by each of three runs in one box (classic, ordinary,
+    classic): the next run finds none of them."""
     drivers = {"test_look.py": "from observe import see\nimport solution\n\ndef test_look():\n"
                                "    see(solution.look())\n"}
     seen = []
@@ -239,6 +252,7 @@ def test_nothing_one_run_leaves_reaches_the_next(box: Sandbox) -> None:
         [test] = box.observe_suite(LEAVE, drivers, setting=setting).tests
         assert test.status == "observed", test.reason
         seen.append(test.observations[0])
+    assert all(kind == "value" for kind, _ in seen), seen
     found = [[k for (_, k), (_, v) in pairs if v is True] for _, (_, pairs) in seen]
     assert found == [[], [], []], seen
 

@@ -42,6 +42,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -261,6 +262,42 @@ def remove_tree(path: str) -> None:
             with contextlib.suppress(OSError):
                 os.chmod(os.path.join(root, d), 0o700)
     shutil.rmtree(path, ignore_errors=True)
+
+
+# What a run could change of a place it may not remove (a kept folder, or an entry there from the box's start):
+# mode, access and modification times in ns, and its extended attributes.
+Stamp = tuple[int, int, int, tuple[tuple[str, bytes], ...]]
+
+
+def stamp_of(path: str) -> Stamp | None:
+    """``path``'s mode, times and extended attributes (never following a link); None where it cannot be read."""
+    try:
+        info = os.lstat(path)
+        names = sorted(os.listxattr(path, follow_symlinks=False))
+        attributes = tuple((n, os.getxattr(path, n, follow_symlinks=False)) for n in names)
+    except OSError:
+        return None
+    return info.st_mode, info.st_atime_ns, info.st_mtime_ns, attributes
+
+
+def restamp(path: str, stamp: Stamp) -> None:
+    """Put ``path``'s mode, extended attributes and times back as ``stamp`` has them: a run that changed one (or
+    ``clear_places``, removing what the run added) left a mark the next run could read. The times go last: the
+    other changes move only the inode's change time, which therefore always moves, whatever the run did."""
+    mode, atime_ns, mtime_ns, attributes = stamp
+    current = stamp_of(path)
+    now = dict(current[3]) if current else {}
+    with contextlib.suppress(OSError):
+        for name in now.keys() - dict(attributes).keys():
+            os.removexattr(path, name, follow_symlinks=False)
+        for name, value in attributes:
+            if now.get(name) != value:
+                os.setxattr(path, name, value, follow_symlinks=False)
+    if not stat.S_ISLNK(mode):
+        with contextlib.suppress(OSError):
+            os.chmod(path, stat.S_IMODE(mode))
+    with contextlib.suppress(OSError, NotImplementedError):
+        os.utime(path, ns=(atime_ns, mtime_ns), follow_symlinks=False)
 
 
 def listing(folder: str) -> list[str]:
@@ -616,6 +653,7 @@ class Server:
         self.work_root = str(config["work"])
         self.roots = tuple(str(r) for r in config.get("roots", ()))  # where an ordinary setting's folder may be
         self.shared = {place: frozenset(listing(place)) for place in (self.work_root, *SCRATCH)}  # as they start
+        self.stamps = {path: found for path in self.kept_paths() if (found := stamp_of(path)) is not None}
         self.python = sys.executable or "/usr/bin/python3"
         self.out_cap = int(self.limits["output_bytes"])
         self.channel = Channel(sys.stdout.fileno())
@@ -746,14 +784,25 @@ class Server:
     def clear_places(self) -> None:
         """Remove whatever a run left for the next: everything in the roots a setting's folder may use, what was
         not there when the box started in the work folder and the scratch places, and the box's System V IPC
-        objects. A mark one run left (a file in ``/tmp`` written where the code saw the judge's
-        classic start) would otherwise tell every later run it is judged."""
+        objects; and put back the mode, times and extended attributes of what stays. A mark one run left (a file
+        in ``/tmp``, or ``/tmp``'s own mode, written where the code saw the judge's classic start) would otherwise
+        tell every later run it is judged."""
         kept = {root: frozenset[str]() for root in self.roots} | self.shared
+        for path, found in self.stamps.items():  # first, so that a place the code made unreadable is listed
+            restamp(path, found)
         for place, started in kept.items():
             for entry in listing(place):
                 if entry not in started:
                     remove_tree(os.path.join(place, entry))
+        for path, found in self.stamps.items():  # again: removing what the run added moved the times
+            restamp(path, found)
         remove_sysv_ipc()
+
+    def kept_paths(self) -> list[str]:
+        """The places ``clear_places`` keeps, and what was in the shared ones when the box started: a run may
+        change their mode, times or extended attributes, never remove them."""
+        entries = [os.path.join(place, entry) for place, started in self.shared.items() for entry in started]
+        return [*self.roots, *self.shared, *entries]
 
     # ---- suites ---------------------------------------------------------------------------------
 
