@@ -45,6 +45,7 @@ def test_unknown_battle_is_one_line_error(tmp_path: Path) -> None:
     assert "no battle 'nope' in the ledger" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_replay_uses_stored_inputs_and_detects_an_altered_response(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"

@@ -106,6 +106,7 @@ def test_a_ray_worker_lost_mid_battle_is_retried_and_the_retry_recorded(local_ra
     assert verify_ledger(tmp_path).ok
 
 
+@pytest.mark.slow
 def test_an_interrupt_stops_ray_battles_in_flight_at_once(local_ray: None, tmp_path: Path) -> None:
     plan = _plan("ray-cancel", red=False)
     executor = RayExecutor(2, plan.settings, tmp_path, play=campaign_fakes.endless_play)

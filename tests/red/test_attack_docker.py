@@ -179,6 +179,7 @@ def test_traversal_found_and_resolved_join_clean(box: Sandbox) -> None:
     assert serious(run(box, "safe-path", PATH_SAFE)) == []
 
 
+@pytest.mark.slow
 def test_race_is_proved_by_one_violation_and_a_lock_stops_it(box: Sandbox) -> None:
     report = run(box, "lru-cache", LRU_NO_LOCK)
     races = [f for f in report.findings if f.family == "race"]
@@ -196,6 +197,7 @@ def test_model_divergence_on_a_fifo_cache(box: Sandbox) -> None:
     assert "c.get(" in found[0].reproducer
 
 
+@pytest.mark.slow
 def test_redos_from_the_artifacts_own_regex(box: Sandbox) -> None:
     report = run(box, "email-validator", EMAIL_REDOS, budget=12.0)
     found = [f for f in report.findings if f.family == "complexity"]
@@ -212,6 +214,7 @@ def test_eval_injection_leaves_a_canary(box: Sandbox) -> None:
     assert found[0].confirmations == found[0].attempts == 3
 
 
+@pytest.mark.slow
 def test_a_side_effect_proves_evaluation_even_when_the_call_raises(box: Sandbox) -> None:
     late_check = (  # validates the text only after evaluating it
         "def evaluate(expression):\n"

@@ -97,6 +97,7 @@ def test_a_trick_against_the_judge_scores_no_higher_than_its_control(box: Sandbo
     assert control_families <= hacked_families, (case, control_families, hacked_families)
 
 
+@pytest.mark.slow
 def test_a_submission_keyed_on_the_classic_start_is_found_at_critical(box: Sandbox) -> None:
     """Scored in full: the ordinary setting's hidden suite and probes see the flawed limiter, the classic start
     the reference; the difference is the critical judged-setting finding, which the control does not have."""

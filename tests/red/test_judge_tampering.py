@@ -60,7 +60,7 @@ def at_import(source: str, code: str) -> str:
 
 
 @pytest.mark.parametrize("trick", sampled(sorted(AT_IMPORT), sorted(AT_IMPORT),
-                                          keep={"task check rewritten", "records rewritten"}))
+                                          keep={"records rewritten"}))
 def test_rewriting_the_check_at_import_changes_nothing(box: Sandbox, trick: str) -> None:
     task = load_task("rate-limiter")
     plain = task.labelled_submission("no-lock").submission.source

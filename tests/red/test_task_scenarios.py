@@ -191,6 +191,7 @@ def test_a_new_task_race_scenario_finds_the_unlocked_counter(box: Sandbox) -> No
     assert "take() on one TicketCounter()" in races[0][2]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_counter_handing_out_blocks_keeps_the_invariants_and_is_not_linearizable(box: Sandbox) -> None:
     """The task's own ``subject`` puts its race under the history check: no ticket twice, yet out of order."""

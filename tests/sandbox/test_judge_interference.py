@@ -100,6 +100,7 @@ def test_signals_to_the_judges_processes_change_nothing(box: Sandbox, task: Task
     assert again.passed == again.total
 
 
+@pytest.mark.slow
 def test_a_probe_whose_driver_the_code_kills_is_a_finding(box: Sandbox) -> None:
     """The email validator's good solution, which kills every other process when it is given an address of a
     length no hidden test uses (one of the timing probe's): before this, a probe left without evidence had no

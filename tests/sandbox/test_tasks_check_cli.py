@@ -36,6 +36,7 @@ def test_a_sound_task_passes(library: Path) -> None:
     assert json.loads(done.stdout)[0]["ok"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_judging_driver_and_a_mislabelled_submission_are_named(library: Path) -> None:
     driver = library / "rate-limiter" / "hidden" / "test_rate_limiter.py"

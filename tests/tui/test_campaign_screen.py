@@ -419,6 +419,7 @@ def race_findings(job: BattleJob) -> list[dict[str, object]]:
     return found
 
 
+@pytest.mark.slow
 def test_the_per_task_and_findings_views_break_the_campaign_down(tmp_path: Path) -> None:
     executor = ScriptedExecutor(score, findings=race_findings)
     app = make_app(tmp_path, executor)
