@@ -60,6 +60,34 @@ def test_inputs_unlike_every_seed_are_outside() -> None:
     assert not all(admits(c, ["n", "x", "y"], (0, 8, 5)) for c in numbers)  # every seed has n >= 1
 
 
+def test_the_seeds_one_format_and_balanced_groups_are_clauses() -> None:
+    """A format every seed shares keeps runs of digits and letters free and the rest fixed; groups of brackets
+    that are balanced in every seed, as a whole or group by group, stay balanced."""
+    fruit = infer(["s"], [("5 apples and 6 oranges",), ("0 apples and 1 oranges",), ("100 apples and 1 oranges",)])
+    assert all(admits(c, ["s"], ("7 apple and 12 oranges",)) for c in fruit)
+    assert not all(admits(c, ["s"], ("apples 5 and 6 oranges",)) for c in fruit)  # another format
+    assert not all(admits(c, ["s"], ("segnaro 1 dna selppa 0",)) for c in fruit)
+    assert infer(["s"], [("5 apples",), ("apples 5",)]) == infer(["s"], [("5 apples",), ("apples 5",)])  # no format
+    assert not any("fullmatch" in c for c in infer(["s"], [("5 apples",), ("apples 5",)]))
+    assert not any("fullmatch" in c for c in infer(["w"], [("hello",), ("world",)]))  # single words: no format
+    groups = infer(["p"], [("(()()) ((())) ()",), ("() (())",)])
+    assert all(admits(c, ["p"], ("(()) ()",)) for c in groups)
+    assert not all(admits(c, ["p"], ("))(( ()",)) for c in groups)  # unbalanced as a whole
+    assert not all(admits(c, ["p"], ("((( )))",)) for c in groups)  # balanced as a whole, not group by group
+    whole = infer(["p"], [("( ) (( ))",), ("(())",)])  # groups with spaces inside: balanced as a whole only
+    assert all(admits(c, ["p"], ("(( ) )",)) for c in whole)
+    assert not all(admits(c, ["p"], (")( ",)) for c in whole)
+    assert not any("count" in c for c in infer(["p"], [("(()",), ("()",)]))  # a seed unbalanced: no clause
+
+
+def test_arithmetic_over_literals_is_a_seed() -> None:
+    """``candidate(3 * 19)`` is a literal input: its position gets clauses (HumanEval/25's checks call so)."""
+    drivers = {"t.py": "def test_1():\n    candidate(2)\n    candidate(3 * 19)\n    candidate(2 ** 5)\n"}
+    assert unseen_positions(drivers, "f", 1) == set()
+    assert inferred_contract("def f(n):\n    return n\n", "f", drivers, "", call_sites) == \
+        "isinstance(n, int) and n > 0"
+
+
 def test_no_inference_where_the_inputs_are_not_all_known() -> None:
     assert infer(["n"], [(1,), (2,)], unseen={0}) == []
     assert infer(["all"], [(1,)]) == []  # a parameter shadowing a builtin the clauses call

@@ -6,7 +6,9 @@ import ast
 import pathlib
 import threading
 
-from logomesh.syntax import parse
+import pytest
+
+from logomesh.syntax import constant, parse
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -57,3 +59,19 @@ def test_no_module_parses_outside_the_shared_parser() -> None:
         if path.name != "syntax.py" and "ast.parse(" in path.read_text()
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("3 * 19", 57), ("-2 ** 10", -1024), ("'ab' * 3", "ababab"), ("[1] + [2, 3]", [1, 2, 3]),
+    ("(1, 2 * 3)", (1, 6)), ("{'k': 2 + 3}", {"k": 5}), ("10 ** 6", 1_000_000), ("7 / 2", 3.5),
+])
+def test_a_constant_is_what_a_test_spells_without_running_anything(text: str, value: object) -> None:
+    assert constant(ast.parse(text, mode="eval").body) == value
+
+
+@pytest.mark.parametrize("text", ["x + 1", "f(3)", "9 ** 9 ** 9", "'a' * 10 ** 9", "[0] * 10 ** 8", "1 / 0",
+                                  "{[1]}", "10.0 ** 400", "-'a'"])
+def test_a_name_a_call_or_a_huge_value_is_no_constant(text: str) -> None:
+    """Refused before it is computed: ``9 ** 9 ** 9`` would take the host minutes and gigabytes."""
+    with pytest.raises(ValueError):
+        constant(ast.parse(text, mode="eval").body)

@@ -90,6 +90,7 @@ def script(reference: str, entry: str, expression: str, cases: list[tuple[str, s
     if params is None:
         return None
     lines = ["import decimal", "import json", "from solution import *  # the reference: the prompt's helpers",
+             "import re  # after the reference's names: an inferred format clause's (importers/inferred_contracts)",
              f"_check = lambda {params + ', ' if params else ''}result=None: ({expression})", "_out = []"]
     for args, result in cases:
         call = f"_check(*{args}, result={result or 'None'})" if params else f"_check(result={result or 'None'})"

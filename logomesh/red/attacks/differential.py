@@ -42,7 +42,7 @@ from logomesh.red.executor import ProbeRun, ProbeSpec, Trial
 from logomesh.sandbox.base import ObservedSuite, Sandbox
 from logomesh.sandbox.setting import CLASSIC, Setting
 from logomesh.sandbox.verdict import canonical, describe, same
-from logomesh.syntax import PARSE_ERRORS, parse
+from logomesh.syntax import PARSE_ERRORS, constant, parse
 from logomesh.tasks.contract_check import admitted, broken, evaluate, literal
 from logomesh.tasks.contracts import Contract, equivalent
 
@@ -79,8 +79,8 @@ def call_sites(drivers: dict[str, str], entry: str, description: str = "") -> li
             if name not in (entry, *CALLERS) or any(isinstance(a, ast.Starred) for a in node.args):
                 continue
             try:
-                args = tuple(ast.literal_eval(a) for a in node.args)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                args = tuple(constant(a) for a in node.args)
+            except (ValueError, RecursionError):
                 continue
             if _round_trips(args):
                 found.append(args)

@@ -13,7 +13,11 @@ classes, never exact ranges, so that inputs near the seeds stay inside: the
 type; for numbers the sign class (``> 0``, ``>= 0``, ``< 0``, ``<= 0``); for
 strings the characters seen (ASCII lower and upper case letters, digits, each
 other character by itself), non-emptiness, no surrounding whitespace, no
-doubled separator; for lists and tuples non-emptiness and the elements' type.
+doubled separator, the one format every seed shares (``'5 apples and 6
+oranges'``: runs of digits and of letters free, the rest fixed) and balanced
+brackets where the seeds are groups of them; for lists and tuples
+non-emptiness and the elements' type. A literal includes arithmetic over
+literals (``3 * 19``, ``syntax.constant``).
 A parameter some call passes a non-literal argument (a loop variable, a random
 value) gets no clause: its inputs are unknown here.
 
@@ -27,6 +31,7 @@ edit it) the expression is task code and runs only in the sandbox.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -37,7 +42,9 @@ from logomesh.tasks.importers.check_drivers import is_literal
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
 SEPARATORS = " ,;|"  # doubled, these usually mean an empty field: a separator never seen doubled stays single
 _BUILTINS: dict[str, Any] = {"all": all, "isinstance": isinstance, "len": len, "int": int, "float": float,
-                             "str": str, "list": list, "tuple": tuple, "dict": dict, "bool": bool}
+                             "str": str, "list": list, "tuple": tuple, "dict": dict, "bool": bool, "range": range}
+_RUNS = re.compile(r"[0-9]+|[A-Za-z]+|\s+|.", re.DOTALL)  # a string's format: runs of digits, letters, spaces
+BRACKETS = ("()", "[]", "{}", "<>")
 _TYPES: tuple[tuple[type, str], ...] = ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
                                         (list, "list"), (tuple, "tuple"), (dict, "dict"))
 
@@ -144,7 +151,57 @@ def string_clauses(name: str, texts: Sequence[str], var: str = "ch") -> list[str
     for sep in SEPARATORS:
         if any(sep in t for t in texts) and not any(sep * 2 in t for t in texts):
             clauses.append(f"{sep * 2!r} not in {name}")
+    return clauses + format_clauses(name, texts) + balance_clauses(name, texts, var)
+
+
+def _format(text: str) -> str:
+    """``text``'s format as a regular expression: each run of digits or of letters stands for any such run; spaces
+    and every other character stand for themselves."""
+    parts = []
+    for run in _RUNS.findall(text):
+        parts.append("[0-9]+" if run.isdigit() else "[A-Za-z]+" if run.isascii() and run.isalpha() else re.escape(run))
+    return "".join(parts)
+
+
+def format_clauses(name: str, texts: Sequence[str]) -> list[str]:
+    """``re.fullmatch(<format>, <name>)`` when every seed has one format with a separator in it (``'5 apples and 6
+    oranges'``, ``'1/5'``): the task's data has a shape, and text of another shape is outside it. Not for one
+    seed, nor for single words or numbers, whose characters the other clauses already describe."""
+    formats = {_format(t) for t in texts}
+    if len(texts) < 2 or len(formats) != 1:
+        return []
+    (shape,) = formats
+    runs = _RUNS.findall(texts[0])
+    if len(runs) < 2 or all(r.isalnum() for r in runs):
+        return []
+    return [f"re.fullmatch({shape!r}, {name}) is not None"]
+
+
+def balance_clauses(name: str, texts: Sequence[str], var: str) -> list[str]:
+    """Balanced brackets, as a whole or in each space-separated group, when every seed of brackets (and spaces)
+    only is: ``'(()()) ((())) () ((())()())'``. A text of brackets the task calls groups is outside it."""
+    seen = set("".join(texts)) - {" "}
+    pair = next((b for b in BRACKETS if seen == set(b)), None)
+    if pair is None:
+        return []
+    opening, closing = pair[0], pair[1]
+    clauses = []
+    for subject, parts in ((name, [[t] for t in texts]), (var, [t.split() for t in texts])):
+        if all(_balanced(p, opening, closing) for group in parts for p in group):
+            balanced = (f"all({subject}[:i].count({opening!r}) >= {subject}[:i].count({closing!r}) "
+                        f"for i in range(len({subject}))) and {subject}.count({opening!r}) == "
+                        f"{subject}.count({closing!r})")
+            clauses.append(balanced if subject == name else f"all({balanced} for {var} in {name}.split())")
     return clauses
+
+
+def _balanced(text: str, opening: str, closing: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += (char == opening) - (char == closing)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def sequence_clauses(name: str, items: Sequence[Sequence[Any]], var: str = "item") -> list[str]:
@@ -186,8 +243,10 @@ def _fresh(var: str, taken: set[str]) -> str:
 def admits(clause: str, params: Sequence[str], seed: tuple[Any, ...]) -> bool:
     """Whether ``clause`` (one of ours, over literal data) holds of one seed; raising is not holding."""
     try:
-        return bool(eval(compile(clause, "[contract] inferred", "eval"),  # our clause, over literal data
-                         {"__builtins__": _BUILTINS}, dict(zip(params, seed, strict=True))))
+        # Our clause, over literal data; the parameters are globals, as the checker's lambda closes over them, so
+        # that a comprehension's body sees them too.
+        scope = {"__builtins__": _BUILTINS, "re": re, **dict(zip(params, seed, strict=True))}
+        return bool(eval(compile(clause, "[contract] inferred", "eval"), scope))
     except Exception:  # a clause undecidable on a seed is dropped
         return False
 
@@ -200,7 +259,7 @@ def infer(params: Sequence[str], seeds: Sequence[tuple[Any, ...]], unseen: Colle
     rely on being shadowed (the reference's top-level names, in scope where it runs: one that shadows a builtin
     the clauses call stops the inference)."""
     seeds = [s for s in seeds if len(s) == len(params)]
-    if not seeds or (set(params) | set(reserved)) & set(_BUILTINS):
+    if not seeds or (set(params) | set(reserved)) & set(_BUILTINS) or "re" in params:
         return []
     taken = set(params)
     clauses: list[str] = []
