@@ -61,11 +61,16 @@ def test_inputs_unlike_every_seed_are_outside() -> None:
 
 
 def test_the_seeds_one_format_and_balanced_groups_are_clauses() -> None:
-    """A format every seed shares keeps runs of digits and letters free and the rest fixed; groups of brackets
-    that are balanced in every seed, as a whole or group by group, stay balanced."""
+    """A format every seed shares keeps runs of digits and letters free and the rest fixed, but for words every
+    one of three seeds has in one place; groups of brackets that are balanced in every seed, as a whole or
+    group by group, stay balanced."""
     fruit = infer(["s"], [("5 apples and 6 oranges",), ("0 apples and 1 oranges",), ("100 apples and 1 oranges",)])
-    assert all(admits(c, ["s"], ("7 apple and 12 oranges",)) for c in fruit)
+    assert all(admits(c, ["s"], ("12 apples and 70 oranges",)) for c in fruit)
     assert not all(admits(c, ["s"], ("apples 5 and 6 oranges",)) for c in fruit)  # another format
+    assert not all(admits(c, ["s"], ("2 and apples 3 oranges",)) for c in fruit)  # the format's words moved
+    assert not all(admits(c, ["s"], ("5 apples and 6 orknges",)) for c in fruit)
+    two = infer(["s"], [("5 apples and 6 oranges",), ("0 pears and 1 plums",)])  # two seeds: words are data
+    assert all(admits(c, ["s"], ("2 figs or 3 kiwis",)) for c in two)
     assert not all(admits(c, ["s"], ("segnaro 1 dna selppa 0",)) for c in fruit)
     assert infer(["s"], [("5 apples",), ("apples 5",)]) == infer(["s"], [("5 apples",), ("apples 5",)])  # no format
     assert not any("fullmatch" in c for c in infer(["s"], [("5 apples",), ("apples 5",)]))

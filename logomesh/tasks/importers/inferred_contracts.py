@@ -154,27 +154,42 @@ def string_clauses(name: str, texts: Sequence[str], var: str = "ch") -> list[str
     return clauses + format_clauses(name, texts) + balance_clauses(name, texts, var)
 
 
-def _format(text: str) -> str:
-    """``text``'s format as a regular expression: each run of digits or of letters stands for any such run; spaces
-    and every other character stand for themselves."""
-    parts = []
-    for run in _RUNS.findall(text):
-        parts.append("[0-9]+" if run.isdigit() else "[A-Za-z]+" if run.isascii() and run.isalpha() else re.escape(run))
-    return "".join(parts)
+def _shape(text: str) -> tuple[str, ...]:
+    """``text``'s runs with each run of digits or of letters standing for any such run (``9``, ``a``)."""
+    return tuple("9" if run.isdigit() else "a" if run.isascii() and run.isalpha() else run
+                 for run in _RUNS.findall(text))
+
+
+def _literal(text: str) -> str:
+    """``text`` as a regular expression matching itself, escaping only what is special (``re.escape`` also
+    escapes spaces and dashes, which a person reading the contract would have to unpick)."""
+    return "".join("\\" + c if c in ".^$*+?{}[]\\|()" else c for c in text)
+
+
+KEYWORD_SEEDS = 3  # a word every one of at least this many seeds has in one place is the format's, not data
 
 
 def format_clauses(name: str, texts: Sequence[str]) -> list[str]:
     """``re.fullmatch(<format>, <name>)`` when every seed has one format with a separator in it (``'5 apples and 6
-    oranges'``, ``'1/5'``): the task's data has a shape, and text of another shape is outside it. Not for one
-    seed, nor for single words or numbers, whose characters the other clauses already describe."""
-    formats = {_format(t) for t in texts}
-    if len(texts) < 2 or len(formats) != 1:
+    oranges'``, ``'1/5'``): the task's data has a shape, and text of another shape is outside it. Runs of digits
+    are free, and so are runs of letters, but for a word every seed has in the same place (``and``, when there
+    are at least ``KEYWORD_SEEDS`` seeds). Not for one seed, nor for single words or numbers, whose characters
+    the other clauses already describe."""
+    shapes = {_shape(t) for t in texts}
+    if len(texts) < 2 or len(shapes) != 1:
         return []
-    (shape,) = formats
-    runs = _RUNS.findall(texts[0])
-    if len(runs) < 2 or all(r.isalnum() for r in runs):
+    (shape,) = shapes
+    if len(shape) < 2 or all(run in ("9", "a") for run in shape):
         return []
-    return [f"re.fullmatch({shape!r}, {name}) is not None"]
+    runs = [_RUNS.findall(t) for t in texts]
+    parts = []
+    for index, kind in enumerate(shape):
+        words = {r[index] for r in runs}
+        if kind == "a" and len(words) == 1 and len(texts) >= KEYWORD_SEEDS:
+            parts.append(_literal(words.pop()))
+        else:
+            parts.append({"9": "[0-9]+", "a": "[A-Za-z]+"}.get(kind) or _literal(kind))
+    return [f"re.fullmatch({''.join(parts)!r}, {name}) is not None"]
 
 
 def balance_clauses(name: str, texts: Sequence[str], var: str) -> list[str]:
