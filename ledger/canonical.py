@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 from collections.abc import Mapping
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
@@ -45,17 +46,25 @@ def _fast_form(value: Any) -> Any:
     (``1e17 + 16`` is ``100000000000000020``): the reference handles those.
     Keys are sorted by code point by ``json``, which equals RFC 8785's UTF-16
     order for ASCII keys. Anything else goes to the reference implementation.
+
+    A container none of whose values changes is returned itself, not copied: most of a result has no
+    integral float, and copying every nested object cost as much as encoding it.
     """
     kind = type(value)
     if kind is dict:
-        out = {}
+        out = None
         for key, item in value.items():
             if type(key) is not str or not key.isascii():
                 raise _NeedsReference
-            out[key] = _fast_item(item)
-        return out
+            new = _fast_item(item)
+            if new is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = new
+        return value if out is None else out
     if kind is list or kind is tuple:
-        return [_fast_item(item) for item in value]
+        items = [_fast_item(item) for item in value]
+        return value if all(map(operator.is_, items, value)) else items
     return _fast_item(value)
 
 
@@ -137,8 +146,15 @@ def canonical_object(members: Mapping[str, bytes]) -> bytes:
     canonicalized once, instead of re-walking nested values each time they are
     embedded in something larger (the entry in the statement and in the leaf).
     """
-    names = sorted(members) if all(map(str.isascii, members)) else sorted(members, key=_utf16_key)
-    return b"{" + b",".join(_encode_string(n).encode("utf-8") + b":" + members[n] for n in names) + b"}"
+    return b"{" + b",".join([prefix + members[name] for name, prefix in _layout(tuple(members))]) + b"}"
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(names: tuple[str, ...]) -> tuple[tuple[str, bytes], ...]:
+    """Each name in RFC 8785 order with its ``"name":`` bytes: worked out once per set of names (every entry
+    of a schema has the same), where sorting and escaping them again cost as much as the joining."""
+    order = sorted(names) if all(map(str.isascii, names)) else sorted(names, key=_utf16_key)
+    return tuple((name, _encode_string(name).encode("utf-8") + b":") for name in order)
 
 
 def _utf16_key(name: str) -> bytes:
