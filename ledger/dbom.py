@@ -16,6 +16,7 @@ import functools
 import hashlib
 import math
 import re
+import struct
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,8 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://logomesh.dev/dbom/v1"
 SIGNATURE_FIELD = "sigma_judge"
 _BATTLE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_HEX64 = re.compile(r"[0-9a-f]{64}")  # a SHA-256 digest as the entries write it
+_SUBJECT = b'[{"digest":{"sha256":"%s"},"name":"battle:%s"}]'  # canonical: sorted keys, nothing to escape
 
 
 def check_battle_id(battle_id: str) -> str:
@@ -111,11 +114,20 @@ def encode_vector(values: Sequence[float]) -> dict[str, Any]:
     2 KB instead of ~3.5 KB, twice per entry (the signed statement repeats the entry), and a string
     costs next to nothing to canonicalize and parse where 384 numbers cost ~0.5 µs each.
     """
+    return {"encoding": VECTOR_ENCODING, "dimensions": len(values), "data": _vector_text(_native_float32(values))}
+
+
+def _native_float32(values: Sequence[float]) -> bytes:
+    """``array("f", values).tobytes()``; ``struct`` packs the same bytes (the same C cast to float) in a third
+    of the time, and whatever it refuses (a value beyond float32's range, a non-number) goes to ``array``."""
     try:
-        packed = array("f", values)
+        return struct.pack(f"{len(values)}f", *values)
+    except (struct.error, OverflowError, TypeError):
+        pass
+    try:
+        return array("f", values).tobytes()
     except (TypeError, OverflowError):
         raise LedgerError("intent vector must be a sequence of real numbers") from None
-    return {"encoding": VECTOR_ENCODING, "dimensions": len(values), "data": _vector_text(packed.tobytes())}
 
 
 @functools.lru_cache(maxsize=256)
@@ -171,20 +183,30 @@ def statement_bytes(entry: Mapping[str, Any], entry_bytes: bytes, subject_bytes:
         "_type": member_bytes(STATEMENT_TYPE),
         "predicate": entry_bytes,
         "predicateType": member_bytes(PREDICATE_TYPE),
-        "subject": subject_bytes if subject_bytes is not None else canonicalize(_subject(entry)),
+        "subject": subject_bytes if subject_bytes is not None else _subject_bytes(entry),
     })
+
+
+def _subject_bytes(entry: Mapping[str, Any]) -> bytes:
+    """``canonicalize(_subject(entry))``: written out directly when the battle id and the digest are of the kind
+    that needs no escaping (as every entry the ledger writes has), else by the general canonicalizer."""
+    battle_id, digest = entry.get("battle_id"), entry.get("result_sha256")
+    if (type(battle_id) is str and type(digest) is str
+            and _BATTLE_ID_RE.fullmatch(battle_id) and _HEX64.fullmatch(digest)):
+        return _SUBJECT % (digest.encode(), battle_id.encode())
+    return canonicalize(_subject(entry))
 
 
 def _signing_subject_bytes(battle_id: str, result_sha256: str) -> bytes:
     """Canonical subject for values the signer has validated (a safe battle id, a hex digest): no escaping needed.
 
-    ``verify`` rebuilds the same bytes with the general canonicalizer, so any
+    ``verify`` rebuilds the same bytes with :func:`_subject_bytes`, whose checks are its own, so any
     divergence between the two shows up as a failed verification.
     """
     check_battle_id(battle_id)
-    if len(result_sha256) != 64 or not all(c in "0123456789abcdef" for c in result_sha256):
+    if not _HEX64.fullmatch(result_sha256):
         raise LedgerError("result_sha256 must be 64 lowercase hex digits")
-    return b'[{"digest":{"sha256":"%s"},"name":"battle:%s"}]' % (result_sha256.encode(), battle_id.encode())
+    return _SUBJECT % (result_sha256.encode(), battle_id.encode())
 
 
 def _signed_envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
