@@ -9,7 +9,6 @@ new root.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -63,9 +62,10 @@ def frontier_root(frontier: Sequence[tuple[int, bytes]]) -> bytes:
     return current
 
 
-def push_leaf(frontier: list[tuple[int, bytes]], size: int, leaf: bytes) -> list[dict[str, Any]]:
-    """Add leaf number ``size``; returns the node rows it creates (the leaf and every completed parent)."""
-    rows = [{"level": 0, "idx": size, "hash": leaf}]
+def push_leaf(frontier: list[tuple[int, bytes]], size: int, leaf: bytes) -> list[tuple[int, int, bytes]]:
+    """Add leaf number ``size``; returns the node rows it creates (the leaf and every completed parent), each
+    as ``(level, idx, hash)``."""
+    rows = [(0, size, leaf)]
     frontier.append((0, leaf))
     index = size
     while len(frontier) > 1 and frontier[-1][0] == frontier[-2][0]:
@@ -74,5 +74,5 @@ def push_leaf(frontier: list[tuple[int, bytes]], size: int, leaf: bytes) -> list
         index >>= 1
         parent = node_hash(left, right)
         frontier.append((level + 1, parent))
-        rows.append({"level": level + 1, "idx": index, "hash": parent})
+        rows.append((level + 1, index, parent))
     return rows

@@ -18,6 +18,7 @@ kept from them is rewritten from the database the next time the ledger opens.
 from __future__ import annotations
 
 import fcntl
+import operator
 import re
 import sqlite3
 import threading
@@ -73,9 +74,11 @@ _ID_CHUNK = 500  # battle ids per IN (...) query, well under SQLite's variable l
 Clock = Callable[[], datetime]
 _BATTLE_COLUMNS = ("sequence", "battle_id", "timestamp", "task_id", "status", "cis_score", "result_sha256",
                    "raw_result", "dbom", "leaf_hash", "dbom_path")
-_INSERT_BATTLE = (f"INSERT INTO battles ({', '.join(_BATTLE_COLUMNS)}) "
-                  f"VALUES ({', '.join(':' + c for c in _BATTLE_COLUMNS)})")
-_INSERT_NODE = "INSERT INTO nodes (level, idx, hash) VALUES (:level, :idx, :hash)"
+# Rows are bound by position: naming each column of each row cost SQLite's binding as much again.
+_INSERT_BATTLE = f"INSERT INTO battles ({', '.join(_BATTLE_COLUMNS)}) VALUES ({', '.join('?' * len(_BATTLE_COLUMNS))})"
+_INSERT_NODE = "INSERT INTO nodes (level, idx, hash) VALUES (?, ?, ?)"
+_INSERT_BLOB = "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)"
+_battle_values = operator.itemgetter(*_BATTLE_COLUMNS)  # a row's values in column order
 
 
 def utc_now() -> datetime:
@@ -149,17 +152,20 @@ class Inclusion:
 class _Prepared:
     """One entry, built and signed, waiting for its transaction."""
 
-    battle_row: dict[str, Any]
-    node_rows: list[dict[str, Any]]
-    blob_rows: list[dict[str, Any]]
+    battle_row: tuple[Any, ...]  # the values of _BATTLE_COLUMNS
+    node_rows: list[tuple[int, int, bytes]]  # level, idx, hash
+    blob_rows: list[tuple[str, int, bytes]]  # sha256, size, data
     leaf_data: bytes
 
+    def column(self, name: str) -> Any:
+        return self.battle_row[_BATTLE_COLUMNS.index(name)]
+
     def receipt(self, tree_size: int, root: bytes, note: str, db_path: Path) -> AppendReceipt:
-        row = self.battle_row
+        column = self.column
         return AppendReceipt(
-            sequence=row["sequence"], battle_id=row["battle_id"], timestamp=row["timestamp"],
-            result_sha256=row["result_sha256"], leaf_hash=row["leaf_hash"], tree_size=tree_size, root=root.hex(),
-            checkpoint=note, db_path=db_path, leaf_data=self.leaf_data,
+            sequence=column("sequence"), battle_id=column("battle_id"), timestamp=column("timestamp"),
+            result_sha256=column("result_sha256"), leaf_hash=column("leaf_hash"), tree_size=tree_size,
+            root=root.hex(), checkpoint=note, db_path=db_path, leaf_data=self.leaf_data,
         )
 
 
@@ -310,11 +316,11 @@ class Ledger:
                 root = frontier_root(self._frontier)
                 note = sign_checkpoint(Checkpoint(self.origin, new_size, root), self._key)
                 db = _driver(conn)  # the rows go straight to sqlite3, inside the same transaction
-                _insert_blobs(db, {row["sha256"]: row for p in prepared for row in p.blob_rows})
+                _insert_blobs(db, {row[0]: row for p in prepared for row in p.blob_rows})
                 db.executemany(_INSERT_BATTLE, [p.battle_row for p in prepared])
                 db.executemany(_INSERT_NODE, [row for p in prepared for row in p.node_rows])
                 conn.execute(insert(table("checkpoints")), [{"size": new_size, "root": root.hex(), "note": note,
-                                                             "timestamp": prepared[-1].battle_row["timestamp"]}])
+                                                             "timestamp": prepared[-1].column("timestamp")}])
                 if extra_meta:
                     conn.execute(insert(table("meta")), list(extra_meta))
         except (IntegrityError, sqlite3.IntegrityError) as exc:
@@ -339,14 +345,14 @@ class Ledger:
         leaf_data = sign_encoded(entry, self._key, result_bytes).leaf_data
         leaf = leaf_hash(leaf_data)
         node_rows = push_leaf(self._frontier, sequence, leaf)
-        blob_rows = [{"sha256": entry["inputs"][name]["sha256"], "size": len(data), "data": bytes(data)}
-                     for name, data in req.inputs.items()]
-        battle_row = {
+        digests = entry["inputs"]
+        blob_rows = [(digests[name]["sha256"], len(data), bytes(data)) for name, data in req.inputs.items()]
+        row = {
             "sequence": sequence, **summary_columns(entry), "raw_result": result_bytes.decode(),
             "dbom": leaf_data.decode(), "leaf_hash": leaf.hex(),
             "dbom_path": f"{files.DBOM_DIR}/{dbom_file_name(req.battle_id)}",
         }
-        return _Prepared(battle_row, node_rows, blob_rows, leaf_data)
+        return _Prepared(_battle_values(row), node_rows, blob_rows, leaf_data)
 
     def _write_files(self, batch: _Batch) -> None:
         """The checkpoint copies outside the database, in log order (lock held)."""
@@ -638,7 +644,7 @@ def _driver(conn: Connection) -> sqlite3.Connection:
     return db
 
 
-def _insert_blobs(db: sqlite3.Connection, rows: dict[str, dict[str, Any]]) -> None:
+def _insert_blobs(db: sqlite3.Connection, rows: dict[str, tuple[str, int, bytes]]) -> None:
     """Store the blobs not stored yet (content-addressed: the same bytes are kept once)."""
     digests = list(rows)
     existing: set[str] = set()
@@ -648,7 +654,7 @@ def _insert_blobs(db: sqlite3.Connection, rows: dict[str, dict[str, Any]]) -> No
         existing.update(str(r[0]) for r in db.execute(query, chunk))
     fresh = [row for digest, row in rows.items() if digest not in existing]
     if fresh:
-        db.executemany("INSERT INTO blobs (sha256, size, data) VALUES (:sha256, :size, :data)", fresh)
+        db.executemany(_INSERT_BLOB, fresh)
 
 
 def _initialise_meta(engine: Engine, key: SignerKey) -> str:
