@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import random
 import sqlite3
+import sys
 import threading
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,8 +23,8 @@ from ledger_fixtures import ATTRS, as_an_older_release_left_it, fill, make_input
 
 from ledger import Ledger, LedgerError, files
 from ledger import entry_checks as checks
-from ledger.canonical import canonicalize, member_bytes, plain_string_bytes
-from ledger.dbom import check_dbom, encode_vector, envelope_bytes, sign_entry
+from ledger.canonical import canonical_object, canonicalize, member_bytes, plain_string_bytes
+from ledger.dbom import check_dbom, encode_vector, envelope_bytes, sign_entry, statement, statement_bytes
 from ledger.keys import SignerKey
 from ledger.verify import verify_ledger
 
@@ -250,3 +253,31 @@ def test_verify_with_no_spare_core_reports_what_one_process_does(
     assert [p.detail for p in alone.problems] == [p.detail for p in busy.problems]
     assert [r.as_dict() for r in alone.signers] == [r.as_dict() for r in busy.signers]
     assert ("column-edited", 8) in [(p.kind, p.sequence) for p in busy.problems]
+
+
+@pytest.mark.parametrize("names", [["b", "a", "_"], AWKWARD, list(reversed(AWKWARD)), ["\ufb33", "\U0001f600", "a"],
+                                   ["\U0001f600", "\ufb33", "a"]])
+def test_an_object_composed_from_members_orders_its_names_as_rfc8785_does(names: list[str]) -> None:
+    value = {name: [i, name] for i, name in enumerate(names)}
+    assert canonical_object({name: member_bytes(item) for name, item in value.items()}) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize("battle_id", ["b1", "a\n", "a b", 'q"', "é", 7, None])
+@pytest.mark.parametrize("digest", ["ab" * 32, "AB" * 32, "ab" * 31, None])
+def test_the_signed_statement_of_any_entry_is_its_canonical_form(battle_id: object, digest: object) -> None:
+    entry = {"battle_id": battle_id, "result_sha256": digest, "result": {"n": 1.0}}
+    assert statement_bytes(entry, canonicalize(entry)) == rfc8785.dumps(statement(entry))
+
+
+def test_the_vector_is_packed_as_array_packs_it_at_every_edge_of_float32() -> None:
+    rng = random.Random(384)
+    edges = [0.0, -0.0, 1e-45, 1e-40, 3.4028235e38, 3.40282356e38, -3.4028235e38, 5, True, 0.1]  # ...56e38 rounds down
+    for _ in range(300):
+        vector = [rng.choice([rng.uniform(-1, 1), rng.uniform(-3.4e38, 3.4e38), rng.choice(edges)]) for _ in range(16)]
+        packed = array("f", vector)
+        if sys.byteorder == "big":
+            packed.byteswap()
+        assert base64.b64decode(encode_vector(vector)["data"]) == packed.tobytes(), vector
+    for bad in ([1e39], [3.4028236e38], [float("nan")], ["x"], [None]):  # ...36e38 rounds to infinity
+        with pytest.raises(LedgerError):
+            encode_vector(bad)
