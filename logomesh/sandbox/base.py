@@ -60,6 +60,17 @@ class TestOutcome:
 
 
 @dataclass(frozen=True)
+class Loaded:
+    """The modules the code's processes loaded during a hidden suite run, recorded by the harness server from
+    outside them (file opens in the interpreter's library, ``harness/server.py``'s ``ImportWatch``).
+    ``complete`` is false when opens were lost (the kernel's queue overflowed, the record was malformed): then
+    the absence of a module proves nothing."""
+
+    modules: tuple[str, ...]
+    complete: bool
+
+
+@dataclass(frozen=True)
 class SuiteRun:
     outcomes: tuple[TestOutcome, ...]
     tampered: bool = False
@@ -68,6 +79,7 @@ class SuiteRun:
     stdout: str = ""
     stderr: str = ""
     duration_s: float = 0.0
+    loaded: Loaded | None = None  # what the code loaded, seen from outside; None where nothing recorded it
 
     @property
     def passed(self) -> int:
@@ -121,6 +133,7 @@ class ObservedSuite:
     stdout: str = ""
     stderr: str = ""
     duration_s: float = 0.0
+    loaded: Loaded | None = None  # what the code loaded, seen from outside; None where nothing recorded it
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from logomesh import untrusted
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
     Limits,
+    Loaded,
     Observed,
     ObservedStatus,
     ObservedSuite,
@@ -34,6 +35,7 @@ from logomesh.sandbox.base import (
     TestStatus,
 )
 from logomesh.sandbox.discover import SuiteSourceError, discover
+from logomesh.sandbox.image import LIBRARY
 from logomesh.sandbox.setting import ROOTS, Setting
 
 HARNESS_DIR = Path(__file__).with_name("harness")
@@ -50,9 +52,11 @@ def harness_source(name: str) -> str:
     return (HARNESS_DIR / name).read_text(encoding="utf-8")
 
 
-def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None) -> list[str]:
-    """The command that starts the harness server inside a box."""
-    config: dict[str, Any] = {"limits": asdict(limits), "work": work, "roots": list(ROOTS)}
+def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any] | None = None,
+                library: tuple[str, ...] = LIBRARY) -> list[str]:
+    """The command that starts the harness server inside a box; ``library``: the folders whose opens it records
+    (none where the box has no folders of its own to watch)."""
+    config: dict[str, Any] = {"limits": asdict(limits), "work": work, "roots": list(ROOTS), "library": list(library)}
     for name in ("runner", "driver", "answerer", "wire", "observe", "title"):
         config[name] = harness_source(f"{name}.py")
     config["limits"].update(extra or {})
@@ -213,7 +217,8 @@ class HarnessClient:
         except SandboxBroken as exc:
             reason = str(exc)
             broken = tuple(Observed(n, "crashed", (), reason, 0.0) for n in names)
-            return ObservedSuite(tests=broken, error=reason, duration_s=time.monotonic() - started)
+            return ObservedSuite(tests=broken, error=reason, duration_s=time.monotonic() - started,
+                                 loaded=Loaded((), complete=False))  # the box's record went with it
         return observed_from_result(names, result)
 
     @staticmethod
@@ -322,7 +327,26 @@ def observed_from_result(names: list[str], result: Mapping[str, Any]) -> Observe
         reason = f"the harness's record is malformed ({exc})"
         return ObservedSuite(tests=tuple(Observed(n, "error", (), reason, 0.0) for n in names), error=reason)
     tests = tuple(by_name.get(n, Observed(n, "error", (), "no observations from the harness", 0.0)) for n in names)
-    return ObservedSuite(tests=tests, tamper_reasons=tamper, **head)
+    return ObservedSuite(tests=tests, tamper_reasons=tamper, loaded=loaded_from_result(result), **head)
+
+
+MAX_LOADED = 2000  # module names a record may hold (the server's cap)
+
+
+def loaded_from_result(result: Mapping[str, Any]) -> Loaded | None:
+    """The modules the code loaded, as the server recorded them (``loaded``); None where the result has no
+    record (a server that could not watch). A malformed record is an incomplete one, never a clean one."""
+    if "loaded" not in result:
+        return None
+    try:
+        record = untrusted.mapping(result, "loaded")
+        modules = untrusted.texts(record, "modules", limit=200)
+        complete = untrusted.flag(record, "complete")
+    except untrusted.Malformed:
+        return Loaded((), complete=False)
+    if len(modules) > MAX_LOADED:
+        return Loaded(tuple(sorted(set(modules))[:MAX_LOADED]), complete=False)
+    return Loaded(tuple(sorted(set(modules))), complete)
 
 
 def _observed(raw: dict[str, Any]) -> Observed:

@@ -24,6 +24,10 @@ from logomesh import __version__
 
 IMAGE_REPOSITORY = "logomesh-sandbox"
 PYTHON_VERSION = "3.13"  # the sandbox's CPython, stated in the task prompt; Debian trixie ships 3.13
+# The folders the box's interpreter imports from (standard library, lib-dynload, dist-packages: Debian's and the
+# python image's layouts), as paths inside the box: the harness server records every module opened there
+# (``harness/server.py``, ``ImportWatch``), and bubblewrap gives each box its own copy of their folders.
+LIBRARY = (f"/usr/lib/python{PYTHON_VERSION}", "/usr/lib/python3", f"/usr/local/lib/python{PYTHON_VERSION}")
 DEBIAN_SUITE = "trixie"
 DEBIAN_PACKAGES = "python3,python3-pytest"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"

@@ -135,6 +135,7 @@ def judge_suite(got: ObservedSuite, want: ObservedSuite, bounds: Mapping[str, Ti
         stdout=got.stdout,
         stderr=got.stderr,
         duration_s=got.duration_s,
+        loaded=got.loaded,
     )
 
 

@@ -79,6 +79,8 @@ def run(config: dict[str, Any]) -> None:
     if memory is not None:
         title["retitle"](str(config["title"]).encode(), memory)
         memory.close()
+    if not config.get("suite"):
+        _preload([config["observe"], *config["drivers"].values()])
     emit({"k": "ready"})  # the server starts the answerer now, while this process loads the rest
     peer = wire["Peer"]("d", socket.socket(fileno=int(config["control"])), wire["public"])
     with contextlib.suppress(wire["Lost"]):  # peer.lost says so below
@@ -227,6 +229,63 @@ class TestsAnswered:
 
 def _texts(value: Any) -> bool:
     return type(value) is list and len(value) <= 1000 and all(type(v) is str for v in value)
+
+
+PyCF_ONLY_AST = 0x400  # compile() gives the syntax tree (of the builtin ``_ast`` classes: ``ast`` is not loaded)
+NOT_PRELOADED = frozenset({"solution", "observe"})
+
+
+def _preload(sources: list[str]) -> None:
+    """Before ``ready``: load every module ``sources`` import (at any depth), and print tracebacks without reading
+    source files. From the code's import on, the server counts every open in the interpreter's library as the
+    code's (``server.ImportWatch``): a module this process loaded then, while loading the drivers beside the
+    answerer or formatting a driver thread's traceback (``traceback``, its imports, ``linecache`` reading
+    ``threading.py``), would be recorded as loaded by the code."""
+    for source in sources:
+        for name in _imported_names(source):
+            with contextlib.suppress(BaseException):
+                __import__(name)
+    threading.excepthook = _thread_died
+    sys.excepthook = lambda kind, value, tb: _print_plain(value, "")
+
+
+def _thread_died(args: Any) -> None:
+    if args.exc_type is not SystemExit:  # as the default hook: a thread's SystemExit is silent
+        _print_plain(args.exc_value, f"Exception in thread {args.thread}:\n")
+
+
+def _imported_names(source: str) -> list[str]:
+    """The modules ``source``'s import statements name (``from a import b``: ``a`` and ``a.b``), but ours."""
+    try:
+        tree = compile(source, "driver", "exec", PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return []
+    names, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node).__name__
+        if kind == "Import":
+            names += [alias.name for alias in node.names]
+        elif kind == "ImportFrom" and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            stack += [v for v in (value if isinstance(value, list) else [value]) if hasattr(v, "_fields")]
+    return [n for n in names if n.split(".")[0] not in NOT_PRELOADED]
+
+
+def _print_plain(exc: BaseException | None, head: str) -> None:
+    """``exc``'s traceback on stderr, each frame's file, line and function without its source line: reading the
+    line would open the file, in the library for the interpreter's own frames (``_preload``)."""
+    lines = [head + "Traceback (most recent call last):"]
+    tb = exc.__traceback__ if exc is not None else None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}')
+        tb = tb.tb_next
+    lines.append(f"{type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):
+        os.write(2, ("\n".join(lines) + "\n").encode("utf-8", "replace"))
 
 
 def _load_module(name: str, source: str, filename: str) -> types.ModuleType:

@@ -43,6 +43,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import sys
 import time
 from collections.abc import Callable
@@ -124,6 +125,143 @@ def libc() -> Any:
 def prctl(option: int, value: int) -> None:
     with contextlib.suppress(Exception):
         libc().prctl(option, value, 0, 0, 0)
+
+
+# inotify (``inotify(7)``): the mask bits read here, the flags of ``inotify_init1`` (the values of ``O_NONBLOCK``
+# and ``O_CLOEXEC``) and one event's fixed part (wd, mask, cookie, len; the name follows, padded with NULs).
+IN_OPEN, IN_Q_OVERFLOW, IN_ISDIR = 0x20, 0x4000, 0x40000000
+INOTIFY_EVENT = struct.Struct("iIII")
+MODULE_SUFFIXES = ("py", "pyc", "so")  # X.py, __pycache__/X.cpython-313.pyc, X.cpython-313-x86_64-linux-gnu.so
+PATH_ENTRIES = ("lib-dynload", "site-packages", "dist-packages")  # folders on sys.path inside the library's
+MAX_LOADED = 2000  # module names one suite run reports; more is a lost record
+
+
+def package_of(relative: str) -> str:
+    """The dotted package a folder of the library holds modules of, from its path below a watched top
+    (``json/__pycache__`` holds ``json``'s; ``dist-packages/_pytest`` ``_pytest``'s; ``lib-dynload`` the top's)."""
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in PATH_ENTRIES:
+            parts = parts[i + 1:]
+            break
+    return ".".join(p for p in parts if p != "__pycache__")
+
+
+def module_of(package: str, name: str) -> str | None:
+    """The module a file of ``package``'s folder holds (``pickle.py``, ``pickle.cpython-313.pyc``,
+    ``_pickle.cpython-313-x86_64-linux-gnu.so``, a package's ``__init__``); None for any other file."""
+    stem, dot, _ = name.partition(".")
+    if not dot or not stem.isidentifier() or name.rsplit(".", 1)[1] not in MODULE_SUFFIXES:
+        return None
+    if stem == "__init__":
+        return package or None
+    return f"{package}.{stem}" if package else stem
+
+
+class ImportWatch:
+    """The modules the code's processes load, seen from this server with inotify: every file opened in the
+    interpreter's library (the standard library, lib-dynload, the dist-packages folders), named as a module.
+
+    Nothing in the code's process keeps this record, so no spelling of an import (a computed name, a code object
+    built with ``marshal``, a child ``python3 -c``, the source read and ``exec``ed) escapes it. Which opens are
+    the code's: the judge's processes open the same files, but only before the code runs. So the watch is armed
+    once the driver is ready (what is queued then is the judge's, and dropped), and counts from the first open of
+    ``solution.py`` in the code's folder, by the answerer's import of it, until the pair is swept (``settle``).
+    Watches are per directory inode: a box must have its own (Docker's overlay does; bubblewrap binds a farm of
+    hard links per box, ``sandbox/bwrap.py``), or it would see every box's opens. A queue overflow loses opens:
+    the record is then incomplete, never clean. Modules the interpreter loaded before the code (``os``,
+    ``sys``, what the answerer's wire imports) and builtin ones (``math``, ``_socket``...) open nothing."""
+
+    def __init__(self, calls: Any, fd: int, packages: dict[int, str]) -> None:
+        self.calls = calls
+        self.fd = fd
+        self.packages = packages  # watch descriptor -> the package its folder holds
+        self.sentinel = -1  # the watch of the code's folder, until its solution.py is opened
+        self.counting = False
+        self.loaded: set[str] = set()
+        self.lost = False
+
+    @classmethod
+    def open(cls, tops: list[str]) -> ImportWatch | None:
+        """A watch of every folder below ``tops``; None where inotify cannot be had (no C library, no watch)."""
+        calls = libc()
+        if calls is None:
+            return None
+        fd = int(calls.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
+        if fd < 0:
+            return None
+        packages: dict[int, str] = {}
+        for top in tops:
+            for folder, _, _ in os.walk(top):
+                wd = int(calls.inotify_add_watch(fd, os.fsencode(folder), IN_OPEN))
+                if wd < 0:
+                    os.close(fd)
+                    return None
+                packages[wd] = package_of(os.path.relpath(folder, top))
+        if not packages:
+            os.close(fd)
+            return None
+        return cls(calls, fd, packages)
+
+    def arm(self, folder: str) -> None:
+        """Before the code's process starts: drop what is queued (the judge's opens) and watch ``folder`` for the
+        import of ``solution.py``, from which every open is the code's."""
+        self.counting = False
+        self.drain()
+        self.sentinel = int(self.calls.inotify_add_watch(self.fd, os.fsencode(folder), IN_OPEN))
+        if self.sentinel < 0:
+            self.lost = True
+
+    def settle(self) -> None:
+        """After the pair is swept (every open of its processes is queued by then): read the rest, stop counting."""
+        self.drain()
+        self.counting = False
+        self.unwatch_sentinel()
+
+    def unwatch_sentinel(self) -> None:
+        if self.sentinel >= 0:
+            self.calls.inotify_rm_watch(self.fd, self.sentinel)
+            self.sentinel = -1
+
+    def drain(self) -> None:
+        """Read every queued event."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                self.lost = True
+                return
+            offset = 0
+            while offset + INOTIFY_EVENT.size <= len(data):
+                wd, mask, _, length = INOTIFY_EVENT.unpack_from(data, offset)
+                start = offset + INOTIFY_EVENT.size
+                self.event(wd, mask, data[start:start + length].rstrip(b"\0"))
+                offset = start + length
+
+    def event(self, wd: int, mask: int, name: bytes) -> None:
+        if mask & IN_Q_OVERFLOW:
+            self.lost = self.lost or self.counting or self.sentinel >= 0
+        elif mask & IN_ISDIR or not mask & IN_OPEN:
+            return
+        elif wd == self.sentinel:
+            if name == b"solution.py":
+                self.counting = True
+                self.unwatch_sentinel()  # the code's own folder is not the library
+        elif self.counting and wd in self.packages:
+            module = module_of(self.packages[wd], os.fsdecode(name))
+            if module is not None:
+                self.loaded.add(module)
+
+    def record(self) -> dict[str, Any]:
+        """What one suite run's pairs loaded, for its result; ``complete`` is false when opens were lost."""
+        modules = sorted(self.loaded)
+        return {"modules": modules[:MAX_LOADED], "complete": not self.lost and len(modules) <= MAX_LOADED}
+
+    def reset(self) -> None:
+        self.loaded = set()
+        self.lost = False
 
 
 # Places every run in a box shares, besides the work folder and a setting's roots: what a run adds is removed after
@@ -660,6 +798,7 @@ class Server:
         self.keep_alive = ancestors()
         self.view = outside_view(os.getpid())
         self.degraded: str | None = None  # set once a run changed how the kernel runs this server
+        self.imports = ImportWatch.open([str(top) for top in config.get("library", ())])
         title: dict[str, Any] = {"__name__": "title"}
         exec(compile(self.sources["title"], "title", "exec", dont_inherit=True), title)
         memory = title["own_memory"]()  # opened now: main() makes us non-dumpable next
@@ -832,10 +971,16 @@ class Server:
             self.retitle(start.ancestor.encode())
         next_index = 0
         restarts = 0
+        watch = self.imports if mode == "observe" else None
+        if watch is not None:
+            watch.reset()
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
             next_index = self.run_pair(mode, child_config, tests, (sol_dir, start), output, state, next_index,
                                        suite_deadline, test_timeout)
             sweep(self.keep_alive)
+            if watch is not None:
+                watch.settle()
+                self.note_lost(state)
             restarts += 1
         for i in range(len(names)):
             if state.outcomes[i] is None and state.tamper:  # its verdict is a failure whatever it would do
@@ -843,7 +988,7 @@ class Server:
             elif state.outcomes[i] is None:
                 state.set(i, "timeout", f"suite wall clock of {request['timeout']} s exceeded", 0.0)
                 state.error = state.error or f"suite wall clock of {request['timeout']} s exceeded"
-        return {
+        result = {
             "outcomes": state.outcomes,
             "tampered": bool(state.tamper),
             "tamper": state.tamper,
@@ -854,6 +999,9 @@ class Server:
             "duration_s": round(time.monotonic() - started, 6),
             "restarts": restarts,
         }
+        if watch is not None:
+            result["loaded"] = watch.record()
+        return result
 
     def pair_configs(self, request: dict[str, Any], mode: str, start: CodeStart, sol_dir: str,
                      tests_dir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -939,6 +1087,8 @@ class Server:
         None), else the purple's tests' process and the code's process it reaches over the wire."""
         sol_dir, start = places
         if tests is None:
+            if self.imports is not None:  # what the driver opened is queued by now: the code's opens come next
+                self.imports.arm(start.folder)
             return self.start_answerer(start, {"sol_dir": start.folder}, (theirs,), pipes)
         code = {key: tests[key] for key in CODE_KEYS}
         code_pids, code_end = self.start_code(code, start, pipes, deadline)
@@ -1006,6 +1156,11 @@ class Server:
             kill_group(pids[0])
         return pids, theirs
 
+    def note_lost(self, state: SuiteState) -> None:
+        """A record of imports that lost opens is the code's doing (thousands of files opened): tampering."""
+        if self.imports is not None and self.imports.lost:
+            state.note_tamper(["lost the record of the modules it loaded (more opens than the kernel's queue holds)"])
+
     @staticmethod
     def check_judge(guard: JudgeGuard | None, state: SuiteState, kind: str) -> None:
         """Note as tampering what the code did to the driver (``kind``: how its last read of the channel ended)."""
@@ -1030,6 +1185,9 @@ class Server:
             deadline = min(deadline, time.monotonic() + 1.0)
         kind, line = pipes.pump(deadline, True)
         elapsed = time.monotonic() - t0
+        if self.imports is not None and mode == "observe":
+            self.imports.drain()  # between tests, so that the kernel's queue holds one test's opens at most
+            self.note_lost(state)
         self.check_judge(guard, state, kind)
         cpu1 = cpu_seconds(code_pid)
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
