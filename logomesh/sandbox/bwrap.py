@@ -31,7 +31,8 @@ from logomesh.sandbox.base import (
     SandboxUnavailable,
 )
 from logomesh.sandbox.client import HarnessClient, HarnessRuns, server_argv
-from logomesh.sandbox.image import image_tag, root_dir
+from logomesh.sandbox.farm import make_farm, remove_farm
+from logomesh.sandbox.image import LIBRARY, image_tag, root_dir
 from logomesh.sandbox.seccomp import keyring_filter
 from logomesh.sandbox.setting import ROOTS
 
@@ -118,7 +119,11 @@ class BwrapSandbox(HarnessRuns):
             "process_memory_bytes": min(limits.process_memory_bytes, 4 * limits.memory_bytes),
             "nproc": _own_process_count() + limits.pids,
         }
-        argv = bwrap_argv(root, limits) + server_argv(python, WORK_DIR, limits, extra)
+        farm = make_farm(root, LIBRARY)  # the box's own library folders, for its record of imports
+        self._farm = farm[0] if farm is not None else None
+        binds = [arg for place in (farm[1] if farm else []) for arg in ("--ro-bind", str(self._farm) + place, place)]
+        library = tuple(farm[1]) if farm is not None else ()
+        argv = bwrap_argv(root, limits) + binds + server_argv(python, WORK_DIR, limits, extra, library)
         cgroup.sweep_orphans()  # what SIGKILLed battles left behind, like docker.remove_orphans
         self._cgroup = cgroup.create(limits)
         if self._cgroup is not None:
@@ -133,6 +138,7 @@ class BwrapSandbox(HarnessRuns):
         except OSError as exc:
             if self._cgroup is not None:
                 self._cgroup.remove()
+            self._remove_farm()
             raise SandboxUnavailable(f"bubblewrap could not start: {exc}") from None
         finally:
             os.close(rules)
@@ -201,6 +207,12 @@ class BwrapSandbox(HarnessRuns):
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None
+        self._remove_farm()
+
+    def _remove_farm(self) -> None:
+        if self._farm is not None:
+            remove_farm(self._farm)
+            self._farm = None
 
     def __enter__(self) -> BwrapSandbox:
         return self

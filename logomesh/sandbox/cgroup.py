@@ -76,6 +76,11 @@ def _orphaned(name: str, namespace: str) -> bool:
     return _start_time(int(match.group(2))) != match.group(3)
 
 
+def orphaned(name: str) -> bool:
+    """Whether ``name`` (made by ``owned_name``) belongs to a process of our pid namespace that is gone."""
+    return _orphaned(name, _pid_namespace())
+
+
 def _write(path: Path, value: str) -> None:
     path.write_text(value, encoding="ascii")
 
