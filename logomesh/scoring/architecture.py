@@ -7,7 +7,9 @@ resolved through aliases (``import os as o``, ``from os import system as s``),
 ``__import__("x")``, ``importlib.import_module("x")`` and
 ``getattr(module, "name")`` with a constant name. Where a task bans imports or the network, any other way to
 the import machinery (a computed name, ``sys.modules``, ``__subclasses__``, ...) is itself a violation: the
-name it loads is not in the source.
+name it loads is not in the source. And whatever the spelling, a banned module the code's processes loaded
+during the hidden suite is one: the harness server records every module file they open, from outside them
+(``Loaded``; builtin modules and those loaded before the code open nothing and are left to the AST).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from logomesh.sandbox.base import Loaded
 from logomesh.scoring.config import ArchitectureWeights
 from logomesh.scoring.source import parse_source
 from logomesh.tasks import Constraints
@@ -273,20 +276,61 @@ def _violations(tree: ast.Module, constraints: Constraints) -> list[Violation]:
     return sorted(set(found), key=lambda v: (v.line, v.kind, v.constraint, v.detail))
 
 
+SEEN = "(seen from outside the process)"
+
+
+def _as_banned(module: str, banned: str) -> bool:
+    """``module`` is ``banned``, inside it, or its private accelerator (``_pickle`` for ``pickle``)."""
+    return _matches(module, banned) or (module.startswith("_") and not module.startswith("__")
+                                        and _matches(module[1:], banned))
+
+
+def loaded_violations(loaded: Loaded, constraints: Constraints) -> list[Violation]:
+    """The banned and network modules among those the code's processes ``loaded``; a record that lost opens is a
+    violation itself where the task bans anything, since what it lost may have been banned."""
+    found = [Violation("banned_import", banned, 0, f"loaded {module} {SEEN}")
+             for module in loaded.modules for banned in constraints.banned_imports if _as_banned(module, banned)]
+    if not constraints.network:
+        found += [Violation("network", "network", 0, f"loaded network module {module} {SEEN}")
+                  for module in loaded.modules if any(_as_banned(module, net) for net in NETWORK_MODULES)]
+    if not loaded.complete and (constraints.banned_imports or not constraints.network):
+        found.append(Violation("banned_import", "the record of loaded modules", 0,
+                               "the record of the modules the code loaded is incomplete (opens were lost): "
+                               "a banned one may be among them"))
+    return found
+
+
+def _rests_on(raced: bool, loaded: Loaded | None, decided: bool, constraints: Constraints) -> str:
+    """What A rests on, in words: the AST, and the race probe's history or the record of loaded modules where
+    either decided a violation; a missing record is said, never taken as clean."""
+    parts = ["the module's AST"]
+    if raced:
+        parts.append("the race probe's history")
+    if decided:
+        parts.append("the modules its processes loaded, seen from outside")
+    words = " and ".join(parts)
+    if loaded is None and (constraints.banned_imports or not constraints.network):
+        words += " (the modules loaded at run time were not recorded)"
+    return words
+
+
 def architecture_score(source: str, constraints: Constraints, weights: ArchitectureWeights,
-                       entry_point: str | None = None, raced: str = "") -> Architecture:
+                       entry_point: str | None = None, raced: str = "", loaded: Loaded | None = None) -> Architecture:
     """A from the AST; with ``entry_point``, a module that does not define it has no architecture to measure.
 
     ``raced`` is a confirmed race finding's summary, if the red agent saw one: a required lock counts only if the
     contract's methods exclude each other, and a race (an invariant broken, or a client-side history no serial
     order explains) is calls that did not. So a lock that exists and is taken somewhere costs A all the same.
+    ``loaded`` is what the hidden suite's run recorded of the modules the code loaded (None: no record).
     """
     violations = find_violations(source, constraints)
-    rests_on = "the module's AST"
-    if raced and "lock" in constraints.required and not any(v.constraint == "lock" for v in violations):
+    race = bool(raced) and "lock" in constraints.required and not any(v.constraint == "lock" for v in violations)
+    if race:
         violations.append(Violation("missing_required", "lock", 0,
                                     f"a lock is taken, but calls did not exclude each other ({raced})"[:200]))
-        rests_on = "the module's AST and the race probe's history"
+    seen = loaded_violations(loaded, constraints) if loaded is not None else []
+    violations += seen
+    rests_on = _rests_on(race, loaded, bool(seen), constraints)
     if any(v.kind == "syntax_error" for v in violations):
         rests_on = "nothing: the source does not parse"
     elif entry_point is not None:

@@ -222,7 +222,8 @@ def score_submission(
                                                                   "windows": rationale.windows}))
     real = confirmed(measured.findings, config)
     raced = next((f.summary for f in real if f.family == RACE and f.penalised), "")
-    architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point, raced)
+    architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point, raced,
+                                      hidden.loaded)
     emit(ScoreComponent(battle_id, "architecture", architecture.score,
                         {"violations": [v.to_json() for v in architecture.violations]}))
     testing = score_testing(hidden, config)
