@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from logomesh.sandbox.base import Loaded
 from logomesh.scoring.architecture import architecture_score, find_violations
 from logomesh.scoring.config import ArchitectureWeights
 from logomesh.tasks import Constraints
 
 W = ArchitectureWeights()
+NOTHING = Loaded((), True)  # a complete record of the modules loaded at run time, holding none
 BANS = Constraints(banned_imports=("subprocess", "pickle"), banned_calls=("eval", "os.system"))
 
 
@@ -202,8 +204,10 @@ def test_a_file_name_or_a_module_without_the_entry_point_has_no_architecture() -
         assert result.score == 0.0
         assert result.rests_on == "nothing: the module defines no `add`"
         assert [v.kind for v in result.violations] == ["no_entry_point"]
-    clean = architecture_score("def add(a, b):\n    return a + b\n", BANS, W, entry_point="add")
+    clean = architecture_score("def add(a, b):\n    return a + b\n", BANS, W, entry_point="add", loaded=NOTHING)
     assert (clean.score, clean.rests_on) == (pytest.approx(0.80), "the module's AST")
+    unrecorded = architecture_score("def add(a, b):\n    return a + b\n", BANS, W, entry_point="add")
+    assert unrecorded.rests_on == "the module's AST (the modules loaded at run time were not recorded)"
     assert architecture_score("def add(:\n", BANS, W, "add").rests_on == "nothing: the source does not parse"
 
 
@@ -215,8 +219,8 @@ def test_a_required_lock_that_did_not_exclude_costs_a_as_a_missing_one() -> None
     """Issue 33, point 2: a lock counts only if the contract's methods exclude each other; a confirmed race is
     calls that did not, whatever lock the AST shows. Once per constraint, and only where a lock is required."""
     needs_lock = Constraints(required=("lock",))
-    clean = architecture_score(LOCKED, needs_lock, W)
-    raced = architecture_score(LOCKED, needs_lock, W, raced="C: race (perturb)")
+    clean = architecture_score(LOCKED, needs_lock, W, loaded=NOTHING)
+    raced = architecture_score(LOCKED, needs_lock, W, raced="C: race (perturb)", loaded=NOTHING)
     assert clean.violations == () and clean.rests_on == "the module's AST"
     assert [(k, c) for k, c, _ in raced.deductions] == [("missing_required", "lock")]
     assert raced.score == pytest.approx(clean.score - W.missing_required)
