@@ -1,39 +1,48 @@
 """Recall on wrong code that passes weak tests, with a selection the red agent has no part in.
 
-Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--wide N] [--budget S] [--sample P] [--json]
+Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--wide N] [--budget S] [--sample P]
+       [--no-accepted] [--json]
 
 1. **Mutants** as in ``humaneval_mutants.py`` (single-point AST mutations of
    the canonical solution, at most ``--per-problem`` per problem, seeded),
    kept when HumanEval's own ``check`` accepts them (run in the sandbox).
-2. **Wrong, decided by two methods independent of the red agent.**
+2. **Wrong, decided by three methods independent of the red agent.**
    (a) Exhaustive small inputs per parameter type (``small_inputs.py``: every
    small value of each parameter's type, up to ``--cap`` argument tuples per
    problem, a seeded sample beyond that); (b) seeded uniform random inputs
    over wide ranges (``wide_inputs.py``: integers up to 10^4 in magnitude,
-   lengths up to 50; ``--wide`` per problem). Each input is admitted by the
+   lengths up to 50; ``--wide`` per problem); (c) hand-written witnesses
+   (``witnesses.py``: 4 to 8 per problem in ``tests/data/humaneval_witnesses.json``,
+   written from the prompt, no generator). Each input is admitted by the
    task's precondition, run against the mutant and the canonical solution as
    observation drivers in separate sandboxed processes and compared on the
    host under the task's answer equivalence (the differential runner's own
-   path, with the imported task's ``[contract]``). The **old set** holds the
-   mutants (a) tells apart (wrong, passing, in contract); the **widened set**
-   those (a) or (b) tells apart. No searcher of the red agent takes part.
-3. **Per searcher.** Each kept mutant runs the differential family's batches
-   of one searcher at a time (mutated literals, edge cases, property-based,
-   branch values), in the family's order, each searcher with a fresh runner
-   (so its reference runs are counted): found or not, and the seconds to its
-   first divergence.
+   path, with the imported task's ``[contract]``; a witness outside its
+   inferred contract is kept, and named, only when no inside one differs).
+   The **old set** holds the mutants (a) tells apart (wrong, passing, in
+   contract); the **widened set** those (a) or (b) tells apart; the **union**
+   those any of the three tells apart, and each method's set is reported
+   alone. No searcher of the red agent takes part.
+3. **Per searcher.** Each mutant in the union runs the differential family's
+   batches of one searcher at a time (mutated literals, edge cases,
+   property-based, branch values), in the family's order, each searcher with a
+   fresh runner (so its reference runs are counted): found or not, and the
+   seconds to its first divergence.
 4. **The red agent** (``attack``, ``--budget`` seconds, seed 0) against each
-   kept mutant twice: with the family's searchers before the branch-value
-   batches and with them (``BRANCH_BATCHES``), side by side: found at medium
-   or above, and the time to the first finding.
+   mutant in the union twice: with the family's searchers before the
+   branch-value batches and with them (``BRANCH_BATCHES``), side by side:
+   found at medium or above, and the time to the first finding. Every
+   accepted mutant no method tells apart (perhaps equivalent) is attacked
+   once, with every searcher, for the recall over all accepted mutants
+   (``--no-accepted`` skips it).
 5. **False positives.** The same per-searcher batches against the canonical
-   solution of every problem with a mutant in the set and against the 33
+   solution of every problem with a mutant in the set and against the
    correct alternatives (``tests/data/humaneval_alternatives.json``): any
    divergence there would be a medium finding. The red agent with every
    searcher attacks each alternative too (``--no-alternatives`` skips step
-   5's attacks).
+   5's attacks; ``--alternatives 0`` skips step 5).
 
-CrossHair (``diffbehavior``) is not a third method here: it is not in the
+CrossHair (``diffbehavior``) is not a method here: it is not in the
 sandbox image, and mutants are code that only runs in the sandbox.
 """
 
@@ -56,6 +65,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from humaneval_mutants import mutants, passes_check  # noqa: E402
 from small_inputs import small_inputs  # noqa: E402
 from wide_inputs import wide_inputs  # noqa: E402
+from witnesses import witnesses  # noqa: E402
 
 from logomesh.context import BattleContext  # noqa: E402
 from logomesh.red.attacks import differential  # noqa: E402
@@ -67,22 +77,33 @@ from logomesh.tasks import TaskSpec  # noqa: E402
 
 SEARCHERS = {"mutants": "mutated literals", "edges": "edge cases", "drawn": "property-based (Hypothesis)",
              "branches": "branch values (the two sources' constants)"}
-SETS = {"old": "wrong on exhaustive small inputs", "widened": "wrong on small or on wide random inputs",
-        "wide_only": "wrong on wide random inputs only"}
+METHODS = {"small": "(a) exhaustive small inputs", "wide": "(b) wide random inputs",
+           "hand": "(c) hand-written witnesses"}
+SETS = {"old": "wrong on exhaustive small inputs (a)", "widened": "wrong on small or on wide random inputs (a or b)",
+        "wide_only": "wrong on wide random inputs only", "wide": "wrong on wide random inputs (b)",
+        "hand": "wrong on a hand-written witness (c)", "hand_only": "wrong on a hand-written witness only",
+        "union": "wrong by any of the three methods (a, b or c)",
+        "union_inside_inferred": "the union, with a witness inside the task's inferred contract"}
 CHUNK = 250
 
 
-def witness(runner: DifferentialRunner, task: TaskSpec, inputs: list[str]) -> str | None:
-    """The first admitted input where ``runner.source`` answers differently from the reference, under the contract."""
+def witness(runner: DifferentialRunner, task: TaskSpec, inputs: list[str]) -> dict[str, str] | None:
+    """The first admitted input where ``runner.source`` answers differently from the reference, under the contract.
+
+    One inside the task's inferred contract when there is one (its ``outside`` empty), else the first outside it
+    (``outside`` names the inferred clause it breaks: the red agent notes such a divergence at low only)."""
+    first: dict[str, str] | None = None
     for start in range(0, len(inputs), CHUNK):
         args: dict[str, Any] = {"entry": task.entry_point, "inputs": inputs[start:start + CHUNK]}
-        if task.contract.stated:
+        if task.contract.stated or task.contract.inferred:
             args["contract"] = task.contract.as_args()
         run = runner.run(ProbeSpec(PROBE, args, timeout_s=10.0), 0)
         diverged = run.trials[0].result.get("diverged") if run.trials else None
-        if diverged:
-            return str(diverged[0]["input"])
-    return None
+        for found in diverged or []:
+            if not found.get("outside"):
+                return {"input": str(found["input"]), "outside": ""}
+            first = first or {"input": str(found["input"]), "outside": str(found["outside"])}
+    return first
 
 
 def per_searcher(box: Sandbox, task: TaskSpec, source: str, kinds: tuple[str, ...] = tuple(SEARCHERS),
@@ -139,6 +160,8 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=None, help="these problems (HumanEval/N) instead of a sample")
     parser.add_argument("--canonical-only", nargs="*", default=None, metavar="SEARCHER",
                         help="instead: run these searchers' batches (default: all) on every chosen canonical solution")
+    parser.add_argument("--no-accepted", action="store_true",
+                        help="skip the red agent on accepted mutants no method tells apart (recall over all accepted)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.canonical_only is not None and not set(args.canonical_only) <= set(SEARCHERS):
@@ -159,7 +182,8 @@ def main() -> None:
     needed = sorted(set(chosen) | {a["problem"] for a in alternatives}, key=lambda p: int(p.split("/")[1]))
     rows: list[dict[str, Any]] = []
     canonical_fp: dict[str, int] = {k: 0 for k in SEARCHERS}
-    generated = passing = truth_inputs = wide_total = canonical_runs = 0
+    generated = passing = truth_inputs = wide_total = hand_total = canonical_runs = 0
+    others: list[dict[str, Any]] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="logomesh-he-") as folder, open_sandbox("docker") as box:
         library = Path(folder)
@@ -178,16 +202,17 @@ def main() -> None:
                               "searchers": list(kinds), "divergences": blamed,
                               "elapsed_s": round(time.monotonic() - started, 1)}, indent=2))
             return
+        hand_written = witnesses()
         for name in chosen:
             problem = problems[name]
             task = load_task_dir(library / task_id(name))
             sites = call_sites({"check.py": problem["test"]}, task.entry_point, problem["prompt"])
-            if not sites:
-                continue
-            inputs = small_inputs(sites, args.cap, name)
-            wide = wide_inputs(sites, args.wide, name)
+            inputs = small_inputs(sites, args.cap, name) if sites else []
+            wide = wide_inputs(sites, args.wide, name) if sites else []
+            hand = hand_written.get(name, [])
             truth_inputs += len(inputs)
             wide_total += len(wide)
+            hand_total += len(hand)
             in_set = len(rows)
             runner = DifferentialRunner(box, task.reference, task.reference)
             for ordinal, (label, mutant) in enumerate(mutants(task.reference, args.per_problem, name)):
@@ -196,17 +221,24 @@ def main() -> None:
                     continue
                 passing += 1
                 runner.source = mutant
-                small = witness(runner, task, inputs)
-                far = witness(runner, task, wide) if wide else None
-                if small is None and far is None:
+                told = {"small": witness(runner, task, inputs) if inputs else None,
+                        "wide": witness(runner, task, wide) if wide else None,
+                        "hand": witness(runner, task, hand) if hand else None}
+                if not any(told.values()):
+                    if not args.no_accepted:  # accepted by the check, told apart by no method: perhaps equivalent
+                        others.append({"task_id": name, "mutation": label, "ordinal": ordinal,
+                                       "red_new": red(task, mutant, box, args.budget, branches=True)})
                     continue
-                found = small or far or ""
-                row = {"task_id": name, "mutation": label, "ordinal": ordinal, "witness_small": small,
-                       "witness_wide": far, "searchers": per_searcher(box, task, mutant)}
+                row = {"task_id": name, "mutation": label, "ordinal": ordinal,
+                       **{f"witness_{k}": v["input"] if v else None for k, v in told.items()},
+                       "outside_inferred": {k: v["outside"] for k, v in told.items() if v and v["outside"]},
+                       "searchers": per_searcher(box, task, mutant)}
                 row["red_today"] = red(task, mutant, box, args.budget, branches=False)
                 row["red_new"] = red(task, mutant, box, args.budget, branches=True)
                 rows.append(row)
-                print(f"{name:<14} {label:<18} {'small' if small else 'wide ':<5} {found[:40]:<40} "
+                by = "".join(k[0] for k, v in told.items() if v)  # s(mall), w(ide), h(and)
+                found = next(v["input"] for v in told.values() if v)
+                print(f"{name:<14} {label:<18} {by:<3} {found[:40]:<40} "
                       + " ".join(f"{k}={v['found']}" for k, v in row["searchers"].items())
                       + f" red={row['red_today']['medium_plus'] > 0}/{row['red_new']['medium_plus'] > 0}",
                       file=sys.stderr)
@@ -225,8 +257,15 @@ def main() -> None:
                   + " ".join(f"{k}={v['found']}" for k, v in alt["searchers"].items())
                   + f" red={alt.get('red_new', {}).get('findings')}", file=sys.stderr)
 
-    members = {"old": [r for r in rows if r["witness_small"]], "widened": rows,
-               "wide_only": [r for r in rows if not r["witness_small"]]}
+    def told_by(*methods: str) -> list[dict[str, Any]]:
+        return [r for r in rows if any(r[f"witness_{m}"] for m in methods)]
+
+    told_by_one = [r for r in rows if set(r["outside_inferred"]) != {k for k in METHODS if r[f"witness_{k}"]}]
+    members = {"old": told_by("small"), "widened": told_by("small", "wide"),
+               "wide_only": [r for r in told_by("wide") if not r["witness_small"]],
+               "wide": told_by("wide"), "hand": told_by("hand"),
+               "hand_only": [r for r in told_by("hand") if not r["witness_small"] and not r["witness_wide"]],
+               "union": rows, "union_inside_inferred": told_by_one}
     sets: dict[str, Any] = {}
     for which, title in SETS.items():
         chosen_rows = members[which]
@@ -250,9 +289,18 @@ def main() -> None:
     false_positives = {kind: {"divergences_on_canonical": canonical_fp[kind],
                               "divergences_on_alternatives": sum(1 for a in alt_rows if a["searchers"][kind]["found"])}
                        for kind in SEARCHERS}
+    accepted = rows + others
+    found_accepted = sum(1 for r in accepted if r["red_new"]["medium_plus"])
     summary = {
         "problems": len(chosen), "mutants_generated": generated, "passing_humaneval_check": passing,
-        "small_inputs_total": truth_inputs, "wide_inputs_total": wide_total,
+        "small_inputs_total": truth_inputs, "wide_inputs_total": wide_total, "hand_witnesses_total": hand_total,
+        "accepted_red_new": None if args.no_accepted else {
+            "mutants": len(accepted), "found_medium_plus": found_accepted,
+            "recall": round(found_accepted / len(accepted), 4) if accepted else None},
+        "union_missed_red_new": [{"task_id": r["task_id"], "mutation": r["mutation"],
+                                  **{f"witness_{k}": r[f"witness_{k}"] for k in METHODS},
+                                  "outside_inferred": r["outside_inferred"], "findings": r["red_new"]["findings"]}
+                                 for r in rows if not r["red_new"]["medium_plus"]],
         "canonical_solutions_searched": canonical_runs, "sets": sets, "false_positives": false_positives,
         "alternatives": len(alt_rows),
         "alternatives_medium_plus_red_new": (None if args.no_alternatives
@@ -261,7 +309,8 @@ def main() -> None:
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     if args.json:
-        print(json.dumps({"summary": summary, "mutants": rows, "alternatives": alt_rows}, indent=2))
+        print(json.dumps({"summary": summary, "mutants": rows, "told_apart_by_none": others,
+                          "alternatives": alt_rows}, indent=2))
     else:
         print(json.dumps(summary, indent=2))
 
