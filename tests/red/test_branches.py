@@ -58,6 +58,15 @@ def test_a_code_point_compared_with_ord_gives_the_characters_beside_it() -> None
     assert ("z",) in branch_inputs(["def f(s):\n    return 97 <= ord(s[-1]) <= 122\n"], [("ab c",)], 48, 0)
 
 
+def test_a_number_compared_reaches_the_digits_inside_a_string_in_its_format() -> None:
+    """A month compared with 12 in code that parses ``'mm-dd-yyyy'``: the seed's digit runs take the branch
+    values one at a time, the zero padding kept, so ``'13-11-2000'`` (a month past the last) is among them."""
+    source = "def f(d):\n    m, day, y = d.split('-')\n    return 1 <= int(m) <= 12 and 1 <= int(day) <= 31\n"
+    found = [s for (s,) in branch_inputs([source], [("03-11-2000",)], 200, 0)]
+    assert {"13-11-2000", "12-11-2000", "03-32-2000", "00-11-2000"} <= set(found)
+    assert "2000-11-03" not in found and "130-11-2000" not in found  # one run changed, its place and format kept
+
+
 def test_no_constants_no_inputs() -> None:
     assert branch_inputs(["def f(x):\n    return x\n"], [(1,)], 24, 0) == []
     assert branch_inputs([SOURCE], [], 24, 0) == []

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,6 +172,22 @@ def _near(numbers: list[int | float], kind: type) -> list[Any]:
     return out
 
 
+DIGITS = re.compile(r"[0-9]+")
+
+
+def _in_digit_runs(value: str, numbers: list[int]) -> list[str]:
+    """``value`` with one of its runs of digits replaced by a branch value, its width kept where it had a leading
+    zero: the month of ``'03-11-2000'`` set to 13 where the code compares it with 12. The text's format stays, so
+    the input is one the task's own seeds make valid."""
+    runs = list(DIGITS.finditer(value))
+    out: list[str] = []
+    for number in (n for n in numbers if n >= 0):
+        for run in runs:
+            digits = str(number).zfill(len(run.group())) if run.group().startswith("0") else str(number)
+            out.append(value[:run.start()] + digits + value[run.end():])
+    return out
+
+
 def _resize(items: list[Any], size: int) -> list[Any]:
     """``items`` repeated or cut to ``size`` (empty stays empty unless ``size`` is 0)."""
     if not items:
@@ -192,6 +209,8 @@ def candidates(value: Any, pool: list[Any], found: Constants, depth: int = 0) ->
             out.append("".join(_resize(list(value or chars), size)))
         if value.strip().lstrip("-").isdigit():  # a number written as a string
             out += [str(n) for n in _near(found.numbers, int)]
+        else:
+            out += _in_digit_runs(value, _near(found.numbers, int))
     elif kind in (list, tuple, set, frozenset) and depth < 2:
         items = list(value) if kind in (list, tuple) else sorted(value, key=repr)
         others = [i for p in pool if type(p) is kind for i in p]
