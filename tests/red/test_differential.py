@@ -69,6 +69,8 @@ def test_string_mutations_keep_the_seeds_format_half_the_time() -> None:
     assert all(re.fullmatch(r"-?\d+\.\d+", n) for n in numbers) and "0.5" in numbers and "-1.5" in numbers
     words = {reshape("p Z", rng) for _ in range(200)}
     assert all(re.fullmatch(r"[A-Za-z] [A-Za-z]", w) for w in words) and "Z p" in words
+    listed = {reshape("five zero four seven nine eight", rng) for _ in range(300)}  # HumanEval/19's seed
+    assert "eight nine seven four zero five" in listed  # every order at once: a tie broken by position shows
     assert reshape("?!", rng) == "?!"  # nothing to keep a format by
     mutated = [eval(t)[0] for t in mutated_inputs([("11-01-2012",)], 0, 40, "d")]  # our own literal text
     shaped = [d for d in mutated if re.fullmatch(r"-?\d+-\d+-\d+", d)]

@@ -144,14 +144,16 @@ def _mutate_str(value: str, rng: random.Random) -> str:
 def reshape(value: str, rng: random.Random) -> str:
     """``value`` with its format kept: the same runs of digits, letters, spaces and separators, one changed. A
     number becomes a neighbour (its leading zeros kept), the first number gains or loses its sign, two numbers
-    or two words trade places (day and month), one letter changes, or a word's case flips: inputs the task's
-    own seeds make valid, where arbitrary text is mostly refused (EvalPlus keeps its mutants valid likewise)."""
+    or two words trade places (day and month), the words' order is reversed, one letter changes, or a word's case
+    flips: inputs the task's own seeds make valid, where arbitrary text is mostly refused (EvalPlus keeps its
+    mutants valid likewise)."""
     runs = _RUNS.findall(value)
     numbers = [i for i, run in enumerate(runs) if run.isdigit()]
     words = [i for i, run in enumerate(runs) if run.isascii() and run.isalpha()]
     moves = (["number", "number", "sign"] if numbers else []) + (["word", "case"] if words else [])
     moves += ["swap numbers"] if len(numbers) > 1 else []
     moves += ["swap words"] if len(words) > 1 else []
+    moves += ["reverse words"] if len(words) > 2 else []
     if not moves:
         return value
     move = rng.choice(moves)
@@ -167,6 +169,9 @@ def reshape(value: str, rng: random.Random) -> str:
             runs[first - 1] = ""
         else:
             runs[first] = "-" + runs[first]
+    elif move == "reverse words":  # every order property at once: a tie broken by position shows
+        for i, word in zip(words, reversed([runs[j] for j in words]), strict=True):
+            runs[i] = word
     elif move in ("swap numbers", "swap words"):
         i, j = rng.sample(numbers if move == "swap numbers" else words, 2)
         runs[i], runs[j] = runs[j], runs[i]
