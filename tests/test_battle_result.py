@@ -82,6 +82,30 @@ def test_a_scored_cards_fields_parse_once_and_go_back_to_the_ledger_byte_for_byt
     assert pickle.loads(pickle.dumps(parsed)) == parsed
 
 
+ENDINGS = {
+    "all passed, a race found": Measured(_suite(16, 0), None, None, (
+        Finding("concurrency", "high", "CWE-362", "race", "run(threads=8)", 1, 3, evidence="7 of 8 kept"),)),
+    "the suite errored": Measured(dataclasses.replace(_suite(0, 0), error="ImportError: no module\nline two"),
+                                  _suite(2, 0), None, ()),
+    "the suite was tampered with": Measured(
+        dataclasses.replace(_suite(3, 1), tampered=True, tamper_reasons=("a trace hook was installed",)),
+        _suite(0, 0), None, (Finding("differential", "low", "CWE-20", "f(-1)", "f(-1)", 2, 2, penalised=False),)),
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+@pytest.mark.parametrize("variant", ["good", "off-intent"])
+def test_a_card_gives_the_same_scores_typed_directly_as_parsed_from_its_fields(ending: str, variant: str) -> None:
+    """``Scores.from_card`` reads the card's values; ``from_json`` reads a stored result: they must agree,
+    field for field, or a battle just played would read differently from the same battle read from the ledger."""
+    task = load_task("rate-limiter")
+    card = score_submission(task, task.labelled_submission(variant).submission, ENDINGS[ending])
+    direct, parsed = Scores.from_card(card), Scores.from_json(json.loads(json.dumps(card.result_fields())))
+    assert direct == parsed and direct.to_json() == card.result_fields()
+    assert all(not f.evidence for f in direct.findings) and len(direct.findings) == len(card.findings)
+    assert direct.hidden is not None and direct.hidden.total == card.hidden.total
+
+
 def test_a_finding_goes_from_the_red_agent_to_the_record_and_back_as_one_type() -> None:
     produced = (Finding("race", "high", "CWE-362", "lost update", "run(threads=8)", confirmations=1, attempts=3,
                         evidence="8 threads, 7 increments kept"),

@@ -142,7 +142,7 @@ def scored_result(request: BattleRequest, card: ScoreCard, finish: Finish | None
     """A scored battle's result: the card's fields, parsed once, the settings it was judged with, and how the
     purple's model answer ended where the agent reported it (``Submission.finish``)."""
     return BattleResult(request.battle_id, request.task_id, request.seed, request.purple_label,
-                        ResultEnding("scored"), Scores.from_json(card.result_fields()),
+                        ResultEnding("scored"), Scores.from_card(card),
                         RedSettings(request.red, request.red_budget_s if request.red else 0.0), finish)
 
 

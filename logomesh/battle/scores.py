@@ -1,21 +1,27 @@
-"""``Scores``: the scorer's part of a battle result, typed, parsed once from its JSON.
+"""``Scores``: the scorer's part of a battle result, typed: taken from the score card, or parsed once from JSON.
 
-The JSON is the score card's fields (``ScoreCard.result_fields``), or the zeros an unscored result records,
-or whatever an old or hand-made ledger entry holds. Parsing never raises: a missing or malformed field reads
-as ``None`` (a figure), ``0`` (a count), ``""`` (a text) or empty, so every reader sees one tolerant view.
-The JSON itself is kept, unchanged, for ``to_json`` only: the ledger signs the fields exactly as they were
-recorded, including those no reader needs (anchors, LLM adjustments, component details).
+A battle just scored takes its figures from the card's own typed values (``Scores.from_card``); a stored
+result is parsed from its JSON (``Scores.from_json``): the zeros an unscored result records, or whatever an
+old or hand-made ledger entry holds. Parsing never raises: a missing or malformed field reads as ``None`` (a
+figure), ``0`` (a count), ``""`` (a text) or empty, so every reader sees one tolerant view. Both give the same
+``Scores`` for the same card (a test holds them equal). The JSON itself is kept, unchanged, for ``to_json``
+only: the ledger signs the fields exactly as they were recorded, including those no reader needs (anchors,
+LLM adjustments, component details).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from logomesh.findings import SEVERITY_ORDER, Finding, Severity
+
+if TYPE_CHECKING:
+    from logomesh.sandbox import SuiteRun
+    from logomesh.scoring.cis import ScoreCard
 
 COMPONENT_NAMES = (("R", "rationale"), ("A", "architecture"), ("T", "testing"), ("L", "logic"))
 PENALTY_NAMES = ("red", "intent", "behaviour")
@@ -122,6 +128,29 @@ class Scores:
             _json=MappingProxyType(dict(fields)),
         )
 
+    @classmethod
+    def from_card(cls, card: ScoreCard) -> Scores:
+        """A scored battle's figures from the card's typed values, rounded as the result records them; the
+        card's fields (``ScoreCard.result_fields``) are kept beside them for the ledger, never parsed."""
+        from logomesh.scoring.cis import rounded  # here, not above: reading a stored result needs no scorer
+
+        def r(value: float) -> float | None:
+            return _figure(rounded(value, card.config.digits))
+
+        return cls(
+            cis=r(card.cis_score),
+            cis_raw=r(card.cis_raw),
+            cis_within_band=r(card.cis_within_band),
+            band=_band_of(card.all_hidden_passed, r(card.config.correctness_band)),
+            components=Components(*(r(card.final[name]) for _, name in COMPONENT_NAMES)),
+            penalties=Penalties(r(card.red_penalty_applied), r(card.intent_penalty), r(card.behaviour_penalty)),
+            hidden=_tally_of(card.hidden),
+            purple=_tally_of(card.purple),
+            findings=tuple(replace(f, evidence="") for f in card.findings),  # evidence is kept outside the result
+            intent_reference=card.intent.reference_sha256,
+            _json=MappingProxyType(card.result_fields()),
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The fields exactly as they were parsed (the ledger's JSON boundary)."""
         return dict(self._json)
@@ -136,6 +165,19 @@ def _band(value: object) -> Band | None:
     if not isinstance(value, Mapping) or boundary is None:
         return None
     return Band(value.get("all_hidden_passed") is True, boundary)
+
+
+def _band_of(all_hidden_passed: bool, boundary: float | None) -> Band | None:
+    return None if boundary is None else Band(all_hidden_passed, boundary)
+
+
+def _tally_of(run: SuiteRun | None) -> SuiteTally:
+    """A suite's counts as the result records them (``suite_counts``: the error's first line, the tamper reason)."""
+    from logomesh.scoring.testing import suite_counts
+
+    counts = suite_counts(run)
+    return SuiteTally(counts["passed"], counts["failed"], counts["total"], counts.get("error", ""),
+                      counts.get("tampered", ""))
 
 
 def _tally(value: object) -> SuiteTally | None:
