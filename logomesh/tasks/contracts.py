@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +40,11 @@ from logomesh.sandbox.base import ObservedSuite
 from logomesh.sandbox.verdict import canonical, same
 from logomesh.syntax import PARSE_ERRORS, parse
 
+# A string's format: runs of ASCII digits, ASCII letters and spaces, and each other character alone. The format
+# clauses a contract infers (``importers/inferred_contracts.py``) and the inputs the red agent reshapes with the
+# format kept (``red/attacks/differential.py``) read strings with this one pattern, so the two agree on what
+# keeps a format (ASCII digits only: ``int`` and the format clause's ``[0-9]+`` agree on them).
+FORMAT_RUNS = re.compile(r"[0-9]+|[A-Za-z]+|\s+|.", re.DOTALL)
 KINDS = ("tolerance", "sequence", "unordered", "truthy", "property")
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
-import re
 import string
 import threading
 from collections.abc import Callable
@@ -44,7 +43,7 @@ from logomesh.sandbox.setting import CLASSIC, Setting
 from logomesh.sandbox.verdict import canonical, describe, same
 from logomesh.syntax import PARSE_ERRORS, constant, parse
 from logomesh.tasks.contract_check import admitted, broken, evaluate, literal
-from logomesh.tasks.contracts import Contract, equivalent
+from logomesh.tasks.contracts import FORMAT_RUNS, Contract, equivalent
 
 PROBE = "differential"
 BATCHES = 4
@@ -57,7 +56,6 @@ INPUTS_PER_BATCH = 24
 MAX_INPUT_CHARS = 400
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
 _STR_ALPHABET = "aAzZ09 _-.,;:/\\'\"()[]{}<>@#!?\t\n"
-_RUNS = re.compile(r"\d+|[A-Za-z]+|\s+|.", re.DOTALL)  # a string's format: runs of digits, letters, spaces; the rest
 ARGUMENT_MOVES = 0.2  # the share of draws that reorder or repeat arguments instead of mutating them
 
 
@@ -147,7 +145,7 @@ def reshape(value: str, rng: random.Random) -> str:
     or two words trade places (day and month), the words' order is reversed, one letter changes, or a word's case
     flips: inputs the task's own seeds make valid, where arbitrary text is mostly refused (EvalPlus keeps its
     mutants valid likewise)."""
-    runs = _RUNS.findall(value)
+    runs = FORMAT_RUNS.findall(value)
     numbers = [i for i, run in enumerate(runs) if run.isdigit()]
     words = [i for i, run in enumerate(runs) if run.isascii() and run.isalpha()]
     moves = (["number", "number", "sign"] if numbers else []) + (["word", "case"] if words else [])

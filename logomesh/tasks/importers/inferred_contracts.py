@@ -37,13 +37,13 @@ from typing import Any
 
 from logomesh.syntax import PARSE_ERRORS, parse
 from logomesh.tasks.contract_check import entry_def
+from logomesh.tasks.contracts import FORMAT_RUNS
 from logomesh.tasks.importers.check_drivers import is_literal
 
 CALLERS = ("candidate",)  # the name HumanEval-style drivers bind the entry point to
 SEPARATORS = " ,;|"  # doubled, these usually mean an empty field: a separator never seen doubled stays single
 _BUILTINS: dict[str, Any] = {"all": all, "isinstance": isinstance, "len": len, "int": int, "float": float,
                              "str": str, "list": list, "tuple": tuple, "dict": dict, "bool": bool, "range": range}
-_RUNS = re.compile(r"[0-9]+|[A-Za-z]+|\s+|.", re.DOTALL)  # a string's format: runs of digits, letters, spaces
 BRACKETS = ("()", "[]", "{}", "<>")
 _TYPES: tuple[tuple[type, str], ...] = ((bool, "bool"), (int, "int"), (float, "float"), (str, "str"),
                                         (list, "list"), (tuple, "tuple"), (dict, "dict"))
@@ -157,7 +157,7 @@ def string_clauses(name: str, texts: Sequence[str], var: str = "ch") -> list[str
 def _shape(text: str) -> tuple[str, ...]:
     """``text``'s runs with each run of digits or of letters standing for any such run (``9``, ``a``)."""
     return tuple("9" if run.isdigit() else "a" if run.isascii() and run.isalpha() else run
-                 for run in _RUNS.findall(text))
+                 for run in FORMAT_RUNS.findall(text))
 
 
 def _literal(text: str) -> str:
@@ -181,7 +181,7 @@ def format_clauses(name: str, texts: Sequence[str]) -> list[str]:
     (shape,) = shapes
     if len(shape) < 2 or all(run in ("9", "a") for run in shape):
         return []
-    runs = [_RUNS.findall(t) for t in texts]
+    runs = [FORMAT_RUNS.findall(t) for t in texts]
     parts = []
     for index, kind in enumerate(shape):
         words = {r[index] for r in runs}
