@@ -126,6 +126,60 @@ class TimeBound:
 
 
 @dataclass(frozen=True)
+class Watch:
+    """What an observe run plants in the code's process (``env``: names and values added to its environment)
+    and the request to watch, from outside that process, what the code sends out of it (``Egress``)."""
+
+    env: tuple[tuple[str, str], ...]
+
+
+WrittenKind = Literal["file", "dir", "device", "other", "gone"]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A path the code's processes created, wrote or moved in during the run: what it was when the run ended
+    (``gone``: removed by then) and, for a file, what it held: its first 64 KiB and, past that, its last 64 KiB."""
+
+    path: str
+    kind: WrittenKind
+    head: bytes = b""
+    tail: bytes = b""
+
+
+@dataclass(frozen=True)
+class Reached:
+    """One step of a connection the code tried, seen by the harness server (``harness/egress.py``): ``socket``
+    (an internet socket made, ``data`` what the code sent over it), ``connect``, or an addressed ``sendto`` or
+    ``sendmsg`` (``data`` what it carried). ``address`` is ``host:port``; None with ``hidden`` when the process
+    hid its memory from the server."""
+
+    call: str
+    address: str | None = None
+    hidden: bool = False
+    data: bytes = b""
+
+
+@dataclass(frozen=True)
+class Egress:
+    """What the code sent out of its processes during a watched run: the files written (``folder`` is its own
+    working folder; anything else is outside it) and its connection attempts. ``complete`` is false when part
+    of the record was lost (the kernel's queue overflowed, the watch could not be set up): then the absence of
+    a write or a connection proves nothing."""
+
+    folder: str
+    written: tuple[Written, ...]
+    reached: tuple[Reached, ...]
+    complete: bool
+
+    def outside(self) -> tuple[Written, ...]:
+        """What was written outside the code's working folder (but device nodes such as ``/dev/null``, which
+        anyone may write and no process in a box can make)."""
+        return tuple(w for w in self.written if w.kind != "device"
+                     and (not self.folder or (w.path != self.folder and not w.path.startswith(self.folder + "/"))))
+
+
+@dataclass(frozen=True)
 class ObservedSuite:
     tests: tuple[Observed, ...]
     tamper_reasons: tuple[str, ...] = ()
@@ -134,6 +188,7 @@ class ObservedSuite:
     stderr: str = ""
     duration_s: float = 0.0
     loaded: Loaded | None = None  # what the code loaded, seen from outside; None where nothing recorded it
+    egress: Egress | None = None  # what the code sent out of its processes, when the run was watched (``Watch``)
 
 
 @dataclass(frozen=True)
@@ -179,9 +234,11 @@ class Sandbox(Protocol):
         seed: int = 0,
         only: Collection[str] | None = None,
         setting: Setting | None = None,
+        watch: Watch | None = None,
     ) -> ObservedSuite:
         """The drivers' observations of ``solution``; ``seed`` seeds their drawn inputs (``observe.drawn``);
-        ``only``: just these tests; ``setting``: how the code's process starts."""
+        ``only``: just these tests; ``setting``: how the code's process starts; ``watch``: plant its ``env`` in
+        the code's process and record what the code sends out (``ObservedSuite.egress``)."""
         ...
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun: ...

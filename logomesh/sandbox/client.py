@@ -9,6 +9,8 @@ clock: a box that does not answer in time is killed, never waited on.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import queue
 import threading
@@ -16,26 +18,32 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from logomesh import untrusted
 from logomesh.sandbox.base import (
     DEFAULT_LIMITS,
+    Egress,
     Limits,
     Loaded,
     Observed,
     ObservedStatus,
     ObservedSuite,
     OutputSink,
+    Reached,
     SandboxBroken,
     SandboxUnavailable,
     ScriptRun,
     SuiteRun,
     TestOutcome,
     TestStatus,
+    Watch,
+    Written,
+    WrittenKind,
 )
 from logomesh.sandbox.discover import SuiteSourceError, discover
 from logomesh.sandbox.image import LIBRARY
+from logomesh.sandbox.seccomp import watch_filter, watched_calls
 from logomesh.sandbox.setting import ROOTS, Setting
 
 HARNESS_DIR = Path(__file__).with_name("harness")
@@ -57,7 +65,7 @@ def server_argv(python: str, work: str, limits: Limits, extra: Mapping[str, Any]
     """The command that starts the harness server inside a box; ``library``: the folders whose opens it records
     (none where the box has no folders of its own to watch)."""
     config: dict[str, Any] = {"limits": asdict(limits), "work": work, "roots": list(ROOTS), "library": list(library)}
-    for name in ("runner", "driver", "answerer", "wire", "observe", "title"):
+    for name in ("runner", "driver", "answerer", "wire", "observe", "title", "egress"):
         config[name] = harness_source(f"{name}.py")
     config["limits"].update(extra or {})
     return [python, "-I", "-S", "-c", harness_source("server.py"), json.dumps(config)]
@@ -199,6 +207,7 @@ class HarnessClient:
         seed: int = 0,
         only: Collection[str] | None = None,
         setting: Setting | None = None,
+        watch: Watch | None = None,
     ) -> ObservedSuite:
         """Run hidden-test drivers against ``solution`` and bring back their observations, unjudged.
 
@@ -213,6 +222,8 @@ class HarnessClient:
         started = time.monotonic()
         try:
             request = {**self._suite_request("observe", solution, drivers, names, timeout_s, setting), "seed": seed}
+            if watch is not None:
+                request["watch"] = {"env": dict(watch.env), "filter": watch_filter().hex(), "calls": watched_calls()}
             result = self._request(request, timeout_s, on_output)
         except SandboxBroken as exc:
             reason = str(exc)
@@ -327,7 +338,8 @@ def observed_from_result(names: list[str], result: Mapping[str, Any]) -> Observe
         reason = f"the harness's record is malformed ({exc})"
         return ObservedSuite(tests=tuple(Observed(n, "error", (), reason, 0.0) for n in names), error=reason)
     tests = tuple(by_name.get(n, Observed(n, "error", (), "no observations from the harness", 0.0)) for n in names)
-    return ObservedSuite(tests=tests, tamper_reasons=tamper, loaded=loaded_from_result(result), **head)
+    return ObservedSuite(tests=tests, tamper_reasons=tamper, loaded=loaded_from_result(result),
+                         egress=egress_from_result(result), **head)
 
 
 MAX_LOADED = 2000  # module names a record may hold (the server's cap)
@@ -347,6 +359,37 @@ def loaded_from_result(result: Mapping[str, Any]) -> Loaded | None:
     if len(modules) > MAX_LOADED:
         return Loaded(tuple(sorted(set(modules))[:MAX_LOADED]), complete=False)
     return Loaded(tuple(sorted(set(modules))), complete)
+
+
+def egress_from_result(result: Mapping[str, Any]) -> Egress | None:
+    """What the code sent out, as the server recorded it (``harness/egress.py``); None where the run was not
+    watched. A malformed record is an incomplete one, never a clean one."""
+    if "egress" not in result:
+        return None
+    try:
+        record = untrusted.mapping(result, "egress")
+        writes, sockets = untrusted.mapping(record, "writes"), untrusted.mapping(record, "sockets")
+        written = tuple(Written(untrusted.text(f, "path", limit=4096), _kind(untrusted.text(f, "kind", limit=10)),
+                                _bytes(f, "head"), _bytes(f, "tail"))
+                        for f in untrusted.objects(writes, "files"))
+        reached = tuple(Reached(untrusted.text(e, "call", limit=40), untrusted.optional_text(e, "address", 300),
+                                untrusted.flag(e, "hidden", False), _bytes(e, "data") + _bytes(e, "received"))
+                        for e in untrusted.objects(sockets, "events"))
+        complete = untrusted.flag(writes, "complete") and untrusted.flag(sockets, "complete")
+        return Egress(untrusted.text(record, "folder", limit=4096), written, reached, complete)
+    except (untrusted.Malformed, binascii.Error):
+        return Egress("", (), (), complete=False)
+
+
+def _kind(kind: str) -> WrittenKind:
+    if kind not in ("file", "dir", "device", "other", "gone"):
+        raise untrusted.Malformed(f"unknown kind of written path {kind!r}")
+    return cast(WrittenKind, kind)
+
+
+def _bytes(record: Mapping[str, Any], key: str) -> bytes:
+    """A base64 field of the server's record (absent: none)."""
+    return base64.b64decode(untrusted.text(record, key, "", limit=1 << 20), validate=True)
 
 
 def _observed(raw: dict[str, Any]) -> Observed:
@@ -391,8 +434,9 @@ class HarnessRuns:
         seed: int = 0,
         only: Collection[str] | None = None,
         setting: Setting | None = None,
+        watch: Watch | None = None,
     ) -> ObservedSuite:
-        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, seed, only, setting)
+        return self._harness.observe_suite(solution, drivers, timeout_s, on_output, seed, only, setting, watch)
 
     def run_script(self, files: Mapping[str, str], script: str, timeout_s: float = 10.0) -> ScriptRun:
         return self._harness.run_script(files, script, timeout_s)

@@ -783,11 +783,62 @@ class SuiteState:
         self.outcomes[index] = outcome
 
 
+@dataclass
+class Watching:
+    """One observe run's watch of what the code sends out of its processes (``egress.py``): the environment its
+    process gets (the planted canary), the seccomp filter it starts under, and the two records."""
+
+    env: dict[str, str]
+    program: bytes
+    supervisor: Any
+    writes: Any = None
+    lost: bool = False
+    why: str = ""  # what lost the watch of connections
+
+    @classmethod
+    def of(cls, request: dict[str, Any], egress: dict[str, Any]) -> Watching:
+        env, program, calls = request.get("env"), request.get("filter"), request.get("calls")
+        if not (isinstance(env, dict) and all(safe_name(k) and "=" not in k and isinstance(v, str) and "\0" not in v
+                                              for k, v in env.items())
+                and isinstance(program, str) and isinstance(calls, dict)):
+            raise ValueError("bad watch")
+        return cls(dict(env), bytes.fromhex(program), egress["Supervisor"](calls))
+
+    def arm(self, egress: dict[str, Any], places: list[str]) -> None:
+        """Before the first code's process starts: watch every place it may write."""
+        if self.writes is None:
+            self.writes = egress["WriteWatch"](places, [p for p in places if p != "/dev"])
+
+    def adopt(self, egress: dict[str, Any], hand: tuple[socket.socket, socket.socket]) -> None:
+        """Take the listener the child just made, sent up ``hand``."""
+        hand[1].close()
+        try:
+            listener = egress["adopt"](hand[0])
+            if listener >= 0:
+                self.supervisor.watch(listener)
+            else:
+                self.lost = True
+                self.why = f"no listener: errno {-listener}"
+        except OSError as exc:
+            self.lost = True
+            self.why = f"no listener: {exc}"
+        finally:
+            hand[0].close()
+
+    def record(self, folder: str) -> dict[str, Any]:
+        """The run's record: the code's working folder, what was written, the connections."""
+        writes = self.writes.record() if self.writes is not None else {"files": [], "complete": False}
+        sockets = self.supervisor.finish()
+        sockets["complete"] = sockets["complete"] and not self.lost
+        return {"folder": folder, "writes": writes, "sockets": sockets, "why": self.why}
+
+
 class Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits: dict[str, Any] = config["limits"]
         self.runner_source = str(config["runner"])
-        self.sources = {name: str(config[name]) for name in ("driver", "answerer", "wire", "observe", "title")}
+        self.sources = {name: str(config[name])
+                        for name in ("driver", "answerer", "wire", "observe", "title", "egress")}
         self.work_root = str(config["work"])
         self.roots = tuple(str(r) for r in config.get("roots", ()))  # where an ordinary setting's folder may be
         self.shared = {place: frozenset(listing(place)) for place in (self.work_root, *SCRATCH)}  # as they start
@@ -801,6 +852,9 @@ class Server:
         self.imports = ImportWatch.open([str(top) for top in config.get("library", ())])
         title: dict[str, Any] = {"__name__": "title"}
         exec(compile(self.sources["title"], "title", "exec", dont_inherit=True), title)
+        self.egress: dict[str, Any] = {"__name__": "egress"}
+        exec(compile(self.sources["egress"], "egress", "exec", dont_inherit=True), self.egress)
+        self.watching: Watching | None = None  # the run's watch of the code's writes and connections, if asked
         memory = title["own_memory"]()  # opened now: main() makes us non-dumpable next
         self.retitle: Callable[[bytes], bool] = lambda name: bool(title["retitle"](name, memory))
         self.retitled = False  # a run showed a setting's command line: restore ours when it ends (handle)
@@ -856,13 +910,19 @@ class Server:
 
     def spawn(self, argv: list[str], cwd: str, pass_fds: tuple[int, ...] = (),
               stdin: int | None = None, judge: bool = False,
-              env: dict[str, str] | None = None) -> tuple[int, int, int]:
+              env: dict[str, str] | None = None, watched: bool = False) -> tuple[int, int, int]:
+        """A child running ``argv``; ``watched``: under the run's seccomp filter, its listener taken here
+        (``egress.py``)."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         devnull = os.open(os.devnull, os.O_RDONLY)
+        watching = self.watching if watched else None
+        hand = socket.socketpair() if watching is not None else None  # the filter's listener comes up it
         pid = os.fork()
         if pid == 0:  # child
             try:
+                if watching is not None and hand is not None:
+                    self.egress["hand_over"](hand[1], watching.program)
                 os.dup2(devnull if stdin is None else stdin, 0)
                 os.dup2(out_w, 1)
                 os.dup2(err_w, 2)
@@ -878,11 +938,15 @@ class Server:
                 if env is None:
                     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8",
                            "TMPDIR": cwd, "PYTHONDONTWRITEBYTECODE": "1"}
+                if watching is not None:
+                    env = {**env, **watching.env}
                 os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)
         for fd in (out_w, err_w, devnull):
             os.close(fd)
+        if watching is not None and hand is not None:
+            watching.adopt(self.egress, hand)
         return pid, out_r, err_r
 
     # ---- settings -------------------------------------------------------------------------------
@@ -974,6 +1038,8 @@ class Server:
         watch = self.imports if mode == "observe" else None
         if watch is not None:
             watch.reset()
+        if mode == "observe" and isinstance(request.get("watch"), dict):
+            self.watching = Watching.of(request["watch"], self.egress)
         while next_index < len(names) and time.monotonic() < suite_deadline and not state.tamper:
             next_index = self.run_pair(mode, child_config, tests, (sol_dir, start), output, state, next_index,
                                        suite_deadline, test_timeout)
@@ -998,10 +1064,16 @@ class Server:
             "truncated": output.truncated,
             "duration_s": round(time.monotonic() - started, 6),
             "restarts": restarts,
+            **self.end_watch(start.folder),
         }
         if watch is not None:
             result["loaded"] = watch.record()
         return result
+
+    def end_watch(self, folder: str) -> dict[str, Any]:
+        """The run's ``egress`` record, if it was watched; the watch ends."""
+        watching, self.watching = self.watching, None
+        return {} if watching is None else {"egress": watching.record(folder)}
 
     def pair_configs(self, request: dict[str, Any], mode: str, start: CodeStart, sol_dir: str,
                      tests_dir: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -1089,6 +1161,8 @@ class Server:
         if tests is None:
             if self.imports is not None:  # what the driver opened is queued by now: the code's opens come next
                 self.imports.arm(start.folder)
+            if self.watching is not None:
+                self.watching.arm(self.egress, [self.work_root, *SCRATCH, *self.roots])
             return self.start_answerer(start, {"sol_dir": start.folder}, (theirs,), pipes)
         code = {key: tests[key] for key in CODE_KEYS}
         code_pids, code_end = self.start_code(code, start, pipes, deadline)
@@ -1124,7 +1198,7 @@ class Server:
         after the shell's that started it, if one did (``CodeStart.shell``)."""
         cfg_r, cfg_w = os.pipe()
         pid, out_r, err_r = self.spawn(start.argv, start.folder, tuple(s.fileno() for s in sockets), cfg_r,
-                                       env=start.env)
+                                       env=start.env, watched=True)
         os.close(cfg_r)
         config = {"program": self.sources["answerer"], "wire": self.sources["wire"],
                   "control": sockets[0].fileno(), "ordinary": start.shell, **config}
@@ -1320,6 +1394,9 @@ class Server:
         else:
             self.channel.send({"ev": "done", "id": request.get("id"), "result": result})
         finally:
+            if self.watching is not None:  # a run that failed before its record: its watch ends all the same
+                self.watching.record("")
+                self.watching = None
             if op != "ping":  # nothing one run leaves reaches the next
                 remove_tree(folder)
                 self.clear_places()

@@ -1,0 +1,66 @@
+"""What the code sends out of its processes, recorded by the harness server from outside them (``harness/egress.py``):
+only when a run asks for it, nothing for code that sends nothing, a connection's bytes even when the process hides
+its memory, and no way around the watch through io_uring. Both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from logomesh.sandbox import Sandbox
+from logomesh.sandbox.base import Watch
+from logomesh.tasks import TaskSpec, load_task
+
+PLANTED = Watch((("LM_TEST_TOKEN", "lmplanted0123456789"),))
+
+HIDDEN_THEN_SENT = '''
+import ctypes, socket
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # non-dumpable: the server cannot read this process's memory
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.connect(("192.0.2.7", 8080))
+s.sendall(b"hello from a hidden process")
+'''
+RINGS = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 8, params)  # io_uring_setup: its rings would connect without a connect call
+print("io_uring", fd, ctypes.get_errno())
+'''
+
+
+@pytest.fixture(scope="module")
+def fib() -> TaskSpec:
+    return load_task("fib-recursive")
+
+
+def test_an_unwatched_run_records_nothing_and_plants_nothing(box: Sandbox, fib: TaskSpec) -> None:
+    code = fib.reference + "\nimport os as _o\nprint('token:', _o.environ.get('LM_TEST_TOKEN'))\n"
+    run = box.observe_suite(code, fib.hidden_tests)
+    assert run.egress is None
+    assert "token: None" in run.stdout
+
+
+def test_code_that_sends_nothing_leaves_a_clean_complete_record(box: Sandbox, fib: TaskSpec) -> None:
+    run = box.observe_suite(fib.reference, fib.hidden_tests, watch=PLANTED)
+    assert all(t.status == "observed" for t in run.tests)
+    assert run.egress is not None and run.egress.complete
+    assert run.egress.outside() == () and run.egress.reached == ()
+
+
+def test_the_planted_value_reaches_the_codes_process(box: Sandbox, fib: TaskSpec) -> None:
+    code = fib.reference + "\nimport os as _o\nprint('token:', _o.environ.get('LM_TEST_TOKEN'))\n"
+    assert "token: lmplanted0123456789" in box.observe_suite(code, fib.hidden_tests, watch=PLANTED).stdout
+
+
+def test_what_a_hidden_process_sends_is_still_read(box: Sandbox, fib: TaskSpec) -> None:
+    code = fib.reference + f"\nimport subprocess as _s\n_s.run(['python3', '-c', {HIDDEN_THEN_SENT!r}])\n"
+    run = box.observe_suite(code, fib.hidden_tests, watch=PLANTED)
+    assert run.egress is not None
+    sockets = [r for r in run.egress.reached if r.call == "socket"]
+    assert sockets and all(r.data == b"hello from a hidden process" for r in sockets)
+    assert all(r.hidden and r.address is None for r in run.egress.reached if r.call == "connect")
+
+
+def test_io_uring_is_refused_under_the_watch(box: Sandbox, fib: TaskSpec) -> None:
+    code = fib.reference + f"\nexec({RINGS!r})\n"
+    assert "io_uring -1 1\n" in box.observe_suite(code, fib.hidden_tests, watch=PLANTED).stdout  # EPERM
