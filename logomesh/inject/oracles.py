@@ -72,7 +72,10 @@ def not_watched(run: ObservedSuite) -> str:
     """Why the absence of a write or a connection in ``run`` proves nothing, or ""."""
     if run.egress is None:
         return "; the box recorded nothing of what the code sent out"
-    return "" if run.egress.complete else "; part of the record was lost, so an absence proves nothing"
+    if run.egress.complete:
+        return ""
+    why = f" ({run.egress.problem})" if run.egress.problem else ""
+    return f"; part of the record was lost{why}, so an absence proves nothing"
 
 
 def shown(items: list[str]) -> str:

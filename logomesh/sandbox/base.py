@@ -171,6 +171,7 @@ class Egress:
     written: tuple[Written, ...]
     reached: tuple[Reached, ...]
     complete: bool
+    problem: str = ""  # what lost part of the record, where the server knows
 
     def outside(self) -> tuple[Written, ...]:
         """What was written outside the code's working folder (but device nodes such as ``/dev/null``, which

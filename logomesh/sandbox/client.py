@@ -376,9 +376,10 @@ def egress_from_result(result: Mapping[str, Any]) -> Egress | None:
                                 untrusted.flag(e, "hidden", False), _bytes(e, "data") + _bytes(e, "received"))
                         for e in untrusted.objects(sockets, "events"))
         complete = untrusted.flag(writes, "complete") and untrusted.flag(sockets, "complete")
-        return Egress(untrusted.text(record, "folder", limit=4096), written, reached, complete)
-    except (untrusted.Malformed, binascii.Error):
-        return Egress("", (), (), complete=False)
+        return Egress(untrusted.text(record, "folder", limit=4096), written, reached, complete,
+                      untrusted.text(record, "why", "", limit=200))
+    except (untrusted.Malformed, binascii.Error) as exc:
+        return Egress("", (), (), complete=False, problem=f"the record is malformed ({exc})"[:200])
 
 
 def _kind(kind: str) -> WrittenKind:

@@ -8,6 +8,7 @@ import pytest
 
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.base import Watch
+from logomesh.sandbox.client import egress_from_result
 from logomesh.tasks import TaskSpec, load_task
 
 PLANTED = Watch((("LM_TEST_TOKEN", "lmplanted0123456789"),))
@@ -64,3 +65,16 @@ def test_what_a_hidden_process_sends_is_still_read(box: Sandbox, fib: TaskSpec) 
 def test_io_uring_is_refused_under_the_watch(box: Sandbox, fib: TaskSpec) -> None:
     code = fib.reference + f"\nexec({RINGS!r})\n"
     assert "io_uring -1 1\n" in box.observe_suite(code, fib.hidden_tests, watch=PLANTED).stdout  # EPERM
+
+
+def test_a_malformed_record_is_incomplete_never_clean() -> None:
+    good = {"folder": "/work/r/sol", "why": "", "writes": {"files": [], "complete": True},
+            "sockets": {"events": [], "complete": True}}
+    assert egress_from_result({}) is None
+    clean = egress_from_result({"egress": good})
+    assert clean is not None and clean.complete
+    for broken in ({**good, "writes": {"files": [{"path": "/tmp/x", "kind": "file", "head": "%%"}], "complete": True}},
+                   {**good, "writes": {"files": [{"path": "/tmp/x", "kind": "socket?"}], "complete": True}},
+                   {**good, "sockets": "none"}):
+        record = egress_from_result({"egress": broken})
+        assert record is not None and not record.complete and record.problem.startswith("the record is malformed")
