@@ -142,20 +142,37 @@ class Supervisor:
     def __init__(self, calls: dict[str, dict[str, str]]) -> None:
         self.names = {int(arch): {int(nr): name for nr, name in table.items()} for arch, table in calls.items()}
         self.events: list[dict[str, Any]] = []
-        self.pairs: list[tuple[int, socket.socket]] = []  # (event index, our end)
+        self.pairs: list[tuple[dict[str, Any], socket.socket]] = []  # (its socket event, our end)
         self.lock = threading.Lock()
         self.threads: list[threading.Thread] = []
         self.stop = threading.Event()
         self.lost = False
         self.calls = libc()
 
-    def note(self, event: dict[str, Any]) -> int:
+    def note(self, event: dict[str, Any]) -> bool:
+        """Keep ``event``; when the record is full, in the place of the oldest socket nothing was sent over yet
+        (its pair closed: code that floods the record with empty sockets first cannot push a later one out)."""
         with self.lock:
-            if len(self.events) >= MAX_EVENTS:
+            if len(self.events) >= MAX_EVENTS and not self.evict():
                 self.lost = True
-                return -1
+                return False
             self.events.append(event)
-            return len(self.events) - 1
+            return True
+
+    def evict(self) -> bool:
+        for at, (event, ours) in enumerate(self.pairs):
+            try:
+                if ours.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                    continue  # it carried something: kept
+            except BlockingIOError:
+                pass
+            except OSError:
+                continue
+            ours.close()  # the code's end now reads an end and cannot send: nothing it sends is lost unseen
+            del self.pairs[at]
+            self.events.remove(event)
+            return True
+        return False
 
     def watch(self, listener: int) -> None:
         thread = threading.Thread(target=self.serve, args=(listener,), daemon=True)
@@ -215,14 +232,16 @@ class Supervisor:
             placed = self.calls.ioctl(listener, NOTIF_ADDFD, ctypes.create_string_buffer(request))
         finally:
             theirs.close()
-        index = self.note({"call": "socket", "pid": pid, "family": family, "type": kind & 0xF, "fd": placed,
-                           "address": None, "hidden": False})
+        event = {"call": "socket", "pid": pid, "family": family, "type": kind & 0xF, "fd": placed, "address": None,
+                 "hidden": False}
+        kept = self.note(event)
         if placed < 0:
-            ours.close()
             self.respond(listener, ident, flags=FLAG_CONTINUE)
-        elif index >= 0:
+        if placed < 0 or not kept:
+            ours.close()  # no record to keep what arrives there (the record is full, and says so)
+        else:
             with self.lock:
-                self.pairs.append((index, ours))
+                self.pairs.append((event, ours))
 
     def valid(self, listener: int, ident: int) -> bool:
         """The notification still stands (its process did not die and its pid was not reused meanwhile)."""
@@ -235,12 +254,12 @@ class Supervisor:
             self.respond(listener, ident, flags=FLAG_CONTINUE)  # the box's own local sockets: as they are
             return
         address = found[1] if found else None
-        self.note({"call": "connect", "pid": pid, "address": address, "hidden": found is None})
         with self.lock:  # the socket it connects, if it is one of ours, is now a connection to that address
-            for event in reversed(self.events):
-                if event["call"] == "socket" and event["fd"] == args[0] & 0xFFFFFFFF:
-                    event.update(address=event["address"] or address, hidden=event["hidden"] or found is None)
-                    break
+            ours = [e for e in self.events if e["call"] == "socket" and e["fd"] == args[0] & 0xFFFFFFFF][-1:]
+            for event in ours:
+                event.update(address=event["address"] or address, hidden=event["hidden"] or found is None)
+        if not ours:  # a socket that is not one of ours (its record was full): the attempt alone
+            self.note({"call": "connect", "pid": pid, "address": address, "hidden": found is None})
         self.respond(listener, ident)  # connected: to our end of the pair, where the socket is one of ours
 
     def sent(self, listener: int, ident: int, pid: int, name: str, args: list[int]) -> None:
@@ -277,7 +296,7 @@ class Supervisor:
         for thread in self.threads:
             thread.join(timeout=2.0)
         with self.lock:
-            for index, ours in self.pairs:
+            for event, ours in self.pairs:
                 received = b""
                 with contextlib.suppress(OSError):
                     while len(received) < HEAD_BYTES:
@@ -286,7 +305,7 @@ class Supervisor:
                             break
                         received += chunk
                 ours.close()
-                self.events[index]["received"] = base64.b64encode(received).decode()
+                event["received"] = base64.b64encode(received).decode()
             self.pairs = []
             return {"events": list(self.events), "complete": not self.lost}
 
