@@ -18,6 +18,7 @@ DEFAULT_PORT = 9009
 def serve(
     mock: Annotated[bool, typer.Option("--mock", help="Serve static answers keyed on battle_id.")] = False,
     llm: Annotated[bool, typer.Option("--llm", help="Serve answers from an OpenAI-compatible model.")] = False,
+    kind: Annotated[str | None, typer.Option("--kind", help="Serve a registered kind, e.g. inject-obeying.")] = None,
     responses: Annotated[
         Path | None, typer.Option("--responses", help="With --mock: folder of <battle_id>.json answers.")
     ] = None,
@@ -25,7 +26,8 @@ def serve(
         str | None, typer.Option("--base-url", help="With --llm: chat-completions base URL, e.g. http://host/v1.")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="With --llm: model name.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="With --llm: the sampling seed sent to the model.")] = 0,
+    seed: Annotated[int, typer.Option(
+        "--seed", help="With --llm: the sampling seed sent to the model; with --kind: the kind's seed.")] = 0,
     temperature: Annotated[
         float, typer.Option("--temperature", help="With --llm: the sampling temperature sent to the model.")
     ] = 0.0,
@@ -56,14 +58,14 @@ def serve(
     from logomesh.purple.kinds import KindRefused, ServeOptions, purple_kind
     from logomesh.purple.server import serve_forever
 
-    if mock == llm:
-        fail("choose exactly one of --mock or --llm", EXIT_USAGE)
+    if mock + llm + (kind is not None) != 1:
+        fail("choose exactly one of --mock, --llm or --kind NAME", EXIT_USAGE)
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
     options = ServeOptions(responses, base_url, model, seed, temperature, max_tokens, timeout, prompt_template,
                            response_format)
     try:
-        factory, what = purple_kind("mock" if mock else "llm")(options)
+        factory, what = purple_kind(kind or ("mock" if mock else "llm"))(options)
     except KindRefused as exc:
         fail(str(exc), EXIT_USAGE)
     try:

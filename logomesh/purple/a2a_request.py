@@ -80,15 +80,45 @@ def _encode(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
+@dataclass(frozen=True)
+class TextPart:
+    """A text part of a message; ``filename`` names the file it carries (an attachment), ``None`` the body."""
+
+    text: str
+    filename: str | None = None
+    media_type: str = "text/plain"
+
+    def wire(self, protocol: Protocol) -> dict[str, Any]:
+        """The part as ``protocol`` spells it: 1.0 has ``filename`` and ``mediaType`` fields; 0.3 keeps them in
+        the part's metadata."""
+        if protocol == "0.3":
+            part: dict[str, Any] = {"kind": "text", "text": self.text}
+            if self.filename is not None:
+                part["metadata"] = {"filename": self.filename, "mediaType": self.media_type}
+            return part
+        part = {"text": self.text, "mediaType": self.media_type}
+        if self.filename is not None:
+            part["filename"] = self.filename
+        return part
+
+
 def message_call(protocol: Protocol, text: str, battle_id: str, metadata: dict[str, str], *, stream: bool) -> RpcCall:
     """``message/send`` (0.3) or ``SendMessage`` (1.0), or their streaming forms, carrying ``text``."""
+    return parts_call(protocol, (TextPart(text),), battle_id, metadata, stream=stream)
+
+
+def parts_call(protocol: Protocol, parts: tuple[TextPart, ...], battle_id: str, metadata: dict[str, str], *,
+               stream: bool, number: int = 0) -> RpcCall:
+    """``message_call`` carrying ``parts``; ``number`` > 0 is a later message of the same context (its own id)."""
+    wired = [part.wire(protocol) for part in parts]
     if protocol == "0.3":
-        message: dict[str, Any] = {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": text}]}
+        message: dict[str, Any] = {"kind": "message", "role": "user", "parts": wired}
         configuration: dict[str, Any] = {"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "blocking": True}
     else:
-        message = {"role": "ROLE_USER", "parts": [{"text": text, "mediaType": "text/plain"}]}
+        message = {"role": "ROLE_USER", "parts": wired}
         configuration = {"acceptedOutputModes": ACCEPTED_OUTPUT_MODES, "returnImmediately": False}
-    message.update({"messageId": message_id(battle_id), "contextId": context_id(battle_id), "metadata": metadata})
+    ident = message_id(battle_id) if number == 0 else message_id(f"{battle_id}#{number}")
+    message.update({"messageId": ident, "contextId": context_id(battle_id), "metadata": metadata})
     method = METHODS[protocol]["stream" if stream else "send"]
     payload = {"jsonrpc": "2.0", "id": battle_id, "method": method,
                "params": {"message": message, "configuration": configuration, "metadata": metadata}}

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -264,26 +264,41 @@ def request_submission(url: str, task: TaskSpec, battle_id: str, settings: Excha
     Raises ``PurpleError`` subclasses only, or ``Cancelled`` once ``cancel`` is cancelled. Call it where no
     event loop runs.
     """
+
+    def calls(protocol: Protocol) -> list[RpcCall]:
+        return [task_call(protocol, task, battle_id, stream=settings.stream, timeout_s=settings.total_timeout_s)]
+
+    return request_with_calls(url, calls, battle_id, settings, cancel)
+
+
+CallsFor = Callable[[Protocol], Sequence[RpcCall]]
+"""The calls of one exchange, built once the agent's protocol is known; sent in order in one context."""
+
+
+def request_with_calls(url: str, calls: CallsFor, battle_id: str, settings: ExchangeSettings = ExchangeSettings(),
+                       cancel: CancelToken = CancelToken.never()) -> PurpleExchange:
+    """Send ``calls(protocol)`` in order (each answered in full before the next) and return the submission the
+    last one's answer holds; the request bytes are every call's body, one a line. Raises as ``request_submission``."""
     deadline = Deadline(settings.total_timeout_s, settings.connect_timeout_s)
-    exchange = _exchange(url, task, battle_id, settings, deadline)
+    exchange = _exchange(url, calls, battle_id, settings, deadline)
     return asyncio.run(stopped_by_cancel(exchange, cancel))
 
 
-async def _exchange(url: str, task: TaskSpec, battle_id: str, settings: ExchangeSettings,
+async def _exchange(url: str, calls_for: CallsFor, battle_id: str, settings: ExchangeSettings,
                     deadline: Deadline) -> PurpleExchange:
     max_bytes = settings.max_bytes
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
         endpoint = await discover(http, url, deadline, max_bytes, settings.protocol)
-        call = task_call(endpoint.protocol, task, battle_id, stream=settings.stream,
-                         timeout_s=settings.total_timeout_s)
-        fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
-        reply = parse_reply(fetched.body, sse=_is_sse(fetched))
-        body = fetched.body
-        if reply.pending:
-            reply, body = await _poll(http, endpoint, reply, battle_id, deadline, max_bytes)
+        calls = list(calls_for(endpoint.protocol))
+        for call in calls:
+            fetched = await _rpc(http, endpoint, call, deadline, max_bytes)
+            reply = parse_reply(fetched.body, sse=_is_sse(fetched))
+            body = fetched.body
+            if reply.pending:
+                reply, body = await _poll(http, endpoint, reply, battle_id, deadline, max_bytes)
         submission = extract_submission(reply, body)
-    return PurpleExchange(submission=submission, request_bytes=call.body, response_bytes=body,
-                          agent=endpoint.name, protocol=f"a2a-{endpoint.protocol}")
+    return PurpleExchange(submission=submission, request_bytes=b"\n".join(call.body for call in calls),
+                          response_bytes=body, agent=endpoint.name, protocol=f"a2a-{endpoint.protocol}")
 
 
 async def stopped_by_cancel(work: Coroutine[Any, Any, T], cancel: CancelToken) -> T:

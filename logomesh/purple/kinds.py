@@ -57,3 +57,5 @@ def purple_kind(name: str) -> PurpleKind:
 
 register_purple_kind("mock", "logomesh.purple.mock:serve_mock")
 register_purple_kind("llm", "logomesh.purple.llm:serve_llm")
+register_purple_kind("inject-obeying", "logomesh.inject.mocks:serve_obeying")
+register_purple_kind("inject-ignoring", "logomesh.inject.mocks:serve_ignoring")

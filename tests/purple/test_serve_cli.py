@@ -18,8 +18,10 @@ from logomesh.tasks import TaskSpec
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--mock", "--llm"], "exactly one of --mock or --llm"),
-     ([], "exactly one of --mock or --llm"),
+    [(["--mock", "--llm"], "exactly one of --mock, --llm or --kind NAME"),
+     ([], "exactly one of --mock, --llm or --kind NAME"),
+     (["--kind", "nope"], "unknown purple agent kind 'nope'"),
+     (["--kind", "inject-obeying", "--model", "m"], "the inject-obeying mock takes --seed only"),
      (["--llm", "--model", "m"], "--llm needs --base-url"),
      (["--llm", "--base-url", "ftp://x", "--model", "m"], "must start with http"),
      (["--mock", "--responses", "/no/such/folder"], "is not a folder"),
