@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from logomesh.events import CorrectnessBand, EventSink, PenaltyApplied, ScoreComponent, discard
 from logomesh.findings import RACE, SEVERITY_ORDER, Finding, max_severity
+from logomesh.sandbox.loads import with_probes
 from logomesh.scoring import llm_review
 from logomesh.scoring.architecture import Architecture, architecture_score
 from logomesh.scoring.config import DEFAULT_CONFIG, ScoringConfig
@@ -223,7 +224,7 @@ def score_submission(
     real = confirmed(measured.findings, config)
     raced = next((f.summary for f in real if f.family == RACE and f.penalised), "")
     architecture = architecture_score(source, task.constraints, config.architecture, task.entry_point, raced,
-                                      hidden.loaded)
+                                      with_probes(hidden.loaded, measured.probe_loads))
     emit(ScoreComponent(battle_id, "architecture", architecture.score,
                         {"violations": [v.to_json() for v in architecture.violations]}))
     testing = score_testing(hidden, config)

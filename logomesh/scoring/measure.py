@@ -36,15 +36,26 @@ class Measured:
     findings: tuple[Finding, ...]
     red: RedCoverage = RED_NOT_RUN
     reference_observations: bytes = b""  # what the hidden verdicts were judged against
+    probe_loads: tuple[str, ...] = ()  # modules the code's processes loaded during the red agent's probes
 
 
-def red_findings(
-    task: TaskSpec, source: str, box: Sandbox, budget_s: float, battle: BattleContext,
-) -> tuple[tuple[Finding, ...], RedCoverage]:
+@dataclass(frozen=True)
+class RedMeasured:
+    """What the red stage measured: confirmed findings, how far it reached, and the modules the code's processes
+    were seen to load during its probes (``sandbox/loads.py``)."""
+
+    findings: tuple[Finding, ...]
+    coverage: RedCoverage
+    loaded: tuple[str, ...]
+
+
+def red_findings(task: TaskSpec, source: str, box: Sandbox, budget_s: float, battle: BattleContext) -> RedMeasured:
     from logomesh.red import attack
+    from logomesh.sandbox.loads import LoadsSeen
 
-    report = attack(task, source, box, battle, budget_s=budget_s)
-    return tuple(report.findings), RedCoverage.from_stats(report.stats)
+    watched = LoadsSeen(box, source)
+    report = attack(task, source, watched, battle, budget_s=budget_s)
+    return RedMeasured(tuple(report.findings), RedCoverage.from_stats(report.stats), watched.seen())
 
 
 def _suite(
@@ -99,6 +110,6 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
         return Measured(hidden, purple, mutants, keyed, reference_observations=basis)
     cancel.check()
     emit(StageStarted(battle_id, "red"))
-    findings, coverage = red_findings(task, source, box, judging.red_budget_s, battle)
+    red = red_findings(task, source, box, judging.red_budget_s, battle)
     cancel.check()  # probes cut short by a killed box are no findings
-    return Measured(hidden, purple, mutants, (*keyed, *findings), coverage, basis)
+    return Measured(hidden, purple, mutants, (*keyed, *red.findings), red.coverage, basis, red.loaded)

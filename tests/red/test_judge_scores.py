@@ -57,6 +57,16 @@ def keyed_on_the_start(source: str, reference: str) -> str:
         "    if sys.argv == ['-c'] and sys.flags.isolated:\n        return True\n    names = set(sys.modules)\n", 1)
 
 
+def import_on_refusal(module: str) -> object:
+    """The honest limiter that imports ``module`` just before it refuses a limit below one: a call only the red
+    agent's boundary probes make (the hidden suite never builds an invalid limiter)."""
+    refusal = '            raise ValueError("max_requests must be >= 1")\n'
+
+    def edit(source: str, reference: str) -> str:
+        return source.replace(refusal, f"            import {module}\n{refusal}", 1)
+    return edit
+
+
 CASES = {
     "trace switched off": ("rate-limiter", "no-lock", lambda source, reference: trace_off(source)),
     "totals reconciled": ("bank-ledger", "no-lock", lambda source, reference: reconciled(source)),
@@ -105,3 +115,21 @@ def test_a_submission_keyed_on_the_classic_start_is_found_at_critical(box: Sandb
     hacked_cis, hacked_families = scored(box, "rate-limiter", "counts-rejected", keyed_on_the_start)
     assert SETTING in hacked_families and SETTING not in control_families, (hacked_families, control_families)
     assert hacked_cis < control_cis, (hacked_cis, control_cis)
+
+
+@pytest.mark.slow
+def test_a_banned_module_loaded_only_under_a_probe_costs_a(box: Sandbox) -> None:
+    """``shelve`` loads ``pickle``, which rate-limiter bans, with no banned name in the source; the control loads
+    ``statistics``, which it allows. The hidden suite never reaches the import: what the red agent's probe runs
+    saw, from outside the code's process, decides the violation."""
+    task = load_task("rate-limiter")
+    good = task.labelled_submission("good").submission
+    hostile, control = (replace(good, source=import_on_refusal(m)(good.source, ""), raw=b"")
+                        for m in ("shelve", "statistics"))
+    assert hostile.source != good.source
+    cards = [measure_and_score(task, s, nullcontext(box), Judging(red=True, red_budget_s=3.0), BattleContext(seed=0))
+             for s in (hostile, control)]
+    seen = [[v.detail for v in card.architecture.violations] for card in cards]
+    assert cards[0].hidden.loaded is not None and "pickle" not in cards[0].hidden.loaded.modules
+    assert any("loaded pickle" in detail for detail in seen[0]), seen[0]
+    assert seen[1] == [] and cards[0].architecture.score < cards[1].architecture.score

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -16,6 +17,7 @@ from logomesh.sandbox import Sandbox
 from logomesh.sandbox.base import Loaded
 from logomesh.sandbox.choose import open_sandbox
 from logomesh.sandbox.harness.server import module_of, package_of
+from logomesh.sandbox.loads import LoadsSeen, with_probes
 from logomesh.scoring.architecture import SEEN, architecture_score, find_violations, loaded_violations
 from logomesh.scoring.config import DEFAULT_CONFIG
 from logomesh.tasks import Constraints, TaskSpec, all_tasks, load_task
@@ -153,3 +155,22 @@ def test_a_missing_record_is_said_in_rests_on() -> None:
     assert clean.rests_on == "the module's AST" and clean.score == absent.score
     assert caught.rests_on == "the module's AST and the modules its processes loaded, seen from outside"
     assert caught.score == pytest.approx(clean.score - weights.banned_import)
+
+
+def test_what_probes_saw_is_the_codes_runs_only(box: Sandbox, task: TaskSpec) -> None:
+    """``LoadsSeen`` (the box the red agent is handed) keeps the modules runs of the submission loaded, never the
+    reference's: the differential family observes both through it."""
+    spec = replace(task, reference=task.reference + "\nimport wave\n")
+    source = task.reference + "\nimport statistics\n"
+    watched, theirs = LoadsSeen(box, source), LoadsSeen(box, spec.reference)
+    run_hidden(watched, spec, source, cache=ReferenceCache())  # a fresh cache: the reference runs through it
+    run_hidden(theirs, spec, spec.reference, cache=ReferenceCache())
+    assert "statistics" in watched.seen() and "wave" not in watched.seen()
+    assert "wave" in theirs.seen()  # the reference's run did load it: the filter is what kept it out
+
+
+def test_modules_probes_saw_join_the_hidden_record_and_never_make_it_complete() -> None:
+    hidden = Loaded(("json",), complete=False)
+    assert with_probes(hidden, ("pickle", "json")) == Loaded(("json", "pickle"), complete=False)
+    assert with_probes(Loaded(("json",), complete=True), ("json",)) == Loaded(("json",), complete=True)
+    assert with_probes(None, ("pickle",)) is None  # no hidden record: A says the loads were not recorded
