@@ -36,14 +36,14 @@ PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://logomesh.dev/dbom/v1"
 SIGNATURE_FIELD = "sigma_judge"
-_BATTLE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_BATTLE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")  # whole ids only: fullmatch
 _HEX64 = re.compile(r"[0-9a-f]{64}")  # a SHA-256 digest as the entries write it
 _SUBJECT = b'[{"digest":{"sha256":"%s"},"name":"battle:%s"}]'  # canonical: sorted keys, nothing to escape
 
 
 def check_battle_id(battle_id: str) -> str:
     """Accept ids that are safe as a file name under ``dboms/``; refuse anything that could escape it."""
-    if not isinstance(battle_id, str) or not _BATTLE_ID_RE.match(battle_id):
+    if not isinstance(battle_id, str) or not _BATTLE_ID_RE.fullmatch(battle_id):
         raise LedgerError(
             f"bad battle id {battle_id!r}: use 1-128 letters, digits, '.', '_', ':' or '-', "
             "starting with a letter or digit"

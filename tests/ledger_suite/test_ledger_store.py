@@ -103,7 +103,7 @@ def test_duplicate_battle_is_refused_and_nothing_changes(ledger: Ledger) -> None
     assert ledger.size() == 3
 
 
-@pytest.mark.parametrize("bad", ["../escape", "a/b", "", ".hidden", "x" * 129, "nul\x00", "back\\slash"])
+@pytest.mark.parametrize("bad", ["../escape", "a/b", "", ".hidden", "x" * 129, "nul\x00", "back\\slash", "b1\n"])
 def test_unsafe_battle_ids_are_refused(ledger: Ledger, bad: str) -> None:
     with pytest.raises(LedgerError, match="bad battle id"):
         ledger.append(bad, {"status": "failed"}, {}, {})
