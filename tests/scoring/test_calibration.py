@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from logomesh.scoring import score_submission
 from logomesh.scoring.calibration import GOOD, Figures, Report, Row, Scorer, calibrate_task, table
 from logomesh.scoring.cis import ScoreCard
 from logomesh.scoring.minilm import MiniLM
 from logomesh.submission import Submission
-from logomesh.tasks import TaskSpec
+from logomesh.tasks import TaskSpec, all_tasks
 
+from .calibration_library import SHARDS
 from .runs import measured, suite
 
 FIGURE_KEYS = ("rationale_score", "architecture_score", "testing_score", "logic_score", "red_penalty_applied",
@@ -64,3 +67,14 @@ def test_a_task_without_a_good_submission_is_one_failed_row_without_figures() ->
 
 def table_of(rows: list[Row]) -> str:
     return table(Report(rows))
+
+
+def test_the_library_calibration_shards_hold_every_task_once_each_in_its_own_file() -> None:
+    """``test_calibration_library_<n>.py`` runs shard n: together they calibrate the whole library."""
+    held = [task for shard in SHARDS for task in shard]
+    assert sorted(held) == sorted(t.id for t in all_tasks())
+    here = Path(__file__).parent
+    files = sorted(path.name for path in here.glob("test_calibration_library_*.py"))
+    assert files == sorted(f"test_calibration_library_{n}.py" for n in range(1, len(SHARDS) + 1))
+    for n in range(1, len(SHARDS) + 1):
+        assert f"SHARDS[{n - 1}]" in (here / f"test_calibration_library_{n}.py").read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,31 @@ def test_calibrate_prints_a_table_a_person_can_read() -> None:
     assert names >= {"good", "off-intent", "pasted-docstring", "unparsable", "never-ran", "cross:lru-cache"}
     never_ran = next(line.split() for line in lines if line.startswith("rate-limiter ") and " never-ran " in line)
     assert float(never_ran[8]) == 0.3  # beh: it reproduced none of the judge's observations
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_calibrate_of_a_whole_library_checks_the_intent_on_humaneval(tmp_path: Path) -> None:
+    """Without ``--task`` the command also runs the intent check on HumanEval's 164 canonical solutions, and the
+    check's verdict is the command's. A library of one task (the 164 prompts are each other's distractors: the
+    figures are those of the checkout's library, asserted in ``test_intent.py``); the library's own rows, red
+    agent on, are asserted shard by shard in ``test_calibration_library_*.py``."""
+    library = tmp_path / "tasks"
+    shutil.copytree(ROOT / "tasks" / "rate-limiter", library / "rate-limiter")
+    run = subprocess.run([sys.executable, "-m", "logomesh", "calibrate", "--no-red", "--sandbox", "docker", "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600,
+                         env={**os.environ, "LOGOMESH_TASKS": str(library)})
+    assert run.returncode in (0, 1), run.stderr
+    assert "checking the intent on HumanEval's 164 canonical solutions" in run.stderr
+    printed = json.loads(run.stdout)
+    assert {row["task_id"] for row in printed["rows"]} == {"rate-limiter"}
+    humaneval = printed["humaneval"]
+    assert humaneval["solutions"] == 164 and humaneval["own_penalised"] == []
+    assert humaneval["cross_total"] == 164 * 163
+    assert humaneval["cross_penalised"] >= 0.99 * humaneval["cross_total"]
+    assert humaneval["ok"] is True
+    rows_ok = all(check["ok"] for row in printed["rows"] for check in row["checks"])
+    assert printed["ok"] is rows_ok and run.returncode == (0 if rows_ok else 1)
 
 
 @pytest.mark.docker
