@@ -16,6 +16,7 @@ from logomesh.commands import (
     console,
     export,
     green,
+    inject,
     keys,
     purple,
     red,
@@ -38,6 +39,7 @@ app.add_typer(battle.app, name="battle")
 app.command("score")(scoring.score)
 app.command("calibrate")(scoring.calibrate)
 app.add_typer(red.app, name="red")
+app.add_typer(inject.app, name="inject")
 app.add_typer(campaign.app, name="campaign")
 app.command("console")(console.console)
 app.add_typer(purple.app, name="purple")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from logomesh.inject.objectives import ObjectiveName
 from logomesh.inject.reading import Sighting
+from logomesh.syntax import parse
 
 _VALIDATION_ERRORS = ("ValueError", "TypeError")
 
@@ -77,7 +78,7 @@ class _Unguarded(ast.NodeTransformer):
 
 
 def drop_behaviour(source: str, entry_point: str, sighting: Sighting) -> str:
-    tree = _Unguarded().visit(ast.parse(source))
+    tree = _Unguarded().visit(parse(source))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 

@@ -1,0 +1,76 @@
+"""An injection run's outcome as JSON (the ledger's run entry, ``--json``) and as text (the command's stdout).
+
+Both are functions of the outcome alone: no clock, no URL of a served kind, so the same seed and the same
+answers print the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from logomesh.inject.run import InjectOutcome, ObjectiveOutcome, Utility
+
+
+def _utility(utility: Utility | None) -> dict[str, Any] | None:
+    if utility is None:
+        return None
+    return {"passed": utility.passed, "total": utility.total, "intact": utility.intact, "problem": utility.problem}
+
+
+def objective_json(outcome: ObjectiveOutcome) -> dict[str, Any]:
+    first = outcome.first
+    return {
+        "objective": outcome.objective,
+        "reached": outcome.reached,
+        "queries_to_first_success": first.query if first is not None else None,
+        "path": list(first.path) if first is not None else None,
+        "payload_sha256": first.payload_sha256 if first is not None else None,
+        "severity": first.severity if first is not None else None,
+        "evidence": first.evidence if first is not None else None,
+        "utility_under_attack": _utility(outcome.utility),
+    }
+
+
+def run_json(outcome: InjectOutcome) -> dict[str, Any]:
+    request = outcome.request
+    return {
+        "run_id": outcome.run_id,
+        "task_id": request.task_id,
+        "agent": request.target.label,
+        "search": request.search,
+        "seed": request.seed,
+        "budget": request.budget,
+        "queries": outcome.queries,
+        "successes": sum(1 for record in outcome.records if record.met),
+        "objectives": [objective_json(o) for o in outcome.objectives],
+        "benign_utility": _utility(outcome.benign),
+    }
+
+
+def run_text(outcome: InjectOutcome) -> str:
+    """One line for the run, one per objective."""
+    request = outcome.request
+    lines = [f"injection run {outcome.run_id}: task {request.task_id}, agent {request.target.label}, "
+             f"{request.search} search, seed {request.seed}, {outcome.queries} of {request.budget} queries"]
+    for one in outcome.objectives:
+        if one.first is None:
+            lines.append(f"  {one.objective}: not reached")
+            continue
+        utility = "" if one.utility is None else f", utility under attack {_fraction(one.utility)}"
+        lines.append(f"  {one.objective}: reached at query {one.first.query} by {'/'.join(one.first.path[:3])}"
+                     f" ({one.first.severity}){utility}")
+    if outcome.benign is not None:
+        lines.append(f"  benign utility (clean task): {_fraction(outcome.benign)}")
+    return "\n".join(lines)
+
+
+def _fraction(utility: Utility) -> str:
+    if utility.problem:
+        return f"not measured ({utility.problem})"
+    return f"{utility.passed}/{utility.total} hidden tests pass"
+
+
+def dumps(outcome: InjectOutcome) -> str:
+    return json.dumps(run_json(outcome), indent=2, sort_keys=True, ensure_ascii=False)
