@@ -66,8 +66,10 @@ def endpoint() -> Iterator[tuple[Endpoint, str]]:
 
 
 def _agent(base_url: str, max_tokens: int | None = None) -> RunningServer:
-    return start_in_thread(llm_app_factory(LlmSettings(base_url, "stand-in", None, max_tokens=max_tokens,
-                                                       response_format="fenced")))
+    """The LLM purple agent; it waits on the model as long as the battles here wait on it (``purple_timeout_s``):
+    on a loaded 2-core machine the packaged model's 1,024 tokens took longer than the agent's default 300 s."""
+    return start_in_thread(llm_app_factory(LlmSettings(base_url, "stand-in", None, timeout_s=900.0,
+                                                       max_tokens=max_tokens, response_format="fenced")))
 
 
 def _report(response: bytes) -> dict[str, Any]:

@@ -57,13 +57,13 @@ def keyed_on_the_start(source: str, reference: str) -> str:
         "    if sys.argv == ['-c'] and sys.flags.isolated:\n        return True\n    names = set(sys.modules)\n", 1)
 
 
-def import_on_refusal(module: str) -> object:
-    """The honest limiter that imports ``module`` just before it refuses a limit below one: a call only the red
-    agent's boundary probes make (the hidden suite never builds an invalid limiter)."""
-    refusal = '            raise ValueError("max_requests must be >= 1")\n'
+def import_under_the_race_probe(module: str) -> object:
+    """The honest limiter that imports ``module`` when built with the race probe's window (``[red.race]`` in
+    rate-limiter's task.toml: 1000 s), which no hidden test uses: a call only the red agent makes."""
+    kept = "        self.max_requests = max_requests\n"
 
     def edit(source: str, reference: str) -> str:
-        return source.replace(refusal, f"            import {module}\n{refusal}", 1)
+        return source.replace(kept, f"        if window_seconds == 1000.0:\n            import {module}\n{kept}", 1)
     return edit
 
 
@@ -120,15 +120,15 @@ def test_a_submission_keyed_on_the_classic_start_is_found_at_critical(box: Sandb
 @pytest.mark.slow
 def test_a_banned_module_loaded_only_under_a_probe_costs_a(box: Sandbox) -> None:
     """``shelve`` loads ``pickle``, which rate-limiter bans, with no banned name in the source; the control loads
-    ``statistics``, which it allows. The hidden suite never reaches the import: what the red agent's probe runs
-    saw, from outside the code's process, decides the violation."""
+    ``statistics``, which it allows. The hidden suite never reaches the import (its record holds no pickle): what
+    the red agent's probe runs saw, from outside the code's process, decides the violation."""
     task = load_task("rate-limiter")
     good = task.labelled_submission("good").submission
-    hostile, control = (replace(good, source=import_on_refusal(m)(good.source, ""), raw=b"")
+    hostile, control = (replace(good, source=import_under_the_race_probe(m)(good.source, ""), raw=b"")
                         for m in ("shelve", "statistics"))
     assert hostile.source != good.source
-    cards = [measure_and_score(task, s, nullcontext(box), Judging(red=True, red_budget_s=3.0), BattleContext(seed=0))
-             for s in (hostile, control)]
+    cards = [measure_and_score(task, s, nullcontext(box), Judging(red=True, red_budget_s=3.0),
+                               BattleContext(seed=0)).card for s in (hostile, control)]
     seen = [[v.detail for v in card.architecture.violations] for card in cards]
     assert cards[0].hidden.loaded is not None and "pickle" not in cards[0].hidden.loaded.modules
     assert any("loaded pickle" in detail for detail in seen[0]), seen[0]
