@@ -61,6 +61,25 @@ def libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
+def inotify_events(fd: int) -> tuple[list[tuple[int, int, bytes]], bool]:
+    """Every event queued on the non-blocking inotify ``fd``, as (watch, mask, name), and whether the reads
+    ended cleanly (false: a read failed and events may be lost). The server's ``ImportWatch`` reads with it too."""
+    events: list[tuple[int, int, bytes]] = []
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return events, True
+        except OSError:
+            return events, False
+        offset = 0
+        while offset + INOTIFY_EVENT.size <= len(data):
+            wd, mask, _, length = INOTIFY_EVENT.unpack_from(data, offset)
+            start = offset + INOTIFY_EVENT.size
+            events.append((wd, mask, data[start:start + length].rstrip(b"\0")))
+            offset = start + length
+
+
 def install(program: bytes) -> int:
     """In the code's process, between fork and exec: the filter, with a listener; the listener's fd, or
     ``-errno``. The process is made dumpable, as exec would make it, so the server can read its memory."""
@@ -333,28 +352,20 @@ class WriteWatch:
                 self.lost = True
 
     def drain(self) -> None:
-        while self.fd >= 0:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
+        if self.fd < 0:
+            return
+        events, clean = inotify_events(self.fd)
+        self.lost = self.lost or not clean
+        for wd, mask, raw in events:
+            name = os.fsdecode(raw)
+            if mask & IN_Q_OVERFLOW:
                 self.lost = True
-                return
-            offset = 0
-            while offset + INOTIFY_EVENT.size <= len(data):
-                wd, mask, _, length = INOTIFY_EVENT.unpack_from(data, offset)
-                start = offset + INOTIFY_EVENT.size
-                name = os.fsdecode(data[start:start + length].rstrip(b"\0"))
-                offset = start + length
-                if mask & IN_Q_OVERFLOW:
-                    self.lost = True
-                elif wd in self.folders:
-                    path = os.path.join(self.folders[wd], name) if name else self.folders[wd]
-                    if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
-                        self.add(path, deep=True)  # what it holds from now on; its making is a write itself
-                    if path not in self.written:
-                        self.written.append(path)
+            elif wd in self.folders:
+                path = os.path.join(self.folders[wd], name) if name else self.folders[wd]
+                if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
+                    self.add(path, deep=True)  # what it holds from now on; its making is a write itself
+                if path not in self.written:
+                    self.written.append(path)
 
     def record(self) -> dict[str, Any]:
         """Every path written: what it is when the run ends (``file``, ``dir``, ``device``, ``other`` or ``gone``)

@@ -43,7 +43,6 @@ import shutil
 import signal
 import socket
 import stat
-import struct
 import sys
 import time
 from collections.abc import Callable
@@ -128,9 +127,9 @@ def prctl(option: int, value: int) -> None:
 
 
 # inotify (``inotify(7)``): the mask bits read here, the flags of ``inotify_init1`` (the values of ``O_NONBLOCK``
-# and ``O_CLOEXEC``) and one event's fixed part (wd, mask, cookie, len; the name follows, padded with NULs).
+# and ``O_CLOEXEC``); egress.py reads the events.
 IN_OPEN, IN_Q_OVERFLOW, IN_ISDIR = 0x20, 0x4000, 0x40000000
-INOTIFY_EVENT = struct.Struct("iIII")
+EventReader = Callable[[int], tuple[list[tuple[int, int, bytes]], bool]]  # fd -> (wd, mask, name) events, clean
 MODULE_SUFFIXES = ("py", "pyc", "so")  # X.py, __pycache__/X.cpython-313.pyc, X.cpython-313-x86_64-linux-gnu.so
 PATH_ENTRIES = ("lib-dynload", "site-packages", "dist-packages")  # folders on sys.path inside the library's
 MAX_LOADED = 2000  # module names one suite run reports; more is a lost record
@@ -172,9 +171,10 @@ class ImportWatch:
     the record is then incomplete, never clean. Modules the interpreter loaded before the code (``os``,
     ``sys``, what the answerer's wire imports) and builtin ones (``math``, ``_socket``...) open nothing."""
 
-    def __init__(self, calls: Any, fd: int, packages: dict[int, str]) -> None:
+    def __init__(self, calls: Any, fd: int, packages: dict[int, str], events: EventReader) -> None:
         self.calls = calls
         self.fd = fd
+        self.events = events  # egress.py's ``inotify_events``: one reader of inotify's queue for both watches
         self.packages = packages  # watch descriptor -> the package its folder holds
         self.sentinel = -1  # the watch of the code's folder, until its solution.py is opened
         self.counting = False
@@ -182,7 +182,7 @@ class ImportWatch:
         self.lost = False
 
     @classmethod
-    def open(cls, tops: list[str]) -> ImportWatch | None:
+    def open(cls, tops: list[str], events: EventReader) -> ImportWatch | None:
         """A watch of every folder below ``tops``; None where inotify cannot be had (no C library, no watch)."""
         calls = libc()
         if calls is None:
@@ -201,7 +201,7 @@ class ImportWatch:
         if not packages:
             os.close(fd)
             return None
-        return cls(calls, fd, packages)
+        return cls(calls, fd, packages, events)
 
     def arm(self, folder: str) -> None:
         """Before the code's process starts: drop what is queued (the judge's opens) and watch ``folder`` for the
@@ -225,20 +225,10 @@ class ImportWatch:
 
     def drain(self) -> None:
         """Read every queued event."""
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                self.lost = True
-                return
-            offset = 0
-            while offset + INOTIFY_EVENT.size <= len(data):
-                wd, mask, _, length = INOTIFY_EVENT.unpack_from(data, offset)
-                start = offset + INOTIFY_EVENT.size
-                self.event(wd, mask, data[start:start + length].rstrip(b"\0"))
-                offset = start + length
+        events, clean = self.events(self.fd)
+        self.lost = self.lost or not clean
+        for wd, mask, name in events:
+            self.event(wd, mask, name)
 
     def event(self, wd: int, mask: int, name: bytes) -> None:
         if mask & IN_Q_OVERFLOW:
@@ -849,11 +839,11 @@ class Server:
         self.keep_alive = ancestors()
         self.view = outside_view(os.getpid())
         self.degraded: str | None = None  # set once a run changed how the kernel runs this server
-        self.imports = ImportWatch.open([str(top) for top in config.get("library", ())])
         title: dict[str, Any] = {"__name__": "title"}
         exec(compile(self.sources["title"], "title", "exec", dont_inherit=True), title)
         self.egress: dict[str, Any] = {"__name__": "egress"}
         exec(compile(self.sources["egress"], "egress", "exec", dont_inherit=True), self.egress)
+        self.imports = ImportWatch.open([str(top) for top in config.get("library", ())], self.egress["inotify_events"])
         self.watching: Watching | None = None  # the run's watch of the code's writes and connections, if asked
         memory = title["own_memory"]()  # opened now: main() makes us non-dumpable next
         self.retitle: Callable[[bytes], bool] = lambda name: bool(title["retitle"](name, memory))
