@@ -2,9 +2,10 @@
 
 The hidden suite's record (``SuiteRun.loaded``) covers one run; code that imports a banned module only on a
 call pattern the hidden tests never make (the hundredth call, a race probe's threads, an input the red agent
-drew) loads it during a probe instead. ``LoadsSeen`` stands in for the box the red agent is handed: every
-observation of the submission's own source passes through unchanged, and the modules its record names are
-kept (the reference's runs are not the code's, and are not kept).
+drew, or only in the setting the suite reruns failed tests in) loads it there instead. ``LoadsSeen`` stands in
+for the box the measurement hands the hidden suite and the red agent: every observation of the submission's
+own source passes through unchanged, and the modules its record names are kept (the reference's runs are not
+the code's, and are not kept).
 
 Only what was seen is kept, never a probe's incompleteness: a probe box the wall clock killed takes its record
 with it (``client.py``), and a killed probe is ordinary for correct code under a complexity or growth probe.

@@ -36,26 +36,24 @@ class Measured:
     findings: tuple[Finding, ...]
     red: RedCoverage = RED_NOT_RUN
     reference_observations: bytes = b""  # what the hidden verdicts were judged against
-    probe_loads: tuple[str, ...] = ()  # modules the code's processes loaded during the red agent's probes
+    # modules the code's processes loaded in the judge's other runs of it: the hidden suite's reruns in another
+    # setting and the red agent's probes (``sandbox/loads.py``)
+    probe_loads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class RedMeasured:
-    """What the red stage measured: confirmed findings, how far it reached, and the modules the code's processes
-    were seen to load during its probes (``sandbox/loads.py``)."""
+    """What the red stage measured: confirmed findings and how far it reached."""
 
     findings: tuple[Finding, ...]
     coverage: RedCoverage
-    loaded: tuple[str, ...]
 
 
 def red_findings(task: TaskSpec, source: str, box: Sandbox, budget_s: float, battle: BattleContext) -> RedMeasured:
     from logomesh.red import attack
-    from logomesh.sandbox.loads import LoadsSeen
 
-    watched = LoadsSeen(box, source)
-    report = attack(task, source, watched, battle, budget_s=budget_s)
-    return RedMeasured(tuple(report.findings), RedCoverage.from_stats(report.stats), watched.seen())
+    report = attack(task, source, box, battle, budget_s=budget_s)
+    return RedMeasured(tuple(report.findings), RedCoverage.from_stats(report.stats))
 
 
 def _suite(
@@ -77,14 +75,18 @@ def _suite(
 
 def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judging, battle: BattleContext) -> Measured:
     """What ``judging`` asks to be measured of ``submission`` in the open ``box``, for the battle ``battle``."""
+    from logomesh.sandbox.loads import LoadsSeen
     from logomesh.tasks.hidden_suite import run_hidden
 
     battle_id, emit, cancel = battle.battle_id, battle.emit, battle.cancel
     source = submission.source
     hidden_runs = []
+    # Every observed run of the code adds what it loaded to the hidden suite's record: code that imports a banned
+    # module only in the setting of a rerun, or on a probe's calls, is seen there.
+    watched = LoadsSeen(box, source)
 
     def hidden_suite(on_output: OutputSink) -> SuiteRun:
-        hidden_runs.append(run_hidden(box, task, source, on_output, seed=battle.seed))
+        hidden_runs.append(run_hidden(watched, task, source, on_output, seed=battle.seed))
         return hidden_runs[-1].suite
 
     def purple_suite(on_output: OutputSink) -> SuiteRun:
@@ -107,9 +109,9 @@ def measure(task: TaskSpec, submission: Submission, box: Sandbox, judging: Judgi
         cancel.check()
         mutants = run_mutants(box, task, submission.tests, judging.variants)
     if not judging.red:
-        return Measured(hidden, purple, mutants, keyed, reference_observations=basis)
+        return Measured(hidden, purple, mutants, keyed, reference_observations=basis, probe_loads=watched.seen())
     cancel.check()
     emit(StageStarted(battle_id, "red"))
-    red = red_findings(task, source, box, judging.red_budget_s, battle)
+    red = red_findings(task, source, watched, judging.red_budget_s, battle)
     cancel.check()  # probes cut short by a killed box are no findings
-    return Measured(hidden, purple, mutants, (*keyed, *red.findings), red.coverage, basis, red.loaded)
+    return Measured(hidden, purple, mutants, (*keyed, *red.findings), red.coverage, basis, watched.seen())

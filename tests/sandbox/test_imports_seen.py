@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 
 import pytest
 from tiers import sampled
 
+from logomesh.context import BattleContext
 from logomesh.sandbox import Sandbox
 from logomesh.sandbox.base import Loaded
 from logomesh.sandbox.choose import open_sandbox
@@ -21,6 +23,8 @@ from logomesh.sandbox.harness.server import module_of, package_of
 from logomesh.sandbox.loads import LoadsSeen, with_probes
 from logomesh.scoring.architecture import SEEN, architecture_score, find_violations, loaded_violations
 from logomesh.scoring.config import DEFAULT_CONFIG
+from logomesh.scoring.pipeline import Judging, measure_and_score
+from logomesh.submission import Submission
 from logomesh.tasks import Constraints, TaskSpec, all_tasks, load_task
 from logomesh.tasks.hidden_suite import ReferenceCache, run_hidden
 
@@ -48,6 +52,15 @@ FLOOD = '''
 for _ in range(12000):  # alternating files: the kernel merges only an event equal to the last one queued
     open("/usr/lib/python3.13/os.py").close()
     open("/usr/lib/python3.13/stat.py").close()
+'''
+
+# Appended to a flawed variant: wrong on some hidden test wherever it runs, so the hidden suite reruns what failed
+# in the harness's own start (``hidden_suite.py``), and only there (``-I``) it imports a module.
+IN_THE_RERUN = '''
+import sys as _sys
+
+if _sys.flags.isolated:
+    import {name}
 '''
 
 
@@ -182,3 +195,19 @@ def test_modules_probes_saw_join_the_hidden_record_and_never_make_it_complete() 
     assert with_probes(hidden, ("pickle", "json")) == Loaded(("json", "pickle"), complete=False)
     assert with_probes(Loaded(("json",), complete=True), ("json",)) == Loaded(("json",), complete=True)
     assert with_probes(None, ("pickle",)) is None  # no hidden record: A says the loads were not recorded
+
+
+def test_a_banned_import_only_in_the_reruns_setting_costs_a(box: Sandbox, task: TaskSpec) -> None:
+    """The hidden suite's reruns in another setting add what they loaded to the record A reads, red agent off:
+    code that imports a banned module only where it is rerun loses A; its control, importing an allowed module
+    there, keeps it."""
+    wrong = sorted(task.flawed_variants().items())[0][1]
+    scored = {name: measure_and_score(task, Submission(wrong + IN_THE_RERUN.format(name=name), "", ""),
+                                      nullcontext(box), Judging(red=False), BattleContext(seed=0))
+              for name in ("pickle", "statistics")}
+    for name, got in scored.items():
+        assert got.measured.hidden.passed < got.measured.hidden.total, name  # so the failed tests were rerun
+        assert got.measured.hidden.loaded is not None and name not in got.measured.hidden.loaded.modules
+        assert name in got.measured.probe_loads
+    banned, control = (scored[name].card.final["architecture"] for name in ("pickle", "statistics"))
+    assert banned == pytest.approx(control - DEFAULT_CONFIG.architecture.banned_import)
