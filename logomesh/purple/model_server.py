@@ -178,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8089)
-    parser.add_argument("--threads", type=int, default=2, help="CPU threads for the model")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="CPU threads for the model; 1 where other work shares the cores (200 tokens on 2 "
+                             "busy cores: 131 s with 2 threads, 9 s with 1; on idle cores 6 s and 10 s)")
     parser.add_argument("--ignore-response-format", action="store_true",
                         help="answer free text under any response_format instead of refusing it")
     args = parser.parse_args(argv)

@@ -78,7 +78,8 @@ def purple_url() -> Iterator[tuple[str, Server]]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = Server([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port)])
+    # one thread: the full tier's workers share the cores, where two threads ran an answer 14x slower
+    model = Server([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port), "--threads", "1"])
     purple: Server | None = None
     try:
         model.wait_for(r"loaded in", 900)

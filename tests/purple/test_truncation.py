@@ -247,7 +247,7 @@ def real_model_url() -> Iterator[str]:
         pytest.skip(f"real model unavailable: {exc}")
     if missing := missing_libraries():
         pytest.skip(f"real model unavailable: missing {', '.join(missing)}")
-    loaded = load_model(threads=2)
+    loaded = load_model(threads=1)  # the full tier's workers share the cores (model_server --threads says why)
     with start_in_thread(lambda url: app(loaded)) as server:
         yield server.url + "v1"
 
