@@ -111,7 +111,7 @@ class PlayedBattle(ResultStatus):
 
 def played_battle(request: BattleRequest, task: TaskSpec | None, values: StageValues, ending: Ending) -> PlayedBattle:
     """The one builder of a battle's ledger entry; ``task`` is ``None`` when it could not even be loaded."""
-    inputs = _task_inputs(task) if task is not None else {}
+    inputs = task_inputs(task) if task is not None else {}
     attributes = _request_attributes(request)
     finish = values.exchange.submission.finish if values.exchange is not None else None
     if values.exchange is not None:
@@ -172,8 +172,9 @@ def _unscored_result(request: BattleRequest, ending: FailedAt | CancelledAt, fin
                         ResultEnding(status, ending.stage, ending.reason), Scores.from_json(scores), finish=finish)
 
 
-def _task_inputs(task: TaskSpec) -> dict[str, bytes]:
-    """The task as the battle judged it: spec, hidden drivers, reference, flawed variants and red.py if any."""
+def task_inputs(task: TaskSpec) -> dict[str, bytes]:
+    """The task as the battle judged it: spec, hidden drivers, reference, flawed variants and red.py if any (also
+    what an injection attempt's entry keeps of its task, ``inject/record.py``: replay rebuilds it from them)."""
     return {"task_spec": task.spec_bytes, "hidden_tests": task.hidden_bytes,
             "reference_solution": task.reference_bytes, "flawed_variants": task.variants_bytes,
             **_red_module(task)}

@@ -22,7 +22,7 @@ from logomesh.campaign.reading import rows_from_ledger
 from logomesh.campaign.runner import campaign_battles
 
 TASK_INPUTS = ("task_spec", "hidden_tests", "reference_solution", "flawed_variants", "red_module")
-"""The inputs of an entry that are the task as judged (``battle_record._task_inputs``)."""
+"""The inputs of an entry that are the task as judged (``battle/record.py::task_inputs``)."""
 
 
 @dataclass(frozen=True)

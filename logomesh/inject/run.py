@@ -154,7 +154,7 @@ def run_injection(request: InjectRequest) -> InjectOutcome:
 
         def record(attempt: AttemptRecord) -> None:
             if led is not None:
-                append_attempt(led, run_id, task, attempt, request.search, request.target.label)
+                append_attempt(led, run_id, task, attempt, request.search, request.seed, request.target.label)
 
         attacker = Attacker(url, task, draw_secrets(request.seed), box, run_id,
                             ExchangeSettings(total_timeout_s=request.purple_timeout_s), request.cancel, record)
