@@ -1,4 +1,7 @@
-"""Replay a recorded battle from the inputs the ledger stored, and compare H(Δ).
+"""Replay a recorded entry from the inputs the ledger stored, and compare H(Δ).
+
+A battle is re-scored here (``replay_battle``); ``logomesh/replay.py::replay_entry``, what ``logomesh replay``
+calls, sends an injection attempt to ``inject/replay.py`` instead.
 
 The task spec, hidden suite, reference solution, flawed variants, red.py and purple response come from the ledger's
 content-addressed blobs, not from today's task library, so an edited task
@@ -15,6 +18,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from logomesh.battle.record import scored_result
 from logomesh.battle.request import BattleRequest
@@ -26,6 +30,9 @@ from logomesh.scoring.reference import parse_library
 from logomesh.submission import Submission, SubmissionError
 from logomesh.tasks import TaskError, TaskSpec, default_tasks_dir, load_task_dir
 
+if TYPE_CHECKING:
+    from ledger.store import StoredBattle
+
 
 class ReplayError(ValueError):
     """The battle cannot be replayed; the message says why."""
@@ -33,12 +40,13 @@ class ReplayError(ValueError):
 
 @dataclass(frozen=True)
 class ReplayReport:
+    """What a replay of one entry found, whatever its kind: what ``logomesh replay`` prints."""
+
     battle_id: str
     sequence: int
     signed_sha256: str
     replayed_sha256: str
     differences: tuple[str, ...]
-    replayed: BattleResult
     signed_scorer: str = ""  # the scorer configuration hash the entry was signed with ("" if not recorded)
     replayed_scorer: str = ""  # this build's
 
@@ -52,7 +60,14 @@ class ReplayReport:
         return bool(self.signed_scorer) and self.signed_scorer != self.replayed_scorer
 
 
-def _stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskSpec:
+@dataclass(frozen=True, kw_only=True)
+class BattleReplay(ReplayReport):
+    """A battle's replay, with the result it re-derived."""
+
+    replayed: BattleResult
+
+
+def stored_task(task_id: str, inputs: dict[str, bytes], workdir: Path) -> TaskSpec:
     if "reference_solution" not in inputs:
         raise ReplayError("this battle was recorded before hidden tests were judged against a stored reference "
                           "solution; replay it with the LogoMesh release that recorded it")
@@ -123,18 +138,30 @@ def _request_for(result: BattleResult, home: Path, sandbox: str) -> BattleReques
     )
 
 
-def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> ReplayReport:
-    """Re-score ``battle_id`` from its stored inputs; raises ``ReplayError`` when that is impossible."""
+def stored_entry(home: Path, entry_id: str) -> StoredBattle:
+    """The ledger's entry ``entry_id`` under ``home``; ``ReplayError`` (one line) when there is none."""
     from ledger import Ledger
-    from ledger.canonical import canonical_sha256
     from ledger.store import DB_FILE
 
     if not (home / DB_FILE).exists():  # a replay reads: it creates no ledger
         raise ReplayError(f"no ledger at {home / DB_FILE}: check --home")
     with Ledger.open(home) as led:
-        stored = led.get(battle_id)
+        stored = led.get(entry_id)
     if stored is None:
-        raise ReplayError(f"no battle {battle_id!r} in the ledger at {home} (see the console or 'verify ledger')")
+        raise ReplayError(f"no battle {entry_id!r} in the ledger at {home} (see the console or 'verify ledger')")
+    return stored
+
+
+def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: EventSink = discard) -> BattleReplay:
+    """Re-score ``battle_id`` from its stored inputs; raises ``ReplayError`` when that is impossible."""
+    return replay_stored_battle(home, stored_entry(home, battle_id), sandbox, emit)
+
+
+def replay_stored_battle(home: Path, stored: StoredBattle, sandbox: str, emit: EventSink = discard) -> BattleReplay:
+    """Re-score the battle entry ``stored`` (read from the ledger under ``home``)."""
+    from ledger.canonical import canonical_sha256
+
+    battle_id = stored.battle_id
     try:
         result = BattleResult.from_json(stored.result)
     except ResultError as exc:
@@ -144,7 +171,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
         raise ReplayError(f"battle {battle_id!r} {result.status} at stage {result.ending.stage or '?'}; "
                           "only scored battles can be replayed")
     with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
-        task = _stored_task(result.task_id, stored.inputs, Path(workdir))
+        task = stored_task(result.task_id, stored.inputs, Path(workdir))
         submission = stored_submission(stored.inputs["purple_response"], stored.attributes.get("purple_protocol", ""))
         request = _request_for(result, home, sandbox)
         judged = judge_submission(request, task, submission, request.context(emit))
@@ -161,7 +188,7 @@ def replay_battle(home: Path, battle_id: str, sandbox: str = "auto", emit: Event
             f"battle {battle_id!r} was recorded before entries stored the task library its intent check judged "
             f"among, and today's library ({default_tasks_dir()}) gives another reference set ({replayed_ref[:12]}, "
             f"not {signed_ref[:12]}): replay it with --tasks-dir set to the library it was recorded with")
-    return ReplayReport(
+    return BattleReplay(
         battle_id=battle_id,
         sequence=stored.sequence,
         signed_sha256=stored.result_sha256,

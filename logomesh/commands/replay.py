@@ -1,4 +1,4 @@
-"""``logomesh replay BATTLE_ID``: re-score from stored inputs."""
+"""``logomesh replay ID``: re-score a battle, or re-judge an injection attempt, from stored inputs."""
 
 from __future__ import annotations
 
@@ -11,21 +11,23 @@ from logomesh.commands.common import EXIT_VERIFY_FAILED, HomeOption, JsonOption,
 
 
 def replay(
-    battle_id: Annotated[str, typer.Argument(help="The battle to replay.")],
+    battle_id: Annotated[str, typer.Argument(help="The battle or injection attempt to replay.")],
     sandbox: SandboxOption = "auto",
     tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Re-score a battle from its stored inputs and check H(result) against the signed one (exit 3 if not)."""
+    """Re-score a battle (or re-judge an injection attempt) from its stored inputs and check H(result) against the
+    signed one (exit 3 if not)."""
     from ledger import LedgerError
-    from logomesh.battle.replay import ReplayError, replay_battle
+    from logomesh.battle.replay import ReplayError
     from logomesh.battle.request import StageFailed
     from logomesh.home import resolve_home
     from logomesh.progress import ProgressPrinter
+    from logomesh.replay import replay_entry
 
     try:
-        report = replay_battle(resolve_home(home, create=False), battle_id, sandbox, ProgressPrinter())
+        report = replay_entry(resolve_home(home, create=False), battle_id, sandbox, ProgressPrinter())
     except (ReplayError, LedgerError) as exc:
         fail(str(exc))
     except StageFailed as exc:
