@@ -92,3 +92,18 @@ def test_an_attempt_replays_a_tampered_answer_differs_and_a_run_is_refused(tmp_p
     text = _cli("replay", attempt, "--sandbox", "docker", home=home, tasks=tasks)
     assert text.returncode == 3 and "DIFFERS" in text.stdout and "fields: answer_sha256, verdict" in text.stdout
     assert not verify_ledger(home).ok
+
+
+def test_an_attempt_recorded_without_its_seed_is_one_line(tmp_path: Path) -> None:
+    """Entries from before attempts stored their run's seed cannot draw the secrets again: exit 1, one line."""
+    home = tmp_path / "home"
+    old = {"battle_id": "old.q0001", "task_id": "rate-limiter", "status": "injection-attempt",
+           "kind": "injection-attempt", "run_id": "old", "search": "mcts", "query": 1, "objective": "leak-canary",
+           "path": ["config", "plain", "end", "leak-canary"], "payload_sha256": "0" * 64, "answer_sha256": "0" * 64,
+           "verdict": {"met": False, "severity": "low", "evidence": ""}, "error": ""}
+    with Ledger.open(home) as led:
+        led.append("old.q0001", old, {"task_spec": b"x", "purple_response": b"{}"}, {"kind": "injection-attempt"})
+    proc = _cli("replay", "old.q0001", home=home, tasks=default_tasks_dir())
+    assert proc.returncode == 1 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == ["logomesh: error: injection attempt 'old.q0001' was recorded before attempts "
+                                        "stored their run's seed: replay it with the LogoMesh release that recorded it"]
