@@ -22,11 +22,11 @@ ENGINE_MODULES = [
 ]
 
 
-def _loaded_after_import(module: str) -> list[str]:
+def _loaded_after_import(module: str, tops: tuple[str, ...] = ("textual", "rich", "tui")) -> list[str]:
     code = (
         "import importlib, json, sys\n"
         f"importlib.import_module({module!r})\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'tui'))))\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {tops!r})))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return list(json.loads(out.stdout))
@@ -40,6 +40,12 @@ def test_engine_module_loads_no_ui(module: str) -> None:
 def test_the_check_itself_sees_ui_imports() -> None:
     """Guard against a check that can never fail: importing textual must be seen."""
     assert "textual" in _loaded_after_import("textual")
+
+
+def test_importing_scoring_leaves_onnx_to_the_models_load() -> None:
+    """onnx takes ~0.55 s to import: a command that imports scoring pays it only once it loads the model."""
+    assert _loaded_after_import("logomesh.scoring", ("onnx", "ml_dtypes")) == []
+    assert "onnx" in _loaded_after_import("logomesh.scoring.encoder_graph", ("onnx",))
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:

@@ -20,8 +20,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from logomesh.scoring.encoder_graph import encoder_graph
-
 Ids = list[int]
 MAX_THREADS = 4  # the products of one 256-token window stop gaining beyond a few threads
 
@@ -68,6 +66,10 @@ class MiniLM:
     def __init__(self, root: Path, threads: int | None = None) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
+
+        # Here, not at the top: importing onnx takes ~0.55 s (its ml_dtypes), which every command that merely
+        # imports scoring (``battle run`` before its first stage) paid.
+        from logomesh.scoring.encoder_graph import encoder_graph
 
         config = json.loads((root / "config.json").read_text(encoding="utf-8"))
         self.max_positions: int = int(config["max_position_embeddings"])
