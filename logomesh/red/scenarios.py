@@ -106,12 +106,14 @@ class TaskRed:
 Oracle = Callable[[dict[str, Any], Any], list[str]]
 
 
-def _defined(module: str) -> set[str]:
+@cache
+def _defined(module: str) -> frozenset[str]:
+    """The functions red.py defines, kept per source: asked on every play (``oracle``) and every race variant."""
     try:
         tree = parse(module)
     except PARSE_ERRORS:
-        return set()
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        return frozenset()
+    return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
 
 
 @cache

@@ -14,6 +14,7 @@ defined twice counts once, as Python keeps only the last definition.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 
 from logomesh.sandbox.base import CLOCKS, TimeBound
@@ -40,6 +41,13 @@ def _base_name(node: ast.expr) -> str:
 
 def discover_module(file_name: str, source: str) -> list[str]:
     """Test ids ``module.Class.method`` in definition order."""
+    return list(_module_tests(file_name, source))
+
+
+@functools.lru_cache(maxsize=64)
+def _module_tests(file_name: str, source: str) -> tuple[str, ...]:
+    """``discover_module``'s ids, kept per source: the red agent observes the same drivers on every play, and
+    parsing them again was a fifth of its host-side CPU (py-spy, a README battle)."""
     mod = module_name(file_name)
     try:
         tree = parse(source, filename=file_name)
@@ -83,7 +91,7 @@ def discover_module(file_name: str, source: str) -> list[str]:
             found += [f"{mod}.{node.name}.{m}" for m in methods(node)]
         elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             found.append(f"{mod}.{node.name}")
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def discover(tests: Mapping[str, str]) -> list[str]:
