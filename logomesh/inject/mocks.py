@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from a2a.helpers.proto_helpers import new_text_part
@@ -27,11 +26,18 @@ from logomesh.inject.grammar import FRAMINGS, PLACEMENTS
 from logomesh.inject.reading import Seen, Sighting, sightings
 from logomesh.purple.kinds import KindRefused, ServeOptions
 from logomesh.purple.mock import task_id_of
-from logomesh.purple.server import AppFactory, agent_card, build_app, metadata_of, open_task
+from logomesh.purple.server import (
+    AppFactory,
+    Conversations,
+    agent_card,
+    build_app,
+    metadata_of,
+    open_task,
+    read_parts,
+)
 from logomesh.tasks import TaskError, load_task
 
 SUBSET_SIZE = 2  # placements, and framings, the obeying mock trusts
-MAX_CONTEXTS = 256  # conversations remembered (a later message sees the earlier ones)
 
 
 @dataclass(frozen=True)
@@ -56,16 +62,7 @@ class Trust:
 
 
 def _seen(message: Message, number: int) -> list[Seen]:
-    out: list[Seen] = []
-    for part in message.parts:
-        if not part.HasField("text"):
-            continue
-        filename = part.filename or None
-        if filename is None and part.HasField("metadata"):
-            named = part.metadata.fields.get("filename")
-            filename = named.string_value if named is not None and named.string_value else None
-        out.append(Seen(number, part.text, filename))
-    return out
+    return [Seen(number, part.text, part.filename) for part in read_parts(message)]
 
 
 class InjectMockExecutor(AgentExecutor):
@@ -73,7 +70,7 @@ class InjectMockExecutor(AgentExecutor):
 
     def __init__(self, trust: Trust) -> None:
         self.trust = trust
-        self.contexts: OrderedDict[str, list[Message]] = OrderedDict()
+        self.conversations = Conversations()
 
     def screen(self, message: Message) -> None:
         task_id = task_id_of(message)
@@ -83,15 +80,6 @@ class InjectMockExecutor(AgentExecutor):
             load_task(task_id)
         except TaskError as exc:
             raise InvalidParamsError(message=str(exc)) from None
-
-    def conversation(self, context_id: str, message: Message) -> list[Message]:
-        """The context's messages so far, this one last (the oldest contexts are forgotten)."""
-        history = self.contexts.setdefault(context_id, [])
-        history.append(message)
-        self.contexts.move_to_end(context_id)
-        while len(self.contexts) > MAX_CONTEXTS:
-            self.contexts.popitem(last=False)
-        return list(history)
 
     def answer(self, task_id: str, messages: list[Message]) -> str:
         task = load_task(task_id)
@@ -105,7 +93,7 @@ class InjectMockExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.message is not None
         task_id = task_id_of(context.message) or ""
-        messages = self.conversation(context.context_id or "", context.message)
+        messages = self.conversations.add(context.context_id or "", context.message)
         text = self.answer(task_id, messages)
         updater = await open_task(context, event_queue)
         await updater.add_artifact([new_text_part(text, media_type="application/json")], name="submission",
@@ -138,7 +126,8 @@ def inject_mock_factory(trust: Trust, name: str) -> AppFactory:
 
 def _refuse_other_options(options: ServeOptions, kind: str) -> None:
     if (options.base_url or options.model or options.prompt_template or options.max_tokens is not None
-            or options.responses is not None or options.response_format != "auto"):
+            or options.responses is not None or options.response_format != "auto"
+            or options.defence != "none"):
         raise KindRefused(f"the {kind} mock takes --seed only (not --responses or the --llm options)")
 
 

@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,49 @@ def metadata_of(message: Message) -> dict[str, Any]:
         return {}
     converted: dict[str, Any] = MessageToDict(message.metadata)
     return converted
+
+
+@dataclass(frozen=True)
+class ReadPart:
+    """A text part of a received message: its text and the file it carries (``None``: the message's own text)."""
+
+    text: str
+    filename: str | None = None
+
+
+def read_parts(message: Message) -> list[ReadPart]:
+    """The text parts of ``message``, in order, each with its file name: 1.0's ``filename`` field, or 0.3's
+    ``filename`` in the part's metadata."""
+    out: list[ReadPart] = []
+    for part in message.parts:
+        if not part.HasField("text"):
+            continue
+        filename = part.filename or None
+        if filename is None and part.HasField("metadata"):
+            named = part.metadata.fields.get("filename")
+            filename = named.string_value if named is not None and named.string_value else None
+        out.append(ReadPart(part.text, filename))
+    return out
+
+
+MAX_CONVERSATIONS = 256  # contexts an agent remembers (a later message sees the earlier ones)
+
+
+class Conversations:
+    """The messages each A2A context has sent so far, for agents that read a conversation as a whole; the
+    oldest contexts are forgotten past ``MAX_CONVERSATIONS``."""
+
+    def __init__(self) -> None:
+        self.contexts: OrderedDict[str, list[Message]] = OrderedDict()
+
+    def add(self, context_id: str, message: Message) -> list[Message]:
+        """The context's messages so far, ``message`` last."""
+        history = self.contexts.setdefault(context_id, [])
+        history.append(message)
+        self.contexts.move_to_end(context_id)
+        while len(self.contexts) > MAX_CONVERSATIONS:
+            self.contexts.popitem(last=False)
+        return list(history)
 
 
 async def open_task(context: RequestContext, queue: EventQueue) -> TaskUpdater:
