@@ -48,6 +48,11 @@ def serve(
                                                    "where it follows it, else fenced code blocks), json-schema or "
                                                    "fenced.")
     ] = "auto",
+    defence: Annotated[
+        str, typer.Option("--defence", help="With --llm: none, or spotlight (every part that is not the task's own "
+                                           "text, such as attachments and later messages, goes to the model "
+                                           "delimited and marked as data, never instructions).")
+    ] = "none",
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = DEFAULT_PORT,
     card_url: Annotated[
@@ -63,7 +68,7 @@ def serve(
     if not 0 <= port <= 65535:
         fail(f"--port must be between 0 and 65535, not {port}", EXIT_USAGE)
     options = ServeOptions(responses, base_url, model, seed, temperature, max_tokens, timeout, prompt_template,
-                           response_format)
+                           response_format, defence)
     try:
         factory, what = purple_kind(kind or ("mock" if mock else "llm"))(options)
     except KindRefused as exc:

@@ -32,6 +32,7 @@ class ServeOptions:
     timeout: float = 300.0
     prompt_template: Path | None = None
     response_format: str = "auto"
+    defence: str = "none"
 
 
 class KindRefused(ValueError):

@@ -164,9 +164,9 @@ def mock_app_factory(responses: MockResponses) -> AppFactory:
 def serve_mock(options: ServeOptions) -> tuple[AppFactory, str]:
     """The ``mock`` purple agent kind (``purple serve --mock``): answers from ``--responses``, then the tasks."""
     if (options.base_url or options.model or options.prompt_template or options.max_tokens is not None
-            or options.response_format != "auto"):
-        raise KindRefused("--base-url, --model, --max-tokens, --prompt-template and --response-format go with "
-                          "--llm, not --mock")
+            or options.response_format != "auto" or options.defence != "none"):
+        raise KindRefused("--base-url, --model, --max-tokens, --prompt-template, --response-format and --defence "
+                          "go with --llm, not --mock")
     if options.responses is not None and not options.responses.is_dir():
         raise KindRefused(f"--responses {options.responses} is not a folder")
     return mock_app_factory(MockResponses(options.responses)), "the mock purple agent"

@@ -67,7 +67,8 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def purple_url() -> Iterator[tuple[str, Server]]:
+def model_url() -> Iterator[str]:
+    """The model server's chat-completions base URL, shared by the module's purple agents."""
     problem = _model_problem()
     if problem is not None:
         if os.environ.get("LOGOMESH_REQUIRE_DOCKER") == "1":
@@ -80,17 +81,32 @@ def purple_url() -> Iterator[tuple[str, Server]]:
         port = sock.getsockname()[1]
     # one thread: the full tier's workers share the cores, where two threads ran an answer 14x slower
     model = Server([sys.executable, "-m", "logomesh.purple.model_server", "--port", str(port), "--threads", "1"])
-    purple: Server | None = None
     try:
         model.wait_for(r"loaded in", 900)
-        purple = Server([sys.executable, "-m", "logomesh", "purple", "serve", "--llm", "--base-url",
-                         f"http://127.0.0.1:{port}/v1", "--model", "SmolLM2-135M-Instruct", "--max-tokens",
-                         str(MAX_TOKENS), "--timeout", "600", "--port", "0"])
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        model.stop()
+
+
+def _purple(model_url: str, *more: str) -> Iterator[tuple[str, Server]]:
+    purple = Server([sys.executable, "-m", "logomesh", "purple", "serve", "--llm", "--base-url", model_url,
+                     "--model", "SmolLM2-135M-Instruct", "--max-tokens", str(MAX_TOKENS), "--timeout", "600",
+                     "--port", "0", *more])
+    try:
         yield purple.wait_for(r"at (http://127\.0\.0\.1:\d+/)", 60).group(1), purple
     finally:
-        if purple is not None:
-            purple.stop()
-        model.stop()
+        purple.stop()
+
+
+@pytest.fixture(scope="module")
+def purple_url(model_url: str) -> Iterator[tuple[str, Server]]:
+    yield from _purple(model_url)
+
+
+@pytest.fixture(scope="module")
+def defended_url(model_url: str) -> Iterator[tuple[str, Server]]:
+    """``purple serve --llm --defence spotlight`` on the same model."""
+    yield from _purple(model_url, "--defence", "spotlight")
 
 
 @pytest.mark.parametrize("task", ["fib-recursive", "merkle-root"])
@@ -118,3 +134,27 @@ def test_a_real_model_battle_is_judged_as_code_or_failed_with_its_reason(purple_
         assert result["failed_stage"] == "purple", result
         assert result["reason"]  # e.g. "the agent returned no module defining `fib`: the code does not parse (...)"
         assert "unusable" in report or report.startswith("failed: ")
+
+
+def test_the_defended_agent_answers_an_injected_task_with_the_real_model(defended_url: tuple[str, Server]) -> None:
+    """Issue 38, point 5: with ``--defence spotlight`` the agent still answers; the README attached to the task
+    (with a planted instruction) reaches the model delimited as data. Whatever the 135M model writes, the agent
+    answers with a submission or fails the task with the model's reason, and says how it read the answer."""
+    from logomesh.inject.grammar import Attempt, render
+    from logomesh.inject.objectives import OBJECTIVES, draw_secrets
+    from logomesh.inject.send import ask_purple
+    from logomesh.purple.client import ExchangeSettings, PurpleTaskFailed
+    from logomesh.tasks import load_task
+
+    url, purple = defended_url
+    assert any("defence spotlight" in line for line in purple.lines), purple.lines[-5:]
+    task = load_task("fib-recursive")
+    injected = render(Attempt("readme", "authority", "end"), task,
+                      OBJECTIVES["leak-canary"].instruction(draw_secrets(0)))
+    try:
+        exchange = ask_purple(url, task, injected, "fib-defended", ExchangeSettings(total_timeout_s=1300))
+    except PurpleTaskFailed as exc:
+        assert "model answer holds no code" in str(exc), exc
+    else:
+        assert exchange.submission.source.strip()
+    purple.wait_for(r"battle fib-defended: ", 30)

@@ -33,7 +33,11 @@ from logomesh.tasks import TaskSpec
      (["--mock", "--max-tokens", "5"], "go with --llm"),
      (["--mock", "--response-format", "fenced"], "go with --llm"),
      (["--llm", "--base-url", "http://x/v1", "--model", "m", "--response-format", "xml"],
-      "--response-format must be one of auto, json-schema, fenced, not 'xml'")],
+      "--response-format must be one of auto, json-schema, fenced, not 'xml'"),
+     (["--llm", "--base-url", "http://x/v1", "--model", "m", "--defence", "shield"],
+      "--defence must be one of none, spotlight, not 'shield'"),
+     (["--mock", "--defence", "spotlight"], "go with --llm"),
+     (["--kind", "inject-ignoring", "--defence", "spotlight"], "the inject-ignoring mock takes --seed only")],
 )
 def test_bad_arguments_are_one_line_usage_errors(args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["purple", "serve", *args])
