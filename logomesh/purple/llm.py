@@ -151,10 +151,14 @@ def incoming(conversation: Sequence[Sequence[ReadPart]], defence: str = "none") 
 
     ``none``: the last message's text parts joined by newlines, all of it the task (what the agent always did).
     ``spotlight``: the task is the first message's first part that carries no file; every other part, of that
-    message or a later one, is material.
+    message or a later one, is material. A later message that starts with the same task text asks it afresh (a
+    battle id sent twice to one agent shares its context): the conversation is read from there.
     """
     if defence == "none":
         return Incoming("\n".join(part.text for part in conversation[-1]) if conversation else "")
+    opening = [next((p.text for p in parts if p.filename is None), None) for parts in conversation]
+    if opening and opening[0] is not None:
+        conversation = conversation[max(i for i, text in enumerate(opening) if text == opening[0]):]
     task: str | None = None
     material: list[Material] = []
     for number, parts in enumerate(conversation, start=1):

@@ -184,6 +184,8 @@ def test_incoming_splits_the_task_from_the_material() -> None:
                                 Material("attached file solution.py", "x = 1"),
                                 Material("message 2 of the conversation", "more, later"))
     assert incoming([], "spotlight").task == "" and incoming([]).task == ""
+    asked_again = [*conversation, [ReadPart("the task"), ReadPart("y = 2", "solution.py")]]
+    assert incoming(asked_again, "spotlight") == incoming([asked_again[-1]], "spotlight")  # a resent task: afresh
 
 
 def test_the_task_prompt_is_what_the_defence_leaves_undelimited(task: TaskSpec) -> None:
