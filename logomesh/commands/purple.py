@@ -13,6 +13,16 @@ app = typer.Typer(help="Serve a purple (code generating) agent over A2A.", no_ar
 
 DEFAULT_PORT = 9009
 
+ResponseFormatOption = Annotated[
+    str, typer.Option("--response-format", help="With --llm: auto (the endpoint's JSON-schema response format where "
+                                               "it follows it, else fenced code blocks), json-schema or fenced.")
+]
+DefenceOption = Annotated[
+    str, typer.Option("--defence", help="With --llm: none, or spotlight (every part that is not the task's own text, "
+                                       "such as attachments and later messages, goes to the model delimited and "
+                                       "marked as data, never instructions).")
+]
+
 
 @app.command("serve")
 def serve(
@@ -43,16 +53,8 @@ def serve(
         typer.Option("--prompt-template", help="With --llm: a file whose text replaces the prompt; {task} is "
                                                "replaced by the task text, {entry_point} by its entry point."),
     ] = None,
-    response_format: Annotated[
-        str, typer.Option("--response-format", help="With --llm: auto (the endpoint's JSON-schema response format "
-                                                   "where it follows it, else fenced code blocks), json-schema or "
-                                                   "fenced.")
-    ] = "auto",
-    defence: Annotated[
-        str, typer.Option("--defence", help="With --llm: none, or spotlight (every part that is not the task's own "
-                                           "text, such as attachments and later messages, goes to the model "
-                                           "delimited and marked as data, never instructions).")
-    ] = "none",
+    response_format: ResponseFormatOption = "auto",
+    defence: DefenceOption = "none",
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = DEFAULT_PORT,
     card_url: Annotated[

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from test_llm import StandIn
 
 from logomesh.inject.grammar import CONFIG_FILE, README_FILE, STARTER_FILE, Attempt, Injected, clean, render
 from logomesh.inject.objectives import OBJECTIVES, draw_secrets
@@ -30,7 +31,6 @@ from logomesh.purple.llm import (
 )
 from logomesh.purple.server import ReadPart, start_in_thread
 from logomesh.tasks import TaskSpec, load_task
-from tests.purple.test_llm import StandIn
 
 ASK = OBJECTIVES["leak-canary"].instruction(draw_secrets(0))
 BLOCK = re.compile(r"<<<DATA (?P<id>[0-9a-f]{16}): (?P<label>[^>]*)>>>\n(?P<text>.*?)\n<<<END DATA (?P=id)>>>",
