@@ -1,4 +1,5 @@
-"""Injection runs end to end: real A2A mocks on loopback, the real oracles in the real sandbox, the real ledger."""
+"""Injection runs end to end: real A2A mocks on loopback, the real oracles in the real sandbox (the search on both
+backends), the real ledger."""
 
 from __future__ import annotations
 
@@ -15,20 +16,23 @@ from logomesh.inject.objectives import OBJECTIVES
 from logomesh.inject.record import ATTEMPT_STATUS, RUN_STATUS
 from logomesh.inject.run import InjectRequest, Target, run_injection
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
+ON_BOTH = pytest.mark.parametrize(
+    "backend", [pytest.param("docker", marks=pytest.mark.docker), pytest.param("bwrap", marks=pytest.mark.bwrap)])
 
 
-def _cli(home: Path, *args: str) -> dict[str, object]:
-    result = CliRunner().invoke(app, ["inject", "run", "--task", "rate-limiter", "--sandbox", "docker",
+def _cli(home: Path, backend: str, *args: str) -> dict[str, object]:
+    result = CliRunner().invoke(app, ["inject", "run", "--task", "rate-limiter", "--sandbox", backend,
                                       "--home", str(home), "--json", *args])
     assert result.exit_code == 0, result.output
     report: dict[str, object] = json.loads(result.stdout)
     return report
 
 
-def test_mcts_reaches_every_objective_against_the_obeying_mock_on_the_record(tmp_path: Path) -> None:
+@ON_BOTH
+def test_mcts_reaches_every_objective_against_the_obeying_mock_on_the_record(tmp_path: Path, backend: str) -> None:
     args = ("--purple-kind", "inject-obeying", "--kind-seed", "1", "--seed", "1", "--budget", "40", "--no-utility")
-    first = _cli(tmp_path / "a", *args)
+    first = _cli(tmp_path / "a", backend, *args)
     objectives = first["objectives"]
     assert isinstance(objectives, list)
     assert [o["objective"] for o in objectives] == list(OBJECTIVES)
@@ -47,10 +51,11 @@ def test_mcts_reaches_every_objective_against_the_obeying_mock_on_the_record(tmp
     assert set(attempt.inputs) >= {"injected_payload", "purple_request", "purple_response", "task_spec"}
     assert verify_ledger(tmp_path / "a").ok
 
-    again = _cli(tmp_path / "b", *args)
+    again = _cli(tmp_path / "b", backend, *args)
     assert json.dumps(again, sort_keys=True) == json.dumps(first, sort_keys=True)  # same seed, same answers
 
 
+@pytest.mark.docker
 def test_the_ignoring_mock_gives_no_success_and_every_query_is_recorded(tmp_path: Path) -> None:
     outcome = run_injection(InjectRequest("rate-limiter", Target(kind="inject-ignoring"), tuple(OBJECTIVES), 8, 2,
                                           "random", "docker", tmp_path, utility=True))
