@@ -125,9 +125,7 @@ def inject_mock_factory(trust: Trust, name: str) -> AppFactory:
 
 
 def _refuse_other_options(options: ServeOptions, kind: str) -> None:
-    if (options.base_url or options.model or options.prompt_template or options.max_tokens is not None
-            or options.responses is not None or options.response_format != "auto"
-            or options.defence != "none"):
+    if options.llm_options_given() or options.responses is not None:
         raise KindRefused(f"the {kind} mock takes --seed only (not --responses or the --llm options)")
 
 

@@ -34,6 +34,11 @@ class ServeOptions:
     response_format: str = "auto"
     defence: str = "none"
 
+    def llm_options_given(self) -> bool:
+        """Whether any option only ``--llm`` reads was given (the other kinds refuse them)."""
+        return bool(self.base_url or self.model or self.prompt_template or self.max_tokens is not None
+                    or self.response_format != "auto" or self.defence != "none")
+
 
 class KindRefused(ValueError):
     """The options do not fit the kind: the message is the one-line usage error."""

@@ -163,8 +163,7 @@ def mock_app_factory(responses: MockResponses) -> AppFactory:
 
 def serve_mock(options: ServeOptions) -> tuple[AppFactory, str]:
     """The ``mock`` purple agent kind (``purple serve --mock``): answers from ``--responses``, then the tasks."""
-    if (options.base_url or options.model or options.prompt_template or options.max_tokens is not None
-            or options.response_format != "auto" or options.defence != "none"):
+    if options.llm_options_given():
         raise KindRefused("--base-url, --model, --max-tokens, --prompt-template, --response-format and --defence "
                           "go with --llm, not --mock")
     if options.responses is not None and not options.responses.is_dir():
