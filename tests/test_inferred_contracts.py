@@ -141,5 +141,6 @@ def test_the_import_infers_a_contract_that_admits_every_literal_input_of_the_tas
                 assert admits(clause, params, seed), (task.id, clause, seed)
     assert inferred >= 140
     histogram = load_task_dir(library / task_id("HumanEval/111")).contract
-    assert "test == test.strip()" in clauses(histogram.inferred) and not histogram.requires
-    assert "n > 0" in clauses(load_task_dir(library / task_id("HumanEval/150")).contract.inferred)
+    assert "test == test.strip()" in clauses(histogram.inferred) and histogram.requires  # apart from the stated
+    x_or_y = load_task_dir(library / task_id("HumanEval/150")).contract
+    assert "n > 0" in clauses(x_or_y.inferred) and not x_or_y.requires  # inferred where the prompt states nothing
