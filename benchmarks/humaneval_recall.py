@@ -17,8 +17,14 @@ Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--wide
    task's precondition, run against the mutant and the canonical solution as
    observation drivers in separate sandboxed processes and compared on the
    host under the task's answer equivalence (the differential runner's own
-   path, with the imported task's ``[contract]``; a witness outside its
-   inferred contract is kept, and named, only when no inside one differs).
+   path, with the imported task's ``[contract]``). **In contract** means
+   inside both the precondition the prompt states (``requires``) and the one
+   inferred from the task's tests (``[contract] inferred``): the red agent
+   reports a divergence outside the inferred one at low only, so a method
+   tells a mutant apart only with a witness inside both. A mutant whose
+   every witness breaks an inferred clause is in no set; it is listed apart
+   (``wrong_only_outside_inferred``, with the clause each witness breaks) and
+   counted with the accepted mutants no method tells apart.
    The **old set** holds the mutants (a) tells apart (wrong, passing, in
    contract); the **widened set** those (a) or (b) tells apart; the **union**
    those any of the three tells apart, and each method's set is reported
@@ -27,14 +33,15 @@ Usage: python benchmarks/humaneval_recall.py [--per-problem N] [--cap N] [--wide
    batches of one searcher at a time (mutated literals, edge cases,
    property-based, branch values), in the family's order, each searcher with a
    fresh runner (so its reference runs are counted): found or not, and the
-   seconds to its first divergence.
+   seconds to its first divergence in contract (one outside the inferred
+   contract, a low note, is not counted).
 4. **The red agent** (``attack``, ``--budget`` seconds, seed 0) against each
    mutant in the union twice: with the family's searchers before the
    branch-value batches and with them (``BRANCH_BATCHES``), side by side:
    found at medium or above, and the time to the first finding. Every
-   accepted mutant no method tells apart (perhaps equivalent) is attacked
-   once, with every searcher, for the recall over all accepted mutants
-   (``--no-accepted`` skips it).
+   accepted mutant no method tells apart in contract (perhaps equivalent, or
+   wrong only outside the contract) is attacked once, with every searcher,
+   for the recall over all accepted mutants (``--no-accepted`` skips it).
 5. **False positives.** The same per-searcher batches against the canonical
    solution of every problem with a mutant in the set and against the
    correct alternatives (``tests/data/humaneval_alternatives.json``): any
@@ -82,8 +89,7 @@ METHODS = {"small": "(a) exhaustive small inputs", "wide": "(b) wide random inpu
 SETS = {"old": "wrong on exhaustive small inputs (a)", "widened": "wrong on small or on wide random inputs (a or b)",
         "wide_only": "wrong on wide random inputs only", "wide": "wrong on wide random inputs (b)",
         "hand": "wrong on a hand-written witness (c)", "hand_only": "wrong on a hand-written witness only",
-        "union": "wrong by any of the three methods (a, b or c)",
-        "union_inside_inferred": "the union, with a witness inside the task's inferred contract"}
+        "union": "wrong by any of the three methods (a, b or c)"}
 CHUNK = 250
 
 
@@ -91,7 +97,8 @@ def witness(runner: DifferentialRunner, task: TaskSpec, inputs: list[str]) -> di
     """The first admitted input where ``runner.source`` answers differently from the reference, under the contract.
 
     One inside the task's inferred contract when there is one (its ``outside`` empty), else the first outside it
-    (``outside`` names the inferred clause it breaks: the red agent notes such a divergence at low only)."""
+    (``outside`` names the inferred clause it breaks: the red agent notes such a divergence at low only, so it does
+    not tell the mutant apart in contract)."""
     first: dict[str, str] | None = None
     for start in range(0, len(inputs), CHUNK):
         args: dict[str, Any] = {"entry": task.entry_point, "inputs": inputs[start:start + CHUNK]}
@@ -108,7 +115,9 @@ def witness(runner: DifferentialRunner, task: TaskSpec, inputs: list[str]) -> di
 
 def per_searcher(box: Sandbox, task: TaskSpec, source: str, kinds: tuple[str, ...] = tuple(SEARCHERS),
                  ) -> dict[str, dict[str, Any]]:
-    """For each searcher: whether its batches find a divergence, the seconds to the first, and the first input."""
+    """For each searcher: whether its batches find a divergence in contract, the seconds to the first, the first input.
+
+    A divergence outside the inferred contract is a low note, not a finding of the task's severity: not counted."""
     variants = DifferentialFamily().variants(AttackContext.build(task, source), task.entry_point)
     out: dict[str, dict[str, Any]] = {}
     for kind in kinds:
@@ -121,7 +130,7 @@ def per_searcher(box: Sandbox, task: TaskSpec, source: str, kinds: tuple[str, ..
             trials = runner.run(variant.spec, 0).trials
             spent += time.monotonic() - started
             row["batches"] += 1
-            hits = [d for t in trials for d in t.result.get("diverged") or []]
+            hits = [d for t in trials for d in t.result.get("diverged") or [] if not d.get("outside")]
             if hits:
                 row.update(found=True, first_s=round(spent, 3), input=hits[0]["input"])
                 break
@@ -184,6 +193,7 @@ def main() -> None:
     canonical_fp: dict[str, int] = {k: 0 for k in SEARCHERS}
     generated = passing = truth_inputs = wide_total = hand_total = canonical_runs = 0
     others: list[dict[str, Any]] = []
+    outside_only: list[dict[str, Any]] = []  # wrong, but only outside the inferred contract
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="logomesh-he-") as folder, open_sandbox("docker") as box:
         library = Path(folder)
@@ -224,20 +234,25 @@ def main() -> None:
                 told = {"small": witness(runner, task, inputs) if inputs else None,
                         "wide": witness(runner, task, wide) if wide else None,
                         "hand": witness(runner, task, hand) if hand else None}
-                if not any(told.values()):
-                    if not args.no_accepted:  # accepted by the check, told apart by no method: perhaps equivalent
-                        others.append({"task_id": name, "mutation": label, "ordinal": ordinal,
-                                       "red_new": red(task, mutant, box, args.budget, branches=True)})
+                outside = {k: {"input": v["input"], "clause": v["outside"]}
+                           for k, v in told.items() if v and v["outside"]}
+                inside = {k: v["input"] for k, v in told.items() if v and not v["outside"]}
+                if not inside:  # accepted by the check, told apart in contract by no method
+                    entry: dict[str, Any] = {"task_id": name, "mutation": label, "ordinal": ordinal}
+                    if outside:  # wrong only where the red agent reports at low: never a medium finding
+                        outside_only.append({**entry, "outside_inferred": outside})
+                    if not args.no_accepted:  # perhaps equivalent, or wrong only outside the contract
+                        entry["red_new"] = red(task, mutant, box, args.budget, branches=True)
+                        others.append(entry)
                     continue
                 row = {"task_id": name, "mutation": label, "ordinal": ordinal,
-                       **{f"witness_{k}": v["input"] if v else None for k, v in told.items()},
-                       "outside_inferred": {k: v["outside"] for k, v in told.items() if v and v["outside"]},
-                       "searchers": per_searcher(box, task, mutant)}
+                       **{f"witness_{k}": inside.get(k) for k in told},
+                       "outside_inferred": outside, "searchers": per_searcher(box, task, mutant)}
                 row["red_today"] = red(task, mutant, box, args.budget, branches=False)
                 row["red_new"] = red(task, mutant, box, args.budget, branches=True)
                 rows.append(row)
-                by = "".join(k[0] for k, v in told.items() if v)  # s(mall), w(ide), h(and)
-                found = next(v["input"] for v in told.values() if v)
+                by = "".join(k[0] for k in inside)  # s(mall), w(ide), h(and)
+                found = next(iter(inside.values()))
                 print(f"{name:<14} {label:<18} {by:<3} {found[:40]:<40} "
                       + " ".join(f"{k}={v['found']}" for k, v in row["searchers"].items())
                       + f" red={row['red_today']['medium_plus'] > 0}/{row['red_new']['medium_plus'] > 0}",
@@ -260,12 +275,11 @@ def main() -> None:
     def told_by(*methods: str) -> list[dict[str, Any]]:
         return [r for r in rows if any(r[f"witness_{m}"] for m in methods)]
 
-    told_by_one = [r for r in rows if set(r["outside_inferred"]) != {k for k in METHODS if r[f"witness_{k}"]}]
     members = {"old": told_by("small"), "widened": told_by("small", "wide"),
                "wide_only": [r for r in told_by("wide") if not r["witness_small"]],
                "wide": told_by("wide"), "hand": told_by("hand"),
                "hand_only": [r for r in told_by("hand") if not r["witness_small"] and not r["witness_wide"]],
-               "union": rows, "union_inside_inferred": told_by_one}
+               "union": rows}
     sets: dict[str, Any] = {}
     for which, title in SETS.items():
         chosen_rows = members[which]
@@ -297,6 +311,7 @@ def main() -> None:
         "accepted_red_new": None if args.no_accepted else {
             "mutants": len(accepted), "found_medium_plus": found_accepted,
             "recall": round(found_accepted / len(accepted), 4) if accepted else None},
+        "wrong_only_outside_inferred": outside_only,
         "union_missed_red_new": [{"task_id": r["task_id"], "mutation": r["mutation"],
                                   **{f"witness_{k}": r[f"witness_{k}"] for k in METHODS},
                                   "outside_inferred": r["outside_inferred"], "findings": r["red_new"]["findings"]}
@@ -309,7 +324,7 @@ def main() -> None:
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     if args.json:
-        print(json.dumps({"summary": summary, "mutants": rows, "told_apart_by_none": others,
+        print(json.dumps({"summary": summary, "mutants": rows, "told_apart_in_contract_by_none": others,
                           "alternatives": alt_rows}, indent=2))
     else:
         print(json.dumps(summary, indent=2))
