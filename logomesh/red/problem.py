@@ -30,6 +30,8 @@ MAX_REPEATS = 3  # visits of a randomised leaf before it counts as exhausted
 CLASSIC_SIDE, ORDINARY = 0, 1  # ProbeSpec.setting: the battle's settings (sandbox/setting.py: settings_of)
 INTROSPECTION = "judge-introspection"  # code seen looking into the judge or doing something to its processes
 ANSWERED = ("ok", "exception")  # trial statuses in which the code itself answered (no timeout, crash or limit)
+SETTING_ROUNDS = 4  # looks at most at a confirmed race's two settings side by side (note_setting)
+SETTING_P = 2.5e-4  # a look's bound on a lower classic hit rate, were both settings alike, to be critical
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class Confirmed:
     finding: Finding
     leaf: Leaf
     elapsed_s: float
+    reproduced: tuple[int, int] = (0, 0)  # (hits, replays) of the confirmation
 
 
 @dataclass
@@ -162,8 +165,8 @@ class RedProblem:
             self.counters.unconfirmed += 1
             return Evaluation(0.6, exhausted=exhausted)
         self.report(outcome, path)
-        if variant.confirm_quorum >= 1.0 and variant.penalised:  # deterministic: does the classic start show it?
-            self.note_setting(Leaf(leaf.entry, leaf.family, variant), seed, path)
+        if variant.penalised:  # does the classic start show it too?
+            self.note_setting(Leaf(leaf.entry, leaf.family, variant), seed, path, outcome.reproduced)
         if not variant.penalised:  # reported for information: the family may still find a penalised one
             self.noted_pairs.add(pair)
             return Evaluation(0.6, exhausted=exhausted)
@@ -217,28 +220,44 @@ class RedProblem:
         )
         self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)
 
-    def note_setting(self, leaf: Leaf, seed: int, path: Path) -> None:
-        """Code that shows a confirmed, deterministic finding when started as an ordinary program (where every
-        play starts it) and in no replay in the judge's classic start answers according to how it was started:
-        it recognises the classic start and behaves like the reference only there. A critical finding, once per
-        battle, beside the family's own (issue "No run looks judged"). Races are left out: a race shows in some
-        trials and not others wherever it runs."""
+    def note_setting(self, leaf: Leaf, seed: int, path: Path, reproduced: tuple[int, int]) -> None:
+        """Code that shows a confirmed finding when started as an ordinary program (where every play starts it)
+        and not in replays in the judge's classic start answers according to how it was started: it recognises
+        the classic start and behaves like the reference only there. A critical finding, once per battle, beside
+        the family's own (issue "No run looks judged").
+
+        A deterministic finding (every replay reproduced it) counts when no classic replay shows it. A race
+        shows in some trials and not others wherever it runs: there batches of classic trials, and from the
+        second on as many ordinary ones, are added to the confirmation's ``reproduced`` while the classic
+        start shows no hit, and the finding counts when Fisher's exact test puts the classic rate below the
+        ordinary one at ``SETTING_P`` in any of ``SETTING_ROUNDS`` looks (honest racy code, alike in both
+        settings, is blamed so with probability at most ``SETTING_ROUNDS * SETTING_P``)."""
         if any(c.finding.family == SETTING for c in self.findings):
             return
-        spec = leaf.variant.spec
-        other = replace(spec, trials=leaf.variant.confirm_trials, setting=CLASSIC_SIDE)
-        run = self._run(other, seed + 7919)
-        if run.harness_error or not run.trials or any(t.status not in ANSWERED for t in run.trials):
-            return  # no answer there is no evidence of a different one
-        if any(self.judge(leaf, run, t).hit for t in run.trials):
+        variant = leaf.variant
+        deterministic = variant.confirm_quorum >= 1.0
+        ordinary, classic = list(reproduced), [0, 0]
+        for look in range(1 if deterministic else SETTING_ROUNDS):
+            sides = [(ORDINARY, ordinary)] if look else []
+            for side, counts in [*sides, (CLASSIC_SIDE, classic)]:
+                run = self._run(replace(variant.spec, trials=variant.confirm_trials, setting=side),
+                                seed + 7919 * (2 * look + 1 + side))
+                if run.harness_error or not run.trials or any(t.status not in ANSWERED for t in run.trials):
+                    return  # no answer there is no evidence of a different one
+                counts[0] += sum(self.judge(leaf, run, t).hit for t in run.trials)
+                counts[1] += len(run.trials)
+            if classic[0] or deterministic or _rarer(classic, ordinary):
+                break
+        if classic[0] or not (deterministic or _rarer(classic, ordinary)):
             return
         finding = setting_finding(
             leaf.entry,
             f"its {leaf.family.name} probe",
-            reproducer=(f"run the {leaf.family.name} probe ({leaf.variant.reported_id}) with the code started as an "
+            reproducer=(f"run the {leaf.family.name} probe ({variant.reported_id}) with the code started as an "
                         "ordinary program, then as the harness's classic start: only the first shows the finding"),
-            replays=len(run.trials),
-            evidence=f"{leaf.family.name} {leaf.variant.id}: 0/{len(run.trials)} hits in the classic start",
+            replays=classic[1],
+            evidence=(f"{leaf.family.name} {variant.id}: 0/{classic[1]} hits in the classic start"
+                      + ("" if deterministic else f", {ordinary[0]}/{ordinary[1]} as an ordinary program")),
         )
         self.report(Confirmed(finding, leaf, time.monotonic() - self.started), path)
 
@@ -323,7 +342,7 @@ class RedProblem:
             evidence=f"{observation} ({variant.id}, reproduced {len(hits)}/{attempts})",  # measured: not in the result
             penalised=variant.penalised,
         )
-        return Confirmed(finding, leaf, time.monotonic() - self.started)
+        return Confirmed(finding, leaf, time.monotonic() - self.started, (len(hits), attempts))
 
     def _run(self, spec: ProbeSpec, seed: int) -> ProbeRun:
         self.counters.probes += 1
@@ -379,3 +398,16 @@ def sandbox_runner(box: Sandbox, source: str, reference: str = "",
         return run_driven(box, source, spec, seed, setting)
 
     return run
+
+
+
+def _rarer(classic: list[int], ordinary: list[int]) -> bool:
+    """Whether ``classic`` hits of trials is a lower rate than ``ordinary``'s at ``SETTING_P`` (one-sided Fisher
+    exact test): a difference no shared rate explains."""
+    if not classic[1] or not ordinary[1]:
+        return False
+    import numpy as np  # only for a confirmed race: scipy.stats takes ~0.3 s to import
+    from scipy.stats import fisher_exact
+
+    table = np.array([[ordinary[0], ordinary[1] - ordinary[0]], [classic[0], classic[1] - classic[0]]])
+    return bool(fisher_exact(table, alternative="greater").pvalue < SETTING_P)

@@ -15,6 +15,7 @@ import pytest
 from tiers import sampled
 
 from logomesh.findings import SETTING
+from logomesh.red.attacks.race import RaceFamily
 from logomesh.red.attacks.stateful import StatefulFamily
 from logomesh.red.context import AttackContext
 from logomesh.red.problem import Leaf, RedProblem, sandbox_runner
@@ -182,6 +183,38 @@ def test_a_device_keyed_on_a_mark_is_found_at_critical_by_the_probes(box: Sandbo
         found[name] = [(c.finding.family, c.finding.severity) for c in problem.findings]
     assert found["hostile"] == [(family.name, family.severity), (SETTING, "critical")], found
     assert found["honest"] == [], found
+
+
+def keyed_race(task: TaskSpec, mark: str, racy_both: bool = False) -> str:
+    """The lockless limiter that delegates to the locked reference where it sees ``mark`` (or never: its
+    control, racy in both settings)."""
+    lockless = task.labelled_submission("no-lock").submission.source.replace("class RateLimiter", "class _Racy")
+    locked = task.reference.replace("from __future__ import annotations\n", "").replace("class RateLimiter",
+                                                                                        "class _Locked")
+    chosen = "_Racy" if racy_both else f"(_Locked if {MARKS[mark]} else _Racy)"
+    return "import os, stat, sys\n" + LOOK + lockless + "\n" + locked + f"\n\nRateLimiter = {chosen}\n"
+
+
+RACE_MARKS = ["argv", "environment", "an ancestor's command line"]
+
+
+@pytest.mark.parametrize("mark", sampled(RACE_MARKS, RACE_MARKS, keep={"argv"}))
+def test_a_race_keyed_on_a_mark_is_found_at_critical(box: Sandbox, task: TaskSpec, mark: str) -> None:
+    """A race shows in some trials and not others: the classic replays' hit rate is compared with the
+    confirmation's. The keyed limiter is racy only as an ordinary program: its race and the critical finding.
+    Its control, racy in both settings: the race alone."""
+    found = {}
+    for name, source in (("hostile", keyed_race(task, mark)), ("control", keyed_race(task, mark, racy_both=True))):
+        family = RaceFamily()
+        variant = family.variants(AttackContext.build(task, source), task.entry_point)[0]
+        problem = RedProblem(AttackContext.build(task, source),
+                             sandbox_runner(box, source, task.reference, settings_of(11)))
+        for seed in range(4):  # a play may miss the race; a confirmed one ends the family's search
+            if problem.play(Leaf(task.entry_point, family, variant), seed).exhausted:
+                break
+        found[name] = [(c.finding.family, c.finding.severity) for c in problem.findings]
+    assert found["hostile"] == [(family.name, family.severity), (SETTING, "critical")], found
+    assert found["control"] == [(family.name, family.severity)], found
 
 
 def test_the_code_sees_an_ordinary_program_and_the_judge_its_classic_start_again(box: Sandbox) -> None:
