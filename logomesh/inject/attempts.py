@@ -19,6 +19,7 @@ from logomesh.inject.oracles import OracleVerdict, judge
 from logomesh.inject.send import ask_purple
 from logomesh.purple.client import ExchangeSettings
 from logomesh.purple.exchange import PurpleError, PurpleExchange
+from logomesh.red.mcts import SearchObserver
 from logomesh.sandbox.base import Sandbox
 from logomesh.tasks import TaskSpec
 
@@ -65,6 +66,7 @@ class Attacker:
     settings: ExchangeSettings = field(default_factory=ExchangeSettings)
     cancel: CancelToken = CancelToken.never()
     on_attempt: OnAttempt | None = None
+    observer: SearchObserver | None = None  # told of the MCTS's nodes as they are added and visited
     records: list[AttemptRecord] = field(default_factory=list)
     first_success: dict[ObjectiveName, AttemptRecord] = field(default_factory=dict)
     verdicts: dict[tuple[ObjectiveName, str], OracleVerdict] = field(default_factory=dict)

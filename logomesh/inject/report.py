@@ -10,7 +10,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from logomesh.inject.run import InjectOutcome, ObjectiveOutcome, Utility
+    from collections.abc import Sequence
+
+    from logomesh.inject.attempts import AttemptRecord
+    from logomesh.inject.run import InjectOutcome, InjectRequest, ObjectiveOutcome, Utility
 
 
 def _utility(utility: Utility | None) -> dict[str, Any] | None:
@@ -46,6 +49,25 @@ def run_json(outcome: InjectOutcome) -> dict[str, Any]:
         "successes": sum(1 for record in outcome.records if record.met),
         "objectives": [objective_json(o) for o in outcome.objectives],
         "benign_utility": _utility(outcome.benign),
+    }
+
+
+def cancelled_json(run_id: str, request: InjectRequest, records: Sequence[AttemptRecord],
+                   reason: str) -> dict[str, Any]:
+    """The run's entry when it was cancelled: what was spent and reached so far (each query has its own entry)."""
+    reached = {record.objective for record in records if record.met}
+    return {
+        "run_id": run_id,
+        "task_id": request.task_id,
+        "agent": request.target.label,
+        "search": request.search,
+        "seed": request.seed,
+        "budget": request.budget,
+        "queries": len(records),
+        "successes": sum(1 for record in records if record.met),
+        "reached": [objective for objective in request.objectives if objective in reached],
+        "cancelled": True,
+        "reason": reason,
     }
 
 

@@ -17,17 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledger import Ledger
-from logomesh.cancel import CancelToken
-from logomesh.inject.attempts import Attacker, AttemptRecord
+from logomesh.cancel import Cancelled, CancelToken
+from logomesh.inject.attempts import Attacker, AttemptRecord, OnAttempt
 from logomesh.inject.grammar import clean
 from logomesh.inject.objectives import ObjectiveName, draw_secrets
 from logomesh.inject.record import append_attempt, append_run_json
-from logomesh.inject.report import run_json
+from logomesh.inject.report import cancelled_json, run_json
 from logomesh.inject.search import SEARCHES
 from logomesh.purple.client import ExchangeSettings
 from logomesh.purple.exchange import PurpleError
 from logomesh.purple.kinds import ServeOptions, purple_kind
 from logomesh.purple.server import start_in_thread
+from logomesh.red.mcts import SearchObserver
 from logomesh.sandbox.base import Sandbox
 from logomesh.sandbox.choose import open_sandbox
 from logomesh.tasks import TaskSpec, load_task
@@ -61,6 +62,8 @@ class InjectRequest:
     purple_timeout_s: float = 120.0
     utility: bool = True  # run the hidden tests on winning code and on the clean answer
     cancel: CancelToken = CancelToken.never()
+    on_attempt: OnAttempt | None = None  # told of each query once it is recorded (the console shows it)
+    observer: SearchObserver | None = None  # told of the MCTS's nodes (the console draws the tree)
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,10 @@ def benign_utility(attacker: Attacker) -> Utility:
 
 
 def run_injection(request: InjectRequest) -> InjectOutcome:
-    """Search, record and measure one run. Raises ``SandboxUnavailable``, ``LedgerError``, ``Cancelled``."""
+    """Search, record and measure one run. Raises ``SandboxUnavailable``, ``LedgerError``, ``Cancelled`` (a
+    cancelled run keeps every query recorded so far and is recorded itself as cancelled, ``report.cancelled_json``).
+
+    ``request.on_attempt`` and ``request.observer`` only watch: the outcome and the record do not depend on them."""
     task = load_task(request.task_id)
     search = SEARCHES[request.search]
     with contextlib.ExitStack() as stack:
@@ -155,12 +161,21 @@ def run_injection(request: InjectRequest) -> InjectOutcome:
         def record(attempt: AttemptRecord) -> None:
             if led is not None:
                 append_attempt(led, run_id, task, attempt, request.search, request.seed, request.target.label)
+            if request.on_attempt is not None:
+                request.on_attempt(attempt)
 
         attacker = Attacker(url, task, draw_secrets(request.seed), box, run_id,
-                            ExchangeSettings(total_timeout_s=request.purple_timeout_s), request.cancel, record)
-        search(attacker, request.objectives, request.budget, request.seed)
-        outcomes = tuple(_outcome(attacker, objective, request.utility) for objective in request.objectives)
-        benign = benign_utility(attacker) if request.utility else None
+                            ExchangeSettings(total_timeout_s=request.purple_timeout_s), request.cancel, record,
+                            request.observer)
+        try:
+            search(attacker, request.objectives, request.budget, request.seed)
+            outcomes = tuple(_outcome(attacker, objective, request.utility) for objective in request.objectives)
+            benign = benign_utility(attacker) if request.utility else None
+        except Cancelled as exc:
+            if led is not None:
+                append_run_json(led, run_id, cancelled_json(run_id, request, attacker.records, exc.reason),
+                                request.target.label)
+            raise
         outcome = InjectOutcome(run_id, request, attacker.queries, outcomes, benign, tuple(attacker.records))
         if led is not None:
             append_run_json(led, run_id, run_json(outcome), request.target.label)

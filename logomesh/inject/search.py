@@ -98,7 +98,8 @@ def mcts_search(attacker: Attacker, objectives: Sequence[ObjectiveName], budget:
     """The generic MCTS over ``InjectionProblem``, one iteration at a time until done."""
     config = MctsConfig(max_steps=len(LEVELS), max_time_seconds=float("inf"), max_iterations=1,
                         exploration_weight=EXPLORATION)
-    search = Mcts(InjectionProblem(attacker, objectives), config, seed=seed, cancel=attacker.cancel)
+    search = Mcts(InjectionProblem(attacker, objectives), config, seed=seed, cancel=attacker.cancel,
+                  observer=attacker.observer)
     while not _done(attacker, objectives, budget):
         if search.run().iterations == 0:
             return  # every leaf tried
