@@ -1,4 +1,5 @@
-"""``ConsoleApp``: the battle, ledger and campaign screens, switched with ctrl+b / ctrl+l / ctrl+g."""
+"""``ConsoleApp``: the battle, ledger, campaign and injection screens, switched with ctrl+b / ctrl+l / ctrl+g /
+ctrl+y."""
 
 from __future__ import annotations
 
@@ -14,16 +15,19 @@ from textual.screen import Screen
 from logomesh.tasks import TaskSpec
 from tui.campaign_runner import CampaignCheck, ExecutorFactory, environment_check, local_executor
 from tui.engine import Engine, default_engine
+from tui.inject_runner import InjectEngine, default_inject_engine
 from tui.memory import settle_garbage
 from tui.screens.battle import BattleScreen
 from tui.screens.campaign import CampaignScreen
 from tui.screens.help import HelpScreen
+from tui.screens.injection import InjectionScreen
 from tui.screens.ledger import LedgerScreen
 from tui.task_library import load_tasks
 from tui.widgets.console_footer import NARROW_BELOW
 
 ERROR_TIMEOUT_S = 7 * 24 * 3600.0  # an error toast stays until clicked away: a week is "until dismissed"
-SCREEN_ACTIONS = {"show_battle": "battle", "show_ledger": "ledger", "show_campaign": "campaign"}
+SCREEN_ACTIONS = {"show_battle": "battle", "show_ledger": "ledger", "show_campaign": "campaign",
+                  "show_injection": "injection"}
 
 
 class ConsoleApp(App[None]):
@@ -38,13 +42,15 @@ class ConsoleApp(App[None]):
         Binding("ctrl+b", "show_battle", "Battle"),
         Binding("ctrl+l", "show_ledger", "Ledger"),
         Binding("ctrl+g", "show_campaign", "Campaign"),
+        Binding("ctrl+y", "show_injection", "Injection"),
         Binding("f1", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # Textual's usual quit key; listed in f1
     ]
 
     def __init__(self, home: Path, tasks: Sequence[TaskSpec] | None = None, engine: Engine = default_engine,
                  executor_factory: ExecutorFactory = local_executor,
-                 campaign_check: CampaignCheck = environment_check) -> None:
+                 campaign_check: CampaignCheck = environment_check,
+                 inject_engine: InjectEngine = default_inject_engine) -> None:
         super().__init__()
         self.home = home
         if tasks is None:
@@ -55,6 +61,7 @@ class ConsoleApp(App[None]):
         self.engine = engine
         self.executor_factory = executor_factory
         self.campaign_check = campaign_check
+        self.inject_engine = inject_engine
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
@@ -69,6 +76,7 @@ class ConsoleApp(App[None]):
         self.install_screen(LedgerScreen(self.home), "ledger")
         campaign = CampaignScreen(self.home, self.tasks, self.executor_factory, check=self.campaign_check)
         self.install_screen(campaign, "campaign")
+        self.install_screen(InjectionScreen(self.home, self.tasks, self.inject_engine), "injection")
         self.push_screen("battle")
         for problem in self.task_problems:
             self.notify(f"task skipped: {problem}", severity="warning", timeout=10)
@@ -91,6 +99,12 @@ class ConsoleApp(App[None]):
         assert isinstance(screen, CampaignScreen)
         return screen
 
+    @property
+    def injection_screen(self) -> InjectionScreen:
+        screen = self.get_screen("injection")
+        assert isinstance(screen, InjectionScreen)
+        return screen
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the key of the screen already shown, leaving room in an 80-column footer."""
         target = SCREEN_ACTIONS.get(action)
@@ -108,6 +122,10 @@ class ConsoleApp(App[None]):
         if self.screen is not self.campaign_screen:
             self.switch_screen("campaign")
 
+    def action_show_injection(self) -> None:
+        if self.screen is not self.injection_screen:
+            self.switch_screen("injection")
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen.of(self.screen))
@@ -115,6 +133,7 @@ class ConsoleApp(App[None]):
     async def action_quit(self) -> None:
         self.battle_screen.runner.cancel()
         self.campaign_screen.runner.cancel()
+        self.injection_screen.runner.cancel()
         self.exit()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -134,6 +153,12 @@ class ConsoleApp(App[None]):
                             campaign.action_cancel)
         yield SystemCommand("Campaign: new / hide form", "Show or hide the campaign setup form",
                             campaign.action_new_campaign)
+        injection = self.injection_screen
+        yield SystemCommand("Show injection screen", "Search prompt injections against a purple agent, live",
+                            self.action_show_injection)
+        yield SystemCommand("Injection: start", "Start an injection run with the form's choices",
+                            injection.action_start)
+        yield SystemCommand("Injection: cancel", "Stop the run; its queries stay recorded", injection.action_cancel)
         yield SystemCommand("Ledger: verify", "Verify every entry, signatures and proofs", ledger.action_verify)
         yield SystemCommand("Ledger: export", "Write a compliance bundle for the marked entries",
                             ledger.action_export)

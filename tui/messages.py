@@ -6,6 +6,7 @@ Named in the past tense: each reports something that already happened.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -13,6 +14,10 @@ from logomesh.campaign.model import BattleFinding, BattleRow, Cell, Comparison, 
 from logomesh.campaign.runner import CampaignProgress
 from logomesh.events import Event
 from tui.ledger_source import LedgerRow
+
+if TYPE_CHECKING:
+    from logomesh.inject.attempts import AttemptRecord
+    from logomesh.inject.run import InjectOutcome
 
 
 class BattleEventsReceived(Message):
@@ -112,3 +117,45 @@ class LeaderboardComputed(Message):
         self.cells = tuple(cells)  # the per-task view: one per task × agent
         self.findings = tuple(findings)  # the findings view, worst first
         self.comparisons = tuple(comparisons)  # the pairs view: every pair of ranked agents
+
+
+class InjectionNodeAdded(Message):
+    """The injection search added a node; ``path`` is its choices (``placement``, ``framing``, …), root ``()``."""
+
+    def __init__(self, node_id: int, parent_id: int | None, action: str, path: tuple[str, ...]) -> None:
+        super().__init__()
+        self.node_id = node_id
+        self.parent_id = parent_id
+        self.action = action
+        self.path = path
+
+
+class InjectionNodeUpdated(Message):
+    """The injection search visited a node: its visits and mean value now."""
+
+    def __init__(self, node_id: int, visits: int, mean_value: float) -> None:
+        super().__init__()
+        self.node_id = node_id
+        self.visits = visits
+        self.mean_value = mean_value
+
+
+class AttemptJudged(Message):
+    """One query of the injection run was sent, answered, judged by its oracle and recorded."""
+
+    def __init__(self, record: AttemptRecord) -> None:
+        super().__init__()
+        self.record = record
+
+
+class InjectionEnded(Message):
+    """The run returned (``finished``, with ``outcome``), was cancelled, or could not run (``error``, ``reason``).
+
+    ``recorded`` says whether the run's entry went to the ledger (a finished or cancelled run with a home)."""
+
+    def __init__(self, status: str, outcome: InjectOutcome | None, reason: str = "", recorded: bool = False) -> None:
+        super().__init__()
+        self.status = status
+        self.outcome = outcome
+        self.reason = reason
+        self.recorded = recorded

@@ -1,6 +1,6 @@
 """What the help screen says beyond the bindings: the keys widgets handle themselves, and what the symbols mean.
 
-Keyed on the screen id (``battle``, ``ledger``, ``campaign``, ``entry``), so each screen's help speaks of what it shows.
+Keyed on the screen id (``battle``, ``ledger``, ``campaign``, ``injection``, ``entry``), so each screen's help speaks of what it shows.
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ WIDGET_KEYS: dict[str, list[tuple[str, str]]] = {
         ("space", "in the task checklist: choose or drop the highlighted task"),
         ("enter", "in a field: start the campaign (same as ctrl+r)"),
         ("tab / shift+tab", "next / previous field or panel"),
+    ],
+    "injection": [
+        ("space", "in the objectives checklist: choose or drop the highlighted objective"),
+        ("enter", "in a field: start the run (same as ctrl+r)"),
+        ("tab / shift+tab", "next / previous field or panel"),
+        ("↑ ↓", "in the search tree: move between nodes; the attempt panel shows the newest query under the node"),
     ],
     "entry": [
         ("← →", "on the tab bar: previous / next view"),
@@ -52,6 +58,13 @@ LEGEND: dict[str, list[tuple[str, str]]] = {
         ("95% CI", "the interval the mean CIS of an agent lies in, over its battles"),
         ("failed", "battles that ended without a score (the agent or the run failed)"),
         ("sev", "findings: confirmed red-agent findings, by battle, with severity and CWE"),
+    ],
+    "injection": [
+        ("n=", "visits: how many queries the search spent under this node"),
+        ("v=", "mean value of those queries, 0 to 1: the share whose objective was met"),
+        ("⚑ sev", "a query at this leaf met its objective; the oracle's severity"),
+        ("met / not met", "the oracle's verdict on the code the agent returned, with its evidence"),
+        ("no answer", "the purple agent failed to answer; the oracle did not run"),
     ],
     "entry": [
         ("CIS", "the signed score; components and penalties as recorded in the ledger"),
