@@ -42,7 +42,8 @@ class ConsoleApp(App[None]):
         Binding("ctrl+b", "show_battle", "Battle"),
         Binding("ctrl+l", "show_ledger", "Ledger"),
         Binding("ctrl+g", "show_campaign", "Campaign"),
-        Binding("ctrl+y", "show_injection", "Injection"),
+        # kept out of the footer: at 80 columns the ledger screen's keys would push "f1 Help" off the line
+        Binding("ctrl+y", "show_injection", "Injection", show=False),
         Binding("f1", "help", "Help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),  # Textual's usual quit key; listed in f1
     ]

@@ -218,6 +218,18 @@ def test_help_on_the_battle_screen(snap_compare: Compare, tmp_path: Path, size: 
 
 
 @pytest.mark.parametrize("size", SIZES)
+def test_injection_setup_and_its_help(snap_compare: Compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    app = battle_app(tmp_path)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: app.screen.id == "injection")
+        await pilot.press("f1")
+
+    snap(snap_compare, app, size, steps)
+
+
+@pytest.mark.parametrize("size", SIZES)
 def test_ledger_verified_and_sorted(snap_compare: Compare, tmp_path: Path, size: tuple[int, int]) -> None:
     app = ledger_app(tmp_path)
 

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from tui.screens.help_guide import legend, widget_keys
 
 # Actions kept out of the footer for room, but worth listing here.
-UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output", "quit", "reload"})
+UNLISTED_ACTIONS = frozenset({"focus_tree", "focus_output", "quit", "reload", "show_injection"})
 
 
 def binding_rows(screen: Screen[Any]) -> list[tuple[str, str]]:

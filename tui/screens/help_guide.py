@@ -1,6 +1,7 @@
 """What the help screen says beyond the bindings: the keys widgets handle themselves, and what the symbols mean.
 
-Keyed on the screen id (``battle``, ``ledger``, ``campaign``, ``injection``, ``entry``), so each screen's help speaks of what it shows.
+Keyed on the screen id (``battle``, ``ledger``, ``campaign``, ``injection``, ``entry``), so each screen's help
+speaks of what it shows.
 """
 
 from __future__ import annotations

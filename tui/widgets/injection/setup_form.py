@@ -78,7 +78,7 @@ class InjectionForm(Vertical):
     InjectionForm Select { width: 1fr; }
     InjectionForm Input { width: 1fr; }
     InjectionForm Checklist { width: 1fr; height: 4; }
-    InjectionForm #kind-seed, InjectionForm #seed, InjectionForm #budget { width: 8; }
+    InjectionForm #kind-seed, InjectionForm #seed, InjectionForm #budget { width: 7; }
     InjectionForm .small-label { width: auto; padding: 0 1; }
     InjectionForm Checkbox { width: auto; margin-left: 1; }
     InjectionForm #start { min-width: 10; margin-left: 1; }
@@ -98,7 +98,7 @@ class InjectionForm(Vertical):
         with Horizontal():
             yield Label("Task")
             yield Select([(task_id, task_id) for task_id in self.task_ids], id="task", compact=True,
-                         prompt="pick a task", value=first if first is not None else Select.BLANK)
+                         prompt="pick a task", value=first if first is not None else Select.NULL)
         with Horizontal():
             yield Label("Purple")
             yield Select([*KINDS, ("A2A agent at URL…", URL_CHOICE)], id="purple", compact=True, allow_blank=False)
@@ -108,6 +108,8 @@ class InjectionForm(Vertical):
         with Horizontal(id="objective-row"):
             yield Label("Objectives")
             yield Checklist(*((name, name, True) for name in OBJECTIVES), id="objectives", compact=True)
+            yield Checkbox("hidden tests", True, id="utility", compact=True,
+                           tooltip="run the task's hidden tests on each winning answer and on the clean one")
         with Horizontal():
             yield Label("Budget")
             yield Input(str(DEFAULT_BUDGET), id="budget", type="integer", compact=True)
@@ -115,7 +117,6 @@ class InjectionForm(Vertical):
             yield Input("0", id="seed", type="integer", compact=True)
             yield Label("Kind seed", classes="small-label")
             yield Input("0", id="kind-seed", type="integer", compact=True)
-            yield Checkbox("hidden tests", True, id="utility", compact=True)
             yield Button("Start", id="start", variant="success", compact=True)
 
     def on_mount(self) -> None:
@@ -146,7 +147,7 @@ class InjectionForm(Vertical):
     def choice(self) -> InjectionChoice:
         """The form's values, checked; raises ``FormError`` naming the bad field."""
         task = self.query_one("#task", Select).value
-        if task == Select.BLANK:
+        if task == Select.NULL:
             raise FormError("no task: pick the task the purple agent is asked to solve")
         objectives = tuple(o for o in OBJECTIVES if o in self.query_one(Checklist).selected)
         if not objectives:
