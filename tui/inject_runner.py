@@ -52,7 +52,9 @@ def default_inject_engine(request: InjectRequest) -> InjectOutcome:
 
 
 @dataclass(frozen=True)
-class _Added:
+class AddedNode:
+    """What the search said of a node it added, copied on the engine's thread."""
+
     node_id: int
     parent_id: int | None
     action: str
@@ -60,13 +62,15 @@ class _Added:
 
 
 @dataclass(frozen=True)
-class _Updated:
+class VisitedNode:
+    """A node's figures after a visit, copied on the engine's thread."""
+
     node_id: int
     visits: int
     mean_value: float
 
 
-_Item = _Added | _Updated | AttemptRecord
+Item = AddedNode | VisitedNode | AttemptRecord
 
 
 def _choice(action_id: str) -> str:
@@ -77,29 +81,30 @@ def _choice(action_id: str) -> str:
 class _TreeCopier:
     """The MCTS's ``SearchObserver``: copies each node's facts at once (the node object keeps changing)."""
 
-    def __init__(self, push: Callable[[_Item], None]) -> None:
+    def __init__(self, push: Callable[[Item], None]) -> None:
         self._push = push
 
     def node_added(self, node: Node) -> None:
         parent = node.parent.id if node.parent is not None else None
         label = node.action.id if node.action is not None else "root"
-        self._push(_Added(node.id, parent, label, tuple(_choice(a.id) for a in node.path)))
+        self._push(AddedNode(node.id, parent, label, tuple(_choice(a.id) for a in node.path)))
 
     def node_updated(self, node: Node) -> None:
-        self._push(_Updated(node.id, node.visits, round(node.mean_value, 6)))
+        self._push(VisitedNode(node.id, node.visits, round(node.mean_value, 6)))
 
 
-def coalesce(items: Sequence[_Item]) -> list[_Item]:
+def coalesce(items: Sequence[Item]) -> list[Item]:
     """Drop every node update that a later one for the same node supersedes; keep order."""
-    last = {item.node_id: index for index, item in enumerate(items) if isinstance(item, _Updated)}
-    return [item for index, item in enumerate(items) if not isinstance(item, _Updated) or last[item.node_id] == index]
+    last = {item.node_id: index for index, item in enumerate(items) if isinstance(item, VisitedNode)}
+    return [item for index, item in enumerate(items)
+            if not isinstance(item, VisitedNode) or last[item.node_id] == index]
 
 
-def as_message(item: _Item) -> Message:
+def as_message(item: Item) -> Message:
     """The typed message for one buffered item."""
-    if isinstance(item, _Added):
+    if isinstance(item, AddedNode):
         return InjectionNodeAdded(item.node_id, item.parent_id, item.action, item.path)
-    if isinstance(item, _Updated):
+    if isinstance(item, VisitedNode):
         return InjectionNodeUpdated(item.node_id, item.visits, item.mean_value)
     return AttemptJudged(item)
 
@@ -111,7 +116,7 @@ class InjectionRunner:
         self._target = target
         self._engine = engine
         self._lock = threading.Lock()
-        self._buffer: list[_Item] = []
+        self._buffer: list[Item] = []
         self._ending: InjectionEnded | None = None
         self._token = CancelToken()
         self._timer: Timer | None = None
@@ -141,7 +146,7 @@ class InjectionRunner:
     def cancelling(self) -> bool:
         return self.running and self._token.cancelled
 
-    def _push(self, item: _Item) -> None:
+    def _push(self, item: Item) -> None:
         with self._lock:
             self._buffer.append(item)
 

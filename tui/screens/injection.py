@@ -97,7 +97,8 @@ class InjectionScreen(RunScreen):
         if self.runner.running and not self.runner.cancelling:
             self.runner.cancel()
             self.query_one(StatusLine).set_stage("cancelling")
-            self.query_one(VerdictLog).append("cancelling: the query in flight is abandoned", "bold yellow")
+            self.query_one(VerdictLog).append("cancelling: the run stops at its next step; every query recorded stays",
+                                              "bold yellow")
 
     def action_new_run(self) -> None:
         self.toggle_form()
