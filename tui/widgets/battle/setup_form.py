@@ -72,7 +72,7 @@ class SetupForm(Vertical):
         with Horizontal():
             yield Label("Task")
             yield Select([(f"{t.id}  {t.title}", t.id) for t in self.tasks.values()], id="task", compact=True,
-                         allow_blank=first is None, value=first.id if first else Select.BLANK)
+                         allow_blank=first is None, value=first.id if first else Select.NULL)
         yield Static(self._describe(first), id="description")
         with Horizontal():
             yield Label("Purple")
@@ -101,7 +101,7 @@ class SetupForm(Vertical):
 
     @on(Select.Changed, "#task")
     def _task_changed(self, event: Select.Changed) -> None:
-        task = self.tasks.get(str(event.value)) if event.value != Select.BLANK else None
+        task = self.tasks.get(str(event.value)) if event.value != Select.NULL else None
         self.query_one("#description", Static).update(self._describe(task))
         purple = self.query_one("#purple", Select)
         purple.set_options(self._purple_options(task))
@@ -127,7 +127,7 @@ class SetupForm(Vertical):
     def choice(self) -> BattleChoice:
         """The form's values, validated; raises ``FormError`` naming the bad field."""
         task_value = self.query_one("#task", Select).value
-        if task_value == Select.BLANK:
+        if task_value == Select.NULL:
             raise FormError("no task: add a task folder under tasks/ (see tasks/README.md)")
         purple = str(self.query_one("#purple", Select).value)
         url = self.query_one("#url", Input).value.strip()
