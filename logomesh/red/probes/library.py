@@ -429,7 +429,7 @@ def _schedule(seed: int, chance: float) -> bool:
 
 
 LOOKS: list[str] = []  # what the answerer said the code did to the judge's one instrument, in this trial
-LIFTED = "lifted the race probe's schedule (sys.settrace, or a frame's own tracing, in its own thread)"
+LIFTED = "lifted the race probe's schedule (sys.settrace in its own thread)"
 BARRIER_S = 10.0  # how long a scenario thread waits for the others to be scheduled
 
 
@@ -458,7 +458,7 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
             errors.append(f"{type(exc).__name__}: {exc}"[:120])
         finally:
             if chance > 0 and not _schedule(0, 0.0):
-                errors.append("the code lifted the probe's schedule (sys.settrace, or a frame's own tracing): its "
+                errors.append("the code lifted the probe's schedule (sys.settrace in its own thread): its "
                               "thread-safety cannot be measured")
                 LOOKS.append(LIFTED)
 
