@@ -429,7 +429,7 @@ def _schedule(seed: int, chance: float) -> bool:
 
 
 LOOKS: list[str] = []  # what the answerer said the code did to the judge's one instrument, in this trial
-LIFTED = "lifted the race probe's schedule (sys.settrace in its own thread)"
+LIFTED = "lifted the race probe's schedule (sys.settrace, or a frame's own tracing, in its own thread)"
 BARRIER_S = 10.0  # how long a scenario thread waits for the others to be scheduled
 
 
@@ -458,7 +458,7 @@ def run_threads(count: int, seed: int, chance: float, work: Any) -> list[str]:
             errors.append(f"{type(exc).__name__}: {exc}"[:120])
         finally:
             if chance > 0 and not _schedule(0, 0.0):
-                errors.append("the code lifted the probe's schedule (sys.settrace in its own thread): its "
+                errors.append("the code lifted the probe's schedule (sys.settrace, or a frame's own tracing): its "
                               "thread-safety cannot be measured")
                 LOOKS.append(LIFTED)
 
@@ -521,19 +521,25 @@ def probe_growth(args: dict[str, Any], seed: int, emit: Emit) -> dict[str, Any]:
     Read from the kernel (``code_memory``) before the task's ``grow(size)`` and after it, with what it returned
     still alive; the difference is what those operations left behind. The answerer is never asked to collect
     its garbage (the driver cannot run code there): the growth family's thresholds allow for what a correct
-    implementation's heap keeps as slack. Objects the code handed over (a fresh connection per ``acquire``)
+    implementation's heap keeps as slack.
+
+    A fresh answerer starts with free heap (about 0.3-0.6 MB, from its own start-up; how much moves with any
+    edit of the wire), which the first operations fill without a page being added. So an unmeasured run of the
+    first size comes first, and every run's result stays alive to the end: no reading is served from the
+    slack or from an earlier run's freed heap, and code that keeps a fixed ballast per instance reads the
+    same at both sizes. Objects the code handed over (a fresh connection per ``acquire``)
     are kept alive by the wire, not by the code: ``HELD_BYTES`` each is not counted."""
     grow = _task().grow
     code = _code()
     points: list[dict[str, int]] = []
+    kept = [grow(int(args["sizes"][0]))]  # spends the answerer's free heap before anything is read
     for size in args["sizes"]:
         before, held = code_memory(code), code.held()
-        kept = grow(int(size))
+        kept.append(grow(int(size)))
         after, held = code_memory(code), code.held() - held
         if before is None or after is None:
             return {"points": points, "tampered": "the code hid its process's memory from the judge (/proc/<pid>/"
                                                   "smaps_rollup unreadable): its retained memory cannot be measured"}
-        del kept
         points.append({"n": size, "bytes": max(0, after - before - HELD_BYTES * held)})
         emit(points[-1])
     return {"points": points}

@@ -138,6 +138,7 @@ ANSWERER_ONLY = frozenset({"__recursion__", "__schedule__"})  # specials the dri
 _settrace, _gettrace, _Random, _sleep = sys.settrace, sys.gettrace, random.Random, time.sleep
 _monotonic_ns, _get_ident = time.monotonic_ns, threading.get_ident
 _schedules = threading.local()
+_WIRE = globals()  # this module's namespace: the frames whose globals it is run the judge's code
 _start_new_thread = _thread.start_new_thread
 
 
@@ -156,37 +157,50 @@ def _solution_file() -> str | None:
 
 
 def _schedule(seed: int, chance: float) -> bool:
-    """From now on, this thread (serving one driver connection) yields at seeded random opcodes of the
-    submission's frames, with probability ``chance`` each (0: stop). True if the schedule set before, if any,
-    was still in force: the code can lift it, and the race probe counts a lifted schedule as a hit.
+    """From now on, this thread (serving one driver connection) yields at seeded random opcodes of every frame
+    but the wire's own, with probability ``chance`` each (0: stop). True if the schedule set before, if any,
+    stayed in force: the code can lift it, and the race probe counts a lifted schedule as a hit.
+
+    Which frames are perturbed is decided by identity (a frame runs the wire's code when its globals are this
+    module's namespace), never by what the code says of itself: a ``co_filename`` is the code's to choose, and
+    code that named its methods after a library file hid its races from a schedule keyed on ``solution.py``.
+    Lifted means the thread's trace function changed, or a frame the schedule traced turned its own tracing
+    off (``f_trace_opcodes``) or dropped its tracer (``f_trace``: its return was never seen).
 
     This is the one instrument the judge puts in the code's process, and it only moves the scheduler:
     the history of calls and answers is recorded by the driver's threads. CPython's lock on the interpreter
     lets a thread switch only where the running one checks for a request, so a check-then-act window a few
     opcodes wide is never entered by a second thread when calls only arrive over the wire (0 of 2,000
     rounds of 8 concurrent clients, with or without CPU pressure; docs/sandbox.md, "Races")."""
-    previous = getattr(_schedules, "tracer", None)
-    intact = previous is None or _gettrace() is previous
+    state = _schedules
+    previous = getattr(state, "tracer", None)
+    intact = previous is None or (_gettrace() is previous and not state.lifted and state.open == 0)
     if chance <= 0:
-        _schedules.tracer = None
+        state.tracer = None
         _settrace(None)
         return intact
-    filename = _solution_file()
     draw = _Random(seed).random
+    state.lifted, state.open = False, 0
 
     def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "opcode" and draw() < chance:
-            _sleep(YIELD_S)
+        if event == "opcode":
+            if draw() < chance:
+                _sleep(YIELD_S)
+        elif event == "return":
+            state.open -= 1
+            if not frame.f_trace_opcodes:
+                state.lifted = True
         return local
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
-        if frame.f_code.co_filename != filename:
+        if frame.f_globals is _WIRE:
             return None
+        state.open += 1
         frame.f_trace_opcodes = True
         frame.f_trace_lines = False
         return local
 
-    _schedules.tracer = tracer
+    state.tracer = tracer
     _settrace(tracer)
     return intact
 
