@@ -236,7 +236,7 @@ class RedProblem:
             return
         variant = leaf.variant
         deterministic = variant.confirm_quorum >= 1.0
-        ordinary, classic = list(reproduced), [0, 0]
+        ordinary, classic, rarer = list(reproduced), [0, 0], False
         for look in range(1 if deterministic else SETTING_ROUNDS):
             sides = [(ORDINARY, ordinary)] if look else []
             for side, counts in [*sides, (CLASSIC_SIDE, classic)]:
@@ -246,9 +246,10 @@ class RedProblem:
                     return  # no answer there is no evidence of a different one
                 counts[0] += sum(self.judge(leaf, run, t).hit for t in run.trials)
                 counts[1] += len(run.trials)
-            if classic[0] or deterministic or _rarer(classic, ordinary):
+            rarer = not deterministic and _rarer(classic, ordinary)
+            if classic[0] or deterministic or rarer:
                 break
-        if classic[0] or not (deterministic or _rarer(classic, ordinary)):
+        if classic[0] or not (deterministic or rarer):
             return
         finding = setting_finding(
             leaf.entry,
@@ -398,7 +399,6 @@ def sandbox_runner(box: Sandbox, source: str, reference: str = "",
         return run_driven(box, source, spec, seed, setting)
 
     return run
-
 
 
 def _rarer(classic: list[int], ordinary: list[int]) -> bool:

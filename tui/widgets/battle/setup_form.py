@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select, Static
@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
 from tui.widgets.form_values import FormError, good_first, red_budget, whole_number
+from tui.widgets.start_form import StartForm
 
 URL_CHOICE = "url"
 
@@ -38,7 +39,7 @@ def mock_variants(task: TaskSpec | None) -> list[str]:
     return good_first(task.submission_names())
 
 
-class SetupForm(Vertical):
+class SetupForm(StartForm[BattleChoice]):
     DEFAULT_CSS = """
     SetupForm {
         height: auto;
@@ -111,18 +112,8 @@ class SetupForm(Vertical):
     def _purple_changed(self, event: Select.Changed) -> None:
         self._sync_url_row()
 
-    @on(Button.Pressed, "#start")
-    @on(Input.Submitted)
-    def _submitted(self) -> None:
-        self.request_start()
-
-    def request_start(self) -> None:
-        try:
-            choice = self.choice()
-        except FormError as exc:
-            self.notify(str(exc), severity="error", timeout=6)
-            return
-        self.post_message(self.BattleRequested(choice))
+    def requested(self, choice: BattleChoice) -> Message:
+        return self.BattleRequested(choice)
 
     def choice(self) -> BattleChoice:
         """The form's values, validated; raises ``FormError`` naming the bad field."""

@@ -18,6 +18,7 @@ from logomesh.purple.agent_url import agent_url_problem
 from logomesh.tasks import TaskSpec
 from tui.widgets.checklist import Checklist
 from tui.widgets.form_values import MAX_SEED, FormError, good_first, red_budget, whole_number
+from tui.widgets.start_form import StartForm
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def purple_specs(text: str) -> list[str]:
     return specs
 
 
-class CampaignSetupForm(Vertical):
+class CampaignSetupForm(StartForm[CampaignChoice]):
     DEFAULT_CSS = """
     CampaignSetupForm {
         height: auto;
@@ -144,18 +145,8 @@ class CampaignSetupForm(Vertical):
         text = f"{len(chosen)}/{len(self.tasks)} tasks chosen; mock variants they all offer: {variants}"
         self.query_one("#offered", Static).update(text)
 
-    @on(Button.Pressed, "#start")
-    @on(Input.Submitted)
-    def _submitted(self) -> None:
-        self.request_start()
-
-    def request_start(self) -> None:
-        try:
-            choice = self.choice()
-        except FormError as exc:
-            self.notify(str(exc), severity="error", timeout=6)
-            return
-        self.post_message(self.CampaignRequested(choice))
+    def requested(self, choice: CampaignChoice) -> Message:
+        return self.CampaignRequested(choice)
 
     def choice(self) -> CampaignChoice:
         """The form's values, validated; raises ``FormError`` naming the bad field."""

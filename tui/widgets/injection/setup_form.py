@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
@@ -18,6 +18,7 @@ from logomesh.purple.kinds import KindRefused, ServeOptions, purple_kind
 from logomesh.tasks import TaskSpec
 from tui.widgets.checklist import Checklist
 from tui.widgets.form_values import FormError, whole_number
+from tui.widgets.start_form import StartForm
 
 URL_CHOICE = "url"
 KINDS = (("mock: inject-obeying (follows some placements)", "inject-obeying"),
@@ -63,7 +64,7 @@ def target_of(choice: str, url: str, kind_seed: int) -> Target:
     return Target(kind=choice, kind_seed=kind_seed)
 
 
-class InjectionForm(Vertical):
+class InjectionForm(StartForm[InjectionChoice]):
     DEFAULT_CSS = """
     InjectionForm {
         height: auto;
@@ -130,19 +131,8 @@ class InjectionForm(Vertical):
         self.query_one("#url", Input).disabled = event.value != URL_CHOICE
         self.query_one("#kind-seed", Input).disabled = event.value == URL_CHOICE
 
-    @on(Button.Pressed, "#start")
-    @on(Input.Submitted)
-    def _submitted(self) -> None:
-        self.request_start()
-
-    def request_start(self) -> None:
-        """Post ``InjectionRequested``, or show the one line that says what to fix."""
-        try:
-            choice = self.choice()
-        except FormError as exc:
-            self.notify(str(exc), severity="error", timeout=6)
-            return
-        self.post_message(self.InjectionRequested(choice))
+    def requested(self, choice: InjectionChoice) -> Message:
+        return self.InjectionRequested(choice)
 
     def choice(self) -> InjectionChoice:
         """The form's values, checked; raises ``FormError`` naming the bad field."""
