@@ -2,7 +2,7 @@
 
 Runs INSIDE the sandbox, started by the server as ``python3 -I -S -u -c
 <BOOT>`` (the same neutral lines as the driver) with a config on stdin: the
-``wire`` source and the number of its end of the control socket. It holds
+``wire``'s code (compiled once by the server) and the number of its end of the control socket. It holds
 nothing of the judge: no result channel, no nonce, no ``observe``, no
 driver, no audit hook, nothing the host reads. Whatever the code does to
 this process (rewrite it, fork it, dup2 over every fd it has, print
@@ -37,6 +37,7 @@ this process.
 
 from __future__ import annotations
 
+import marshal
 import os
 import socket
 import sys
@@ -48,7 +49,7 @@ from typing import Any
 def run(config: dict[str, Any]) -> None:
     _settle(bool(config.get("ordinary")))
     wire: dict[str, Any] = {"__name__": "wire"}
-    exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
+    exec(marshal.loads(bytes.fromhex(config["wire"])), wire)  # compiled once by the server (server.compiled)
     control = socket.socket(fileno=int(config["control"]))
     exit_now = os._exit
     guarded = "source" in config

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import socket
 import sys
@@ -68,7 +69,7 @@ def run(config: dict[str, Any]) -> None:
             data = data[write(res_fd, data):]
 
     wire: dict[str, Any] = {"__name__": "wire"}
-    exec(compile(config["wire"], "wire", "exec", dont_inherit=True), wire)
+    exec(marshal.loads(bytes.fromhex(config["wire"])), wire)  # compiled once by the server (server.compiled)
     title: dict[str, Any] = {"__name__": "title"}
     memory = None
     if config.get("title"):  # the setting's sibling of the code's process (sandbox/setting.py)
