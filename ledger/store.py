@@ -77,7 +77,8 @@ _BATTLE_COLUMNS = ("sequence", "battle_id", "timestamp", "task_id", "status", "c
 # Rows are bound by position: naming each column of each row cost SQLite's binding as much again.
 _INSERT_BATTLE = f"INSERT INTO battles ({', '.join(_BATTLE_COLUMNS)}) VALUES ({', '.join('?' * len(_BATTLE_COLUMNS))})"
 _INSERT_NODE = "INSERT INTO nodes (level, idx, hash) VALUES (?, ?, ?)"
-_INSERT_BLOB = "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)"
+# Content-addressed: bytes stored already (by an earlier entry) are kept once, without asking for them first.
+_INSERT_BLOB = "INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING"
 _battle_values = operator.itemgetter(*_BATTLE_COLUMNS)  # a row's values in column order
 
 
@@ -646,15 +647,7 @@ def _driver(conn: Connection) -> sqlite3.Connection:
 
 def _insert_blobs(db: sqlite3.Connection, rows: dict[str, tuple[str, int, bytes]]) -> None:
     """Store the blobs not stored yet (content-addressed: the same bytes are kept once)."""
-    digests = list(rows)
-    existing: set[str] = set()
-    for start in range(0, len(digests), _ID_CHUNK):
-        chunk = digests[start:start + _ID_CHUNK]
-        query = f"SELECT sha256 FROM blobs WHERE sha256 IN ({','.join('?' * len(chunk))})"
-        existing.update(str(r[0]) for r in db.execute(query, chunk))
-    fresh = [row for digest, row in rows.items() if digest not in existing]
-    if fresh:
-        db.executemany(_INSERT_BLOB, fresh)
+    db.executemany(_INSERT_BLOB, rows.values())
 
 
 def _initialise_meta(engine: Engine, key: SignerKey) -> str:
