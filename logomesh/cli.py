@@ -17,6 +17,7 @@ from logomesh.commands import (
     export,
     green,
     inject,
+    inject_campaign,
     keys,
     purple,
     red,
@@ -39,6 +40,7 @@ app.add_typer(battle.app, name="battle")
 app.command("score")(scoring.score)
 app.command("calibrate")(scoring.calibrate)
 app.add_typer(red.app, name="red")
+inject.app.command("campaign")(inject_campaign.campaign)
 app.add_typer(inject.app, name="inject")
 app.add_typer(campaign.app, name="campaign")
 app.command("console")(console.console)

@@ -164,14 +164,19 @@ def parse_agents(purple: Sequence[str], mock: Sequence[str]) -> tuple[Agent, ...
     agents.extend(Agent(name=variant, mock_variant=variant) for variant in mock)
     if not agents:
         raise PlanError("name at least one agent: --purple NAME=URL or --mock VARIANT")
-    seen: set[str] = set()
-    for agent in agents:
-        if not _NAME.match(agent.name):
-            raise PlanError(f"agent name {agent.name!r}: use 1-32 letters, digits, '.', '_' or '-'")
-        if agent.name in seen:
-            raise PlanError(f"agent name {agent.name!r} is given twice: every agent needs its own name")
-        seen.add(agent.name)
+    check_agent_names([agent.name for agent in agents])
     return tuple(agents)
+
+
+def check_agent_names(names: Sequence[str]) -> None:
+    """``PlanError`` for the first name that is not 1-32 letters, digits, '.', '_' or '-', or is given twice."""
+    seen: set[str] = set()
+    for name in names:
+        if not _NAME.match(name):
+            raise PlanError(f"agent name {name!r}: use 1-32 letters, digits, '.', '_' or '-'")
+        if name in seen:
+            raise PlanError(f"agent name {name!r} is given twice: every agent needs its own name")
+        seen.add(name)
 
 
 def check_campaign_id(campaign_id: str) -> str:

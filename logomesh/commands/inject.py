@@ -3,6 +3,7 @@ not ask (docs/injection.md, "Search")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -64,28 +65,41 @@ def check_request(task: str, target: Target, objectives: tuple[ObjectiveName, ..
                   search: str, sandbox: str, purple_timeout: float, utility: bool,
                   home: HomeOption) -> InjectRequest:
     """Everything a run needs, checked before any work: one line and exit 2 (or 1 for the environment)."""
-    from logomesh.battle.preflight import sandbox_problem
     from logomesh.home import writable_home
     from logomesh.inject.run import InjectRequest
-    from logomesh.inject.search import SEARCHES
-    from logomesh.purple.probe import agent_problem
     from logomesh.tasks import TaskError, load_task
+
+    check_search(budget, search, purple_timeout)
+    try:
+        load_task(task)
+    except TaskError as exc:
+        fail(str(exc), EXIT_USAGE)
+    state = writable_home(home)
+    check_reachable([target], sandbox, "the run")
+    return InjectRequest(task, target, objectives, budget, seed, search, sandbox, state, purple_timeout, utility)
+
+
+def check_search(budget: int, search: str, purple_timeout: float) -> None:
+    """The budget, the search and the agent's timeout, or the one-line usage error (exit 2)."""
+    from logomesh.inject.search import SEARCHES
 
     if budget < 1:
         fail(f"--budget must be a whole number of queries, at least 1, not {budget}", EXIT_USAGE)
     if search not in SEARCHES:
         fail(f"--search must be one of {', '.join(SEARCHES)}, not {search!r}", EXIT_USAGE)
     check_seconds("--purple-timeout", purple_timeout)
-    try:
-        load_task(task)
-    except TaskError as exc:
-        fail(str(exc), EXIT_USAGE)
-    state = writable_home(home)
-    if target.url is not None and (problem := agent_problem(target.url, None)):
-        fail(f"the run cannot start: {problem}")
+
+
+def check_reachable(targets: Sequence[Target], sandbox: str, what: str) -> None:
+    """Every agent given by URL answers with its card and a sandbox opens, or one line and exit 1."""
+    from logomesh.battle.preflight import sandbox_problem
+    from logomesh.purple.probe import agent_problem
+
+    for target in targets:
+        if target.url is not None and (problem := agent_problem(target.url, None)):
+            fail(f"{what} cannot start: {problem}")
     if problem := sandbox_problem(sandbox):
-        fail(f"the run cannot start: {problem}")
-    return InjectRequest(task, target, objectives, budget, seed, search, sandbox, state, purple_timeout, utility)
+        fail(f"{what} cannot start: {problem}")
 
 
 @app.command("run")
