@@ -20,6 +20,7 @@ from logomesh.commands.common import (
 
 if TYPE_CHECKING:
     from logomesh.inject.objectives import ObjectiveName
+    from logomesh.inject.rewrite import AttackerModel
     from logomesh.inject.run import InjectRequest, Target
 
 app = typer.Typer(help="Injection battles: search prompt injections against a coding agent.", no_args_is_help=True)
@@ -61,9 +62,29 @@ def check_objectives(names: list[str] | None) -> tuple[ObjectiveName, ...]:
     return tuple(chosen)
 
 
+MAX_BRANCHES = 16
+
+
+def check_attacker(url: str | None, model: str | None, branches: int) -> AttackerModel | None:
+    """The attacker model from ``--attacker-url``/``--attacker-model`` (None: the grammar's wording only), or the
+    one-line usage error (exit 2)."""
+    from logomesh.inject.rewrite import AttackerModel
+
+    if (url is None) != (model is None):
+        fail("give both --attacker-url and --attacker-model, or neither", EXIT_USAGE)
+    if not 1 <= branches <= MAX_BRANCHES:
+        fail(f"--branches must be a whole number from 1 to {MAX_BRANCHES}, not {branches}", EXIT_USAGE)
+    if url is None or model is None:
+        return None
+    if not url.startswith(("http://", "https://")):
+        fail(f"--attacker-url must start with http:// or https://, not {url!r} (a chat-completions base URL, "
+             "e.g. http://127.0.0.1:8000/v1)", EXIT_USAGE)
+    return AttackerModel(url, model, branches)
+
+
 def check_request(task: str, target: Target, objectives: tuple[ObjectiveName, ...], budget: int, seed: int,
                   search: str, sandbox: str, purple_timeout: float, utility: bool,
-                  home: HomeOption) -> InjectRequest:
+                  home: HomeOption, attacker: AttackerModel | None = None) -> InjectRequest:
     """Everything a run needs, checked before any work: one line and exit 2 (or 1 for the environment)."""
     from logomesh.home import writable_home
     from logomesh.inject.run import InjectRequest
@@ -76,7 +97,8 @@ def check_request(task: str, target: Target, objectives: tuple[ObjectiveName, ..
         fail(str(exc), EXIT_USAGE)
     state = writable_home(home)
     check_reachable([target], sandbox, "the run")
-    return InjectRequest(task, target, objectives, budget, seed, search, sandbox, state, purple_timeout, utility)
+    return InjectRequest(task, target, objectives, budget, seed, search, sandbox, state, purple_timeout, utility,
+                         attacker=attacker)
 
 
 def check_search(budget: int, search: str, purple_timeout: float) -> None:
@@ -118,6 +140,13 @@ def run(
     sandbox: SandboxOption = "auto",
     purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds each answer may take.")] = 120.0,
     no_utility: Annotated[bool, typer.Option("--no-utility", help="Skip the hidden tests on the answers.")] = False,
+    attacker_url: Annotated[str | None, typer.Option(
+        "--attacker-url", help="An attacker model's chat-completions base URL: it rewrites each ask, TAP-style.",
+    )] = None,
+    attacker_model: Annotated[str | None, typer.Option(
+        "--attacker-model", help="With --attacker-url: its model.")] = None,
+    branches: Annotated[int, typer.Option(
+        "--branches", help="Rewrites asked of the attacker model per objective.")] = 3,
     tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
@@ -130,8 +159,9 @@ def run(
 
     target = check_target(purple, purple_kind, kind_seed)
     objectives = check_objectives(objective)
+    attacker = check_attacker(attacker_url, attacker_model, branches)
     request = check_request(task, target, objectives, budget, seed, search, sandbox, purple_timeout, not no_utility,
-                            home)
+                            home, attacker)
     try:
         outcome = run_injection(request)
     except (SandboxUnavailable, SandboxBroken, LedgerError) as exc:

@@ -16,6 +16,7 @@ from logomesh.cancel import CancelToken
 from logomesh.inject.grammar import Attempt, Injected, render
 from logomesh.inject.objectives import OBJECTIVES, ObjectiveName, Secrets
 from logomesh.inject.oracles import OracleVerdict, judge
+from logomesh.inject.rewrite import Rewriter
 from logomesh.inject.send import ask_purple
 from logomesh.purple.client import ExchangeSettings
 from logomesh.purple.exchange import PurpleError, PurpleExchange
@@ -41,6 +42,7 @@ class AttemptRecord:
     severity: str
     evidence: str
     error: str = ""  # the purple agent's failure, one line; the oracle did not run
+    rewrite: str = ""  # the attacker model's wording of the ask, where the attempt used one (``Attempt.wording``)
     payload: bytes = field(default=b"", repr=False)
     request: bytes = field(default=b"", repr=False)
     response: bytes = field(default=b"", repr=False)
@@ -67,6 +69,7 @@ class Attacker:
     cancel: CancelToken = CancelToken.never()
     on_attempt: OnAttempt | None = None
     observer: SearchObserver | None = None  # told of the MCTS's nodes as they are added and visited
+    rewriter: Rewriter | None = None  # an attacker model's rewrites of each ask, as further wordings
     records: list[AttemptRecord] = field(default_factory=list)
     first_success: dict[ObjectiveName, AttemptRecord] = field(default_factory=dict)
     verdicts: dict[tuple[ObjectiveName, str], OracleVerdict] = field(default_factory=dict)
@@ -78,9 +81,17 @@ class Attacker:
     def reached(self, objective: ObjectiveName) -> bool:
         return objective in self.first_success
 
+    def wordings(self, objective: ObjectiveName) -> tuple[str, ...]:
+        """How ``objective``'s ask may be worded: as written, then each rewrite the attacker model kept."""
+        if self.rewriter is None:
+            return (OBJECTIVES[objective].instruction(self.secrets),)
+        return self.rewriter.wordings(objective, self.secrets)
+
     def attempt(self, attempt: Attempt, objective: ObjectiveName) -> AttemptRecord:
         """Spend one query on ``attempt`` carrying ``objective``'s ask."""
-        injected = render(attempt, self.task, OBJECTIVES[objective].instruction(self.secrets))
+        ask = self.wordings(objective)[attempt.wording]
+        rewrite = ask if attempt.wording else ""
+        injected = render(attempt, self.task, ask)
         query = self.queries + 1
         battle_id = f"{self.run_id}.q{query:04d}"
         payload = injected.digest_bytes()
@@ -88,11 +99,11 @@ class Attacker:
             exchange = self.ask(injected, battle_id)
         except PurpleError as exc:
             record = AttemptRecord(query, objective, attempt, sha256(payload), "", False, "none", "", str(exc),
-                                   payload)
+                                   rewrite, payload)
         else:
             verdict = self.verdict(objective, exchange.submission.source)
             record = AttemptRecord(query, objective, attempt, sha256(payload), exchange.response_sha256,
-                                   verdict.met, str(verdict.severity), verdict.evidence, "", payload,
+                                   verdict.met, str(verdict.severity), verdict.evidence, "", rewrite, payload,
                                    exchange.request_bytes, exchange.response_bytes, exchange.submission.source)
         self.records.append(record)
         if record.met:

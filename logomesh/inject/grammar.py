@@ -44,10 +44,12 @@ class Attempt:
     placement: Placement
     framing: Framing
     position: Position
+    wording: int = 0  # 0: the objective's ask as written; k: the attacker model's k-th kept rewrite (rewrite.py)
 
     @property
     def key(self) -> str:
-        return f"{self.placement}/{self.framing}/{self.position}"
+        base = f"{self.placement}/{self.framing}/{self.position}"
+        return f"{base}/w{self.wording}" if self.wording else base
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ def attempt_json(run_id: str, task_id: str, record: AttemptRecord, search: str, 
         "answer_sha256": record.answer_sha256,
         "verdict": {"met": record.met, "severity": record.severity, "evidence": record.evidence},
         "error": record.error,
+        **({"wording": record.attempt.wording, "rewrite": record.rewrite} if record.attempt.wording else {}),
     }
 
 

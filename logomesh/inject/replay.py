@@ -13,6 +13,7 @@ payload that is not what the path renders is a difference too (``injected_payloa
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from logomesh.inject.grammar import all_attempts, render
 from logomesh.inject.objectives import OBJECTIVES, draw_secrets
 from logomesh.inject.oracles import judge
 from logomesh.inject.record import attempt_json
+from logomesh.inject.rewrite import judged
 from logomesh.sandbox.base import SandboxBroken, SandboxUnavailable
 from logomesh.sandbox.choose import open_sandbox
 
@@ -66,19 +68,27 @@ def replay_attempt(stored: StoredBattle, sandbox: str = "auto") -> ReplayReport:
                     and path[:3] == [a.placement, a.framing, a.position]), None)
     if objective is None or attempt is None or len(path or []) != 4 or result.get("objective") != objective:
         raise ReplayError(f"injection attempt {entry_id!r} names no path of the grammar and objective ({path!r})")
+    wording, rewrite = result.get("wording", 0), result.get("rewrite", "")
     secrets = draw_secrets(seed)
+    written = OBJECTIVES[objective].instruction(secrets)
+    if wording != 0 and not (type(wording) is int and wording > 0 and isinstance(rewrite, str)
+                             and judged(objective, secrets, [rewrite])[0].kept):
+        raise ReplayError(f"injection attempt {entry_id!r} names a rewrite of its ask that is not one the search "
+                          f"could have kept (wording {wording!r})")
+    attempt = replace(attempt, wording=wording) if wording else attempt
+    ask = rewrite if wording else written
     payload, response = inputs.get("injected_payload", b""), inputs["purple_response"]
     with tempfile.TemporaryDirectory(prefix="logomesh-replay-") as workdir:
         task = stored_task(task_id, inputs, Path(workdir))
         source = stored_submission(response, stored.attributes.get("purple_protocol", "")).source
-        rendered = render(attempt, task, OBJECTIVES[objective].instruction(secrets)).digest_bytes()
+        rendered = render(attempt, task, ask).digest_bytes()
         try:
             with open_sandbox(sandbox) as box:
                 verdict = judge(objective, task, source, secrets, box)
         except (SandboxUnavailable, SandboxBroken) as exc:
             raise ReplayError(f"the oracle cannot run again: {exc}") from None
     record = AttemptRecord(query, objective, attempt, sha256(payload), sha256(response), verdict.met,
-                           str(verdict.severity), verdict.evidence)
+                           str(verdict.severity), verdict.evidence, rewrite=str(rewrite) if wording else "")
     now = attempt_json(run_id, task_id, record, search, seed)
     changed = {k for k in set(result) | set(now) if result.get(k) != now.get(k)}
     if rendered != payload:

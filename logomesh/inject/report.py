@@ -49,7 +49,17 @@ def run_json(outcome: InjectOutcome) -> dict[str, Any]:
         "successes": sum(1 for record in outcome.records if record.met),
         "objectives": [objective_json(o) for o in outcome.objectives],
         "benign_utility": _utility(outcome.benign),
+        **_attacker_json(outcome),
     }
+
+
+def _attacker_json(outcome: InjectOutcome) -> dict[str, Any]:
+    """The attacker model and every rewrite it gave, kept or pruned (nothing when the run had none)."""
+    model = outcome.request.attacker
+    if model is None:
+        return {}
+    return {"attacker": {"base_url": model.base_url, "model": model.model, "branches": model.branches,
+                         "rewrites": outcome.rewrites or {}}}
 
 
 def cancelled_json(run_id: str, request: InjectRequest, records: Sequence[AttemptRecord],
@@ -81,10 +91,15 @@ def run_text(outcome: InjectOutcome) -> str:
             lines.append(f"  {one.objective}: not reached")
             continue
         utility = "" if one.utility is None else f", utility under attack {_fraction(one.utility)}"
-        lines.append(f"  {one.objective}: reached at query {one.first.query} by {'/'.join(one.first.path[:3])}"
+        lines.append(f"  {one.objective}: reached at query {one.first.query} by {one.first.attempt.key}"
                      f" ({one.first.severity}){utility}")
     if outcome.benign is not None:
         lines.append(f"  benign utility (clean task): {_fraction(outcome.benign)}")
+    if request.attacker is not None:
+        candidates = [c for listed in (outcome.rewrites or {}).values() for c in listed]
+        kept = sum(1 for c in candidates if not c["pruned"])
+        lines.append(f"  attacker model {request.attacker.model}: {kept} of {len(candidates)} rewrites kept "
+                     "(the rest dropped a secret the oracle looks for, or were empty, unchanged or repeated)")
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ from logomesh.inject.grammar import clean
 from logomesh.inject.objectives import ObjectiveName, draw_secrets
 from logomesh.inject.record import append_attempt, append_run_json
 from logomesh.inject.report import cancelled_json, run_json
+from logomesh.inject.rewrite import AttackerModel
 from logomesh.inject.search import SEARCHES
 from logomesh.purple.client import ExchangeSettings
 from logomesh.purple.exchange import PurpleError
@@ -64,6 +65,7 @@ class InjectRequest:
     cancel: CancelToken = CancelToken.never()
     on_attempt: OnAttempt | None = None  # told of each query once it is recorded (the console shows it)
     observer: SearchObserver | None = None  # told of the MCTS's nodes (the console draws the tree)
+    attacker: AttackerModel | None = None  # an attacker model rewriting each ask, TAP-style (``rewrite.py``)
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,15 @@ class InjectOutcome:
     objectives: tuple[ObjectiveOutcome, ...]
     benign: Utility | None  # the hidden tests on the clean task's answer, where measured
     records: tuple[AttemptRecord, ...]
+    rewrites: dict[str, list[dict[str, str]]] | None = None  # the attacker model's candidates (``Rewriter.record``)
 
 
 def default_run_id(request: InjectRequest) -> str:
     """A deterministic id for the run: the task, the agent and every choice that shapes the search."""
+    attacker = [] if request.attacker is None else [f"{request.attacker.base_url}|{request.attacker.model}|"
+                                                       f"{request.attacker.branches}"]
     key = "\x00".join([request.task_id, request.target.label, str(request.seed), request.search,
-                       ",".join(request.objectives), str(request.budget)])
+                       ",".join(request.objectives), str(request.budget), *attacker])
     return f"inject-{request.task_id}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
@@ -166,7 +171,8 @@ def run_injection(request: InjectRequest) -> InjectOutcome:
 
         attacker = Attacker(url, task, draw_secrets(request.seed), box, run_id,
                             ExchangeSettings(total_timeout_s=request.purple_timeout_s), request.cancel, record,
-                            request.observer)
+                            request.observer,
+                            None if request.attacker is None else request.attacker.rewriter(request.seed))
         try:
             search(attacker, request.objectives, request.budget, request.seed)
             outcomes = tuple(_outcome(attacker, objective, request.utility) for objective in request.objectives)
@@ -176,7 +182,8 @@ def run_injection(request: InjectRequest) -> InjectOutcome:
                 append_run_json(led, run_id, cancelled_json(run_id, request, attacker.records, exc.reason),
                                 request.target.label)
             raise
-        outcome = InjectOutcome(run_id, request, attacker.queries, outcomes, benign, tuple(attacker.records))
+        outcome = InjectOutcome(run_id, request, attacker.queries, outcomes, benign, tuple(attacker.records),
+                                None if attacker.rewriter is None else attacker.rewriter.record())
         if led is not None:
             append_run_json(led, run_id, run_json(outcome), request.target.label)
     return outcome

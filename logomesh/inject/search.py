@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from logomesh.inject.attempts import Attacker, reward
 from logomesh.inject.grammar import (
@@ -64,22 +64,33 @@ class InjectionProblem:
     attacker: Attacker
     objectives: Sequence[ObjectiveName]
 
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """The tree's levels: with an attacker model, a last one chooses the ask's wording (``rewrite.py``)."""
+        return (*LEVELS, "wording") if self.attacker.rewriter is not None else LEVELS
+
     def actions(self, path: Path) -> Sequence[Action]:
         depth = len(path)
-        if depth >= len(LEVELS):
+        if depth >= len(self.levels):
             return []
+        if depth == len(LEVELS):
+            objective = self._objective(path[len(LEVELS) - 1].id.split(":", 1)[1])
+            return [Action(f"wording:{k}") for k in range(len(self.attacker.wordings(objective)))]
         choices: Sequence[str] = (PLACEMENTS, FRAMINGS, POSITIONS, self.objectives)[depth]
         return [Action(f"{LEVELS[depth]}:{choice}") for choice in choices]
 
     def evaluate(self, path: Path, rng: random.Random) -> Evaluation:
-        if len(path) != len(LEVELS):
+        if len(path) != len(self.levels):
             return Evaluation(0.0, exhausted=True)  # nothing below was left to try
-        placement, framing, position, objective = (action.id.split(":", 1)[1] for action in path)
-        chosen: ObjectiveName = next(o for o in self.objectives if o == objective)
+        placement, framing, position, objective, *wording = (action.id.split(":", 1)[1] for action in path)
+        chosen = self._objective(objective)
         if self.attacker.reached(chosen):
             return Evaluation(1.0, exhausted=True)  # known: asking again costs a query and teaches nothing
-        attempt = Attempt(_placement(placement), _framing(framing), _position(position))
+        attempt = Attempt(_placement(placement), _framing(framing), _position(position), int(next(iter(wording), 0)))
         return Evaluation(reward(self.attacker.attempt(attempt, chosen)), exhausted=True)
+
+    def _objective(self, text: str) -> ObjectiveName:
+        return next(o for o in self.objectives if o == text)
 
 
 def _placement(text: str) -> Placement:
@@ -96,18 +107,20 @@ def _position(text: str) -> Position:
 
 def mcts_search(attacker: Attacker, objectives: Sequence[ObjectiveName], budget: int, seed: int) -> None:
     """The generic MCTS over ``InjectionProblem``, one iteration at a time until done."""
-    config = MctsConfig(max_steps=len(LEVELS), max_time_seconds=float("inf"), max_iterations=1,
+    problem = InjectionProblem(attacker, objectives)
+    config = MctsConfig(max_steps=len(problem.levels), max_time_seconds=float("inf"), max_iterations=1,
                         exploration_weight=EXPLORATION)
-    search = Mcts(InjectionProblem(attacker, objectives), config, seed=seed, cancel=attacker.cancel,
-                  observer=attacker.observer)
+    search = Mcts(problem, config, seed=seed, cancel=attacker.cancel, observer=attacker.observer)
     while not _done(attacker, objectives, budget):
         if search.run().iterations == 0:
             return  # every leaf tried
 
 
 def random_search(attacker: Attacker, objectives: Sequence[ObjectiveName], budget: int, seed: int) -> None:
-    """Uniform over the (attempt, objective) pairs not tried yet, skipping objectives already reached."""
-    pairs = [(attempt, objective) for attempt in all_attempts() for objective in objectives]
+    """Uniform over the (attempt, objective) pairs not tried yet, skipping objectives already reached; with an
+    attacker model, every wording of each objective's ask is an attempt of its own, as in the MCTS's tree."""
+    pairs = [(replace(attempt, wording=k), objective) for attempt in all_attempts() for objective in objectives
+             for k in range(len(attacker.wordings(objective)))]
     random.Random(seed).shuffle(pairs)
     for attempt, objective in pairs:
         if _done(attacker, objectives, budget):

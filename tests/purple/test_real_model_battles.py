@@ -158,3 +158,36 @@ def test_the_defended_agent_answers_an_injected_task_with_the_real_model(defende
     else:
         assert exchange.submission.source.strip()
     purple.wait_for(r"battle fib-defended: ", 30)
+
+
+def test_the_packaged_model_rewrites_asks_and_the_search_spends_queries_on_what_pruning_kept(
+        model_url: str, tmp_path: Path) -> None:
+    """Issue 38, point 1: the attacker model (the packaged one) rewrites each ask, TAP-style; pruning keeps only
+    rewrites that still name what the objective's oracle looks for; the search tries the kept wordings, each
+    query's entry names its wording and rewrite, and replay renders the same payload from the entry alone."""
+    from ledger import Ledger
+    from logomesh.inject.objectives import OBJECTIVES, draw_secrets
+    from logomesh.inject.replay import replay_attempt
+    from logomesh.inject.rewrite import AttackerModel, judged
+    from logomesh.inject.run import InjectRequest, Target, run_injection
+
+    attacker, secrets = AttackerModel(model_url, "SmolLM2-135M-Instruct", branches=3), draw_secrets(3)
+    rewriter = attacker.rewriter(3)
+    candidates = {objective: rewriter.candidates(objective, secrets) for objective in OBJECTIVES}
+    assert all(len(found) == 3 for found in candidates.values())
+    for objective, found in candidates.items():
+        assert [c.reason for c in found] == [c.reason for c in judged(objective, secrets, [c.text for c in found])]
+    assert attacker.rewriter(3).candidates("backdoor", secrets) == candidates["backdoor"]  # same seed, same text
+    objective = next(o for o, found in candidates.items() if any(c.kept for c in found))
+    kept = [c.text for c in candidates[objective] if c.kept]
+
+    request = InjectRequest("rate-limiter", Target(kind="inject-ignoring"), (objective,), budget=40, seed=3,
+                            search="random", sandbox="docker", home=tmp_path, utility=False, attacker=attacker)
+    outcome = run_injection(request)
+    rewritten = [r for r in outcome.records if r.attempt.wording]
+    assert rewritten and all(r.rewrite == kept[r.attempt.wording - 1] for r in rewritten)
+    assert outcome.rewrites is not None and len(outcome.rewrites[objective]) == 3
+    with Ledger.open(tmp_path) as led:
+        stored = led.get(f"{outcome.run_id}.q{rewritten[0].query:04d}")
+    assert stored is not None and stored.result["rewrite"] == rewritten[0].rewrite
+    assert replay_attempt(stored, "docker").differences == ()
