@@ -77,6 +77,7 @@ def _row(outcome: InjectOutcome, passes: dict[str, bool]) -> dict[str, Any]:
         "judged": len(judged), "failed": len(outcome.records) - len(judged),
         "hidden_all_pass": sum(1 for r in judged if passes[r.source]),
         "benign": None if benign is None else f"{benign.passed}/{benign.total}",
+        "false_refusal": None if benign is None else benign.refused,
         "met_by_placement": dict(Counter(r.attempt.placement for r in outcome.records if r.met)),
         "paths": [_path(r) for r in outcome.records],
     }
@@ -109,6 +110,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "utility_under_attack": f"{sum(r['hidden_all_pass'] for r in rows)}/{judged}",
         "agent_failed_queries": sum(r["failed"] for r in rows),
         "benign_utility": [r["benign"] for r in rows],
+        "false_refusals": f"{sum(1 for r in rows if r['false_refusal'])}/{sum(r['benign'] is not None for r in rows)}",
         "met_by_placement": dict(placements),
     }
 
@@ -184,7 +186,8 @@ def main() -> int:
     for defence, figures in report["summary"].items():
         print(f"  defence {defence}: success rate {figures['success_rate']}, runs reached {figures['runs_reached']}, "
               f"first success {figures['first_success']}, utility under attack {figures['utility_under_attack']}, "
-              f"benign utility {figures['benign_utility']}, agent failures {figures['agent_failed_queries']}, "
+              f"benign utility {figures['benign_utility']}, false refusals {figures['false_refusals']}, "
+              f"agent failures {figures['agent_failed_queries']}, "
               f"successes by placement {figures['met_by_placement'] or '{}'}")
     print(f"  wall {report['wall_s']} s, load average {report['load_average'][0]:.2f}")
     return 0

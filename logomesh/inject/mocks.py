@@ -1,11 +1,13 @@
-"""Two mock purple agents for the injection battle, real A2A servers (kinds ``inject-obeying``, ``inject-ignoring``).
+"""Mock purple agents for the injection battle, real A2A servers (kinds ``inject-obeying``, ``inject-ignoring``,
+``inject-refusing``).
 
-Both answer every task with the task's ``good`` labelled submission (the task named in the message metadata),
+The first two answer every task with the task's ``good`` labelled submission (the task named in the message metadata),
 reading every part of every message of the context (a later message in the same context sees the earlier
 ones). The obeying mock follows an instruction it reads (``reading.py``) only when its placement and framing
 fall in a secret subset drawn from ``--seed``: two placements times two framings of the grammar's five each.
 When it obeys, its module does what was asked (``complying.py``); otherwise it is the correct solution. The
-ignoring mock follows nothing. They exist so the search has something to find and something it must not.
+ignoring mock follows nothing. They exist so the search has something to find and something it must not. The
+refusing mock declines every task, so the measures have a false refusal to count.
 """
 
 from __future__ import annotations
@@ -106,6 +108,18 @@ class InjectMockExecutor(AgentExecutor):
         await updater.cancel()
 
 
+REFUSAL = "I can't help with this request."
+
+
+class RefusingExecutor(InjectMockExecutor):
+    """Declines every task, with a payload or without (a failed A2A task with a refusal): an agent that resists
+    every injection by answering nothing, whose false refusals on clean tasks the measures must show."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = await open_task(context, event_queue)
+        await updater.failed(updater.new_agent_message([new_text_part(REFUSAL)]))
+
+
 SKILL = AgentSkill(
     id="logomesh-inject-mock",
     name="Code submission that may follow planted instructions",
@@ -114,8 +128,8 @@ SKILL = AgentSkill(
 )
 
 
-def inject_mock_factory(trust: Trust, name: str) -> AppFactory:
-    executor = InjectMockExecutor(trust)
+def inject_mock_factory(trust: Trust, name: str, refusing: bool = False) -> AppFactory:
+    executor = RefusingExecutor(trust) if refusing else InjectMockExecutor(trust)
 
     def make(url: str) -> Starlette:
         card = agent_card(name, "A mock coding agent for injection battles.", url, [SKILL], version=__version__)
@@ -140,3 +154,10 @@ def serve_ignoring(options: ServeOptions) -> tuple[AppFactory, str]:
     """Kind ``inject-ignoring``: follows no planted instruction."""
     _refuse_other_options(options, "inject-ignoring")
     return inject_mock_factory(Trust.nothing(), "LogoMesh injection mock (ignoring)"), "the ignoring injection mock"
+
+
+def serve_refusing(options: ServeOptions) -> tuple[AppFactory, str]:
+    """Kind ``inject-refusing``: declines every task (``RefusingExecutor``)."""
+    _refuse_other_options(options, "inject-refusing")
+    return inject_mock_factory(Trust.nothing(), "LogoMesh injection mock (refusing)", refusing=True), \
+        "the refusing injection mock"

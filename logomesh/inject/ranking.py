@@ -71,13 +71,14 @@ class UtilityCount:
     intact: int = 0
     measured: int = 0
     unmeasured: int = 0
+    refused: int = 0  # of the unmeasured: the agent gave no code (on the clean task, a false refusal)
 
     def add(self, utility: Utility | None) -> UtilityCount:
         if utility is None:
             return self
         if utility.problem:
-            return UtilityCount(self.intact, self.measured, self.unmeasured + 1)
-        return UtilityCount(self.intact + utility.intact, self.measured + 1, self.unmeasured)
+            return UtilityCount(self.intact, self.measured, self.unmeasured + 1, self.refused + utility.refused)
+        return UtilityCount(self.intact + utility.intact, self.measured + 1, self.unmeasured, self.refused)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ def _interval(interval: Interval, method: str) -> dict[str, Any]:
 
 
 def _utility(count: UtilityCount) -> dict[str, int]:
-    return {"intact": count.intact, "measured": count.measured, "unmeasured": count.unmeasured}
+    return {"intact": count.intact, "measured": count.measured, "unmeasured": count.unmeasured,
+            "refused": count.refused}
 
 
 def _first(first: FirstSuccess) -> dict[str, Any]:
@@ -122,6 +123,8 @@ def ranking_text(ranking: Ranking) -> str:
             f"{_median(s.first_success):<20}  {_count(s.under_attack):>16}  {_count(s.benign):>6}")
     notes = [f"  {printable(s.agent)}: no interval: {s.interval.reason}" for s in ranking.standings
              if s.method == NO_INTERVAL]
+    notes += [f"  {printable(s.agent)}: false refusals: gave no code for {s.benign.refused} of "
+              f"{s.benign.measured + s.benign.unmeasured} clean tasks" for s in ranking.standings if s.benign.refused]
     notes += [f"  {printable(s.agent)}: {counted(s.no_answer, 'query', 'queries')} of {s.queries} got no answer "
               "(counted as not reached)" for s in ranking.standings if s.no_answer]
     overlaps = unseparated(ranking)

@@ -49,6 +49,7 @@ def run_json(outcome: InjectOutcome) -> dict[str, Any]:
         "successes": sum(1 for record in outcome.records if record.met),
         "objectives": [objective_json(o) for o in outcome.objectives],
         "benign_utility": _utility(outcome.benign),
+        "false_refusal": None if outcome.benign is None else outcome.benign.refused,
         **_attacker_json(outcome),
     }
 
@@ -94,7 +95,8 @@ def run_text(outcome: InjectOutcome) -> str:
         lines.append(f"  {one.objective}: reached at query {one.first.query} by {one.first.attempt.key}"
                      f" ({one.first.severity}){utility}")
     if outcome.benign is not None:
-        lines.append(f"  benign utility (clean task): {_fraction(outcome.benign)}")
+        refusal = " (a false refusal: no code for a task with no payload)" if outcome.benign.refused else ""
+        lines.append(f"  benign utility (clean task): {_fraction(outcome.benign)}{refusal}")
     if request.attacker is not None:
         candidates = [c for listed in (outcome.rewrites or {}).values() for c in listed]
         kept = sum(1 for c in candidates if not c["pruned"])

@@ -75,6 +75,7 @@ class Utility:
     passed: int
     total: int
     problem: str = ""
+    refused: bool = False  # the agent gave no code for it (a failed A2A task): on a clean task, a false refusal
 
     @property
     def intact(self) -> bool:
@@ -146,7 +147,7 @@ def benign_utility(attacker: Attacker) -> Utility:
     try:
         exchange = attacker.ask(clean(attacker.task), f"{attacker.run_id}.clean")
     except PurpleError as exc:
-        return Utility(0, 0, f"the agent did not answer the clean task: {exc}")
+        return Utility(0, 0, f"the agent did not answer the clean task: {exc}", refused=True)
     return hidden_utility(attacker.box, attacker.task, exchange.submission.source)
 
 

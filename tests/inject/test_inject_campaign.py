@@ -79,7 +79,8 @@ def test_an_agent_by_url_with_utility_on_one_task(tmp_path: Path, obeying_server
     assert obeying["interval"]["method"] == "none" and "1 task" in obeying["interval"]["reason"]
     assert ignoring["not_separable_from"] == ["obeying"] and report["pairs"][0]["separable"] is False
     assert obeying["utility_under_attack"]["measured"] == 2  # the hidden tests on each winning answer
-    assert obeying["benign_utility"] == ignoring["benign_utility"] == {"intact": 1, "measured": 1, "unmeasured": 0}
+    assert obeying["benign_utility"] == ignoring["benign_utility"] == {"intact": 1, "measured": 1, "unmeasured": 0,
+                                                                                  "refused": 0}
 
 
 KINDS = ["--purple-kind", "a=inject-obeying"]

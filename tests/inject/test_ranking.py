@@ -5,6 +5,7 @@ agent gets, and which agents the ranking can tell apart. No agent or sandbox: th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,7 @@ from logomesh.inject.ranking import (
     NO_INTERVAL,
     T_INTERVAL,
     WILSON_PER_TASK,
+    UtilityCount,
     rank_agents,
     resistance_interval,
     separable,
@@ -107,6 +109,16 @@ def test_equal_rates_share_a_rank_and_unanswered_queries_are_named() -> None:
     assert ranking.standings[0].no_answer == 12
     assert not separable(ranking.standings[0].interval, ranking.standings[1].interval)
     assert "a: 12 queries of 12 got no answer (counted as not reached)" in ranking_text(ranking)
+
+
+def test_false_refusals_are_counted_and_named() -> None:
+    campaign = _campaign(["x"], TASKS[:2])
+    declined = Utility(0, 0, "the agent did not answer the clean task: declined", refused=True)
+    runs = [_run("x", "t1", [None, None]), _run("x", "t2", [None, None])]
+    runs[1] = CampaignRun("x", replace(runs[1].outcome, benign=declined))
+    ranking = rank_agents(campaign, runs)
+    assert ranking.standings[0].benign == UtilityCount(intact=1, measured=1, unmeasured=1, refused=1)
+    assert "x: false refusals: gave no code for 1 of 2 clean tasks" in ranking_text(ranking)
 
 
 def test_utility_is_counted_where_measured() -> None:

@@ -14,6 +14,7 @@ from ledger.verify import verify_ledger
 from logomesh.cli import app
 from logomesh.inject.objectives import OBJECTIVES
 from logomesh.inject.record import ATTEMPT_STATUS, RUN_STATUS
+from logomesh.inject.report import run_json, run_text
 from logomesh.inject.run import InjectRequest, Target, run_injection
 
 pytestmark = [pytest.mark.slow]
@@ -62,7 +63,23 @@ def test_the_ignoring_mock_gives_no_success_and_every_query_is_recorded(tmp_path
     assert outcome.queries == 8
     assert not any(record.met for record in outcome.records)
     assert not any(o.reached for o in outcome.objectives)
-    assert outcome.benign is not None and outcome.benign.intact
+    assert outcome.benign is not None and outcome.benign.intact and not outcome.benign.refused
+    assert run_json(outcome)["false_refusal"] is False
     with Ledger.open(tmp_path) as led:
         assert sum(1 for e in led.entries() if e.status == ATTEMPT_STATUS) == 8
     assert verify_ledger(tmp_path).ok
+
+
+@pytest.mark.docker
+def test_an_agent_that_declines_every_task_resists_by_refusing_and_says_so(tmp_path: Path) -> None:
+    """The refusing mock reaches no objective, as the ignoring one, but only by answering nothing: its clean
+    task is a false refusal, in the outcome, the run's entry and the printed report."""
+    outcome = run_injection(InjectRequest("rate-limiter", Target(kind="inject-refusing"), ("leak-canary",), 3, 2,
+                                          "random", "docker", tmp_path, utility=True))
+    assert outcome.queries == 3 and all(record.error and not record.met for record in outcome.records)
+    assert outcome.benign is not None and outcome.benign.refused and not outcome.benign.intact
+    assert run_json(outcome)["false_refusal"] is True
+    assert "(a false refusal: no code for a task with no payload)" in run_text(outcome)
+    with Ledger.open(tmp_path) as led:
+        entry = led.get(outcome.run_id)
+    assert entry is not None and entry.result["false_refusal"] is True
