@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from logomesh.inject.rewrite import AttackerModel
     from logomesh.inject.run import InjectRequest, Target
 
+# The options ``inject run`` and ``inject campaign`` share, declared once.
+ObjectiveOption = Annotated[list[str] | None, typer.Option(
+    "--objective", help="leak-canary, write-outside, backdoor or drop-behaviour (repeatable; default: all).")]
+SearchOption = Annotated[str, typer.Option("--search", help="mcts, random or templates.")]
+PurpleTimeoutOption = Annotated[float, typer.Option("--purple-timeout", help="Seconds each answer may take.")]
+NoUtilityOption = Annotated[bool, typer.Option("--no-utility", help="Skip the hidden tests on the answers.")]
+
 app = typer.Typer(help="Injection battles: search prompt injections against a coding agent.", no_args_is_help=True)
 
 
@@ -131,15 +138,13 @@ def run(
     purple_kind: Annotated[str | None, typer.Option(
         "--purple-kind", help="A registered purple kind served on loopback for the run, e.g. inject-obeying.")] = None,
     kind_seed: Annotated[int, typer.Option("--kind-seed", help="With --purple-kind: the kind's --seed.")] = 0,
-    objective: Annotated[list[str] | None, typer.Option(
-        "--objective", help="leak-canary, write-outside, backdoor or drop-behaviour (repeatable; default: all).",
-    )] = None,
+    objective: ObjectiveOption = None,
     budget: Annotated[int, typer.Option("--budget", help="Queries to the purple agent, at most.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the secrets and every random choice.")] = 0,
-    search: Annotated[str, typer.Option("--search", help="mcts, random or templates.")] = "mcts",
+    search: SearchOption = "mcts",
     sandbox: SandboxOption = "auto",
-    purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds each answer may take.")] = 120.0,
-    no_utility: Annotated[bool, typer.Option("--no-utility", help="Skip the hidden tests on the answers.")] = False,
+    purple_timeout: PurpleTimeoutOption = 120.0,
+    no_utility: NoUtilityOption = False,
     attacker_url: Annotated[str | None, typer.Option(
         "--attacker-url", help="An attacker model's chat-completions base URL: it rewrites each ask, TAP-style.",
     )] = None,

@@ -17,7 +17,15 @@ from logomesh.commands.common import (
     TasksDirOption,
     fail,
 )
-from logomesh.commands.inject import check_objectives, check_reachable, check_search
+from logomesh.commands.inject import (
+    NoUtilityOption,
+    ObjectiveOption,
+    PurpleTimeoutOption,
+    SearchOption,
+    check_objectives,
+    check_reachable,
+    check_search,
+)
 from logomesh.plural import counted
 
 if TYPE_CHECKING:
@@ -105,16 +113,14 @@ def campaign(
         "--purple-kind", help="NAME=KIND[:SEED]: a registered kind served on loopback for each run, e.g. "
                               "obeying=inject-obeying:1 (repeatable).")] = None,
     tasks: Annotated[str, typer.Option("--tasks", help="'all' or task ids separated by commas.")] = "all",
-    objective: Annotated[list[str] | None, typer.Option(
-        "--objective", help="leak-canary, write-outside, backdoor or drop-behaviour (repeatable; default: all).",
-    )] = None,
+    objective: ObjectiveOption = None,
     budget: Annotated[int, typer.Option("--budget", help="Queries to the agent in each run, at most.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="The first run seed: runs use SEED, SEED+1, ...")] = 0,
     seeds: Annotated[int, typer.Option("--seeds", help="Runs per agent and task, each with its own seed.")] = 1,
-    search: Annotated[str, typer.Option("--search", help="mcts, random or templates.")] = "mcts",
+    search: SearchOption = "mcts",
     sandbox: SandboxOption = "auto",
-    purple_timeout: Annotated[float, typer.Option("--purple-timeout", help="Seconds each answer may take.")] = 120.0,
-    no_utility: Annotated[bool, typer.Option("--no-utility", help="Skip the hidden tests on the answers.")] = False,
+    purple_timeout: PurpleTimeoutOption = 120.0,
+    no_utility: NoUtilityOption = False,
     tasks_dir: TasksDirOption = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
