@@ -177,6 +177,8 @@ class NeverCalled:
     ("#task", Select.NULL, "no task: pick the task"),
     ("#budget", "0", "budget must be a whole number of queries, at least 1"),
     ("#budget", "", "budget must be a whole number of queries, at least 1"),
+    ("#purple-timeout", "0", "answer timeout must be a finite, positive number of seconds"),
+    ("#purple-timeout", "soon", "answer timeout must be a number of seconds"),
 ])
 def test_bad_input_gets_one_line_and_no_start(tmp_path: Path, field: str, value: object, said: str) -> None:
     engine = NeverCalled()
@@ -194,5 +196,36 @@ def test_bad_input_gets_one_line_and_no_start(tmp_path: Path, field: str, value:
             await pilot.pause(0.2)
             assert engine.requests == [] and not screen.runner.running
             assert screen.last_ending is None
+
+    asyncio.run(scenario())
+
+
+class Recording:
+    """An engine that keeps the request it is asked to run, then fails it (the form's part is all that is read)."""
+
+    def __init__(self) -> None:
+        self.requests: list[InjectRequest] = []
+
+    def __call__(self, request: InjectRequest) -> InjectOutcome:
+        self.requests.append(request)
+        raise RuntimeError("not run: only the request is read")
+
+
+def test_the_search_and_the_answer_timeout_reach_the_run_as_the_commands_options(tmp_path: Path) -> None:
+    engine = Recording()
+    app = make_app(tmp_path, inject_engine=engine)
+
+    async def scenario() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = await open_screen(pilot, app)
+            fill(screen, "inject-refusing", "5", "3", "0")
+            screen.query_one("#search", Select).value = "random"
+            screen.query_one("#purple-timeout", Input).value = "30"
+            await pilot.pause()
+            await pilot.press("ctrl+r")
+            await until(pilot, lambda: bool(engine.requests))
+            [request] = engine.requests
+            assert (request.search, request.purple_timeout_s, request.budget, request.seed) == ("random", 30.0, 5, 3)
+            assert request.target.kind == "inject-refusing" and request.utility is False
 
     asyncio.run(scenario())

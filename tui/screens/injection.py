@@ -125,7 +125,8 @@ class InjectionScreen(RunScreen):
     def start_run(self, choice: InjectionChoice) -> InjectRequest:
         """Clear the panels and start the run the form describes, recorded in this console's home."""
         request = InjectRequest(choice.task_id, choice.target, choice.objectives, choice.budget, choice.seed,
-                                home=self.home, utility=choice.utility)
+                                choice.search, home=self.home, purple_timeout_s=choice.purple_timeout_s,
+                                utility=choice.utility)
         self._reset_panels()
         self.query_one(StatusLine).begin(f"{choice.task_id} vs {choice.target.label}")
         self.add_class("running")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from logomesh.battle.request import SEED_LIMIT
@@ -32,6 +33,17 @@ def red_budget(text: str) -> float:
     if not budget >= 0:
         raise FormError("red budget must be 0 (no red agent) or a positive number of seconds")
     return budget
+
+
+def seconds(text: str, what: str) -> float:
+    """A finite, positive number of seconds (``--purple-timeout``'s rule)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise FormError(f"{what} must be a number of seconds, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise FormError(f"{what} must be a finite, positive number of seconds, not {text!r}")
+    return value
 
 
 def good_first(variants: Iterable[str]) -> list[str]:

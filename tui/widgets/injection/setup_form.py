@@ -13,17 +13,20 @@ from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from logomesh.inject.objectives import OBJECTIVES, ObjectiveName
 from logomesh.inject.run import Target
+from logomesh.inject.search import SEARCHES
 from logomesh.purple.agent_url import agent_url_problem
 from logomesh.purple.kinds import KindRefused, ServeOptions, purple_kind
 from logomesh.tasks import TaskSpec
 from tui.widgets.checklist import Checklist
-from tui.widgets.form_values import FormError, whole_number
+from tui.widgets.form_values import FormError, seconds, whole_number
 from tui.widgets.start_form import StartForm
 
 URL_CHOICE = "url"
 KINDS = (("mock: inject-obeying (follows some placements)", "inject-obeying"),
-         ("mock: inject-ignoring (follows none)", "inject-ignoring"))
+         ("mock: inject-ignoring (follows none)", "inject-ignoring"),
+         ("mock: inject-refusing (declines every task)", "inject-refusing"))
 DEFAULT_BUDGET = 40  # as ``logomesh inject run``
+DEFAULT_PURPLE_TIMEOUT_S = 120.0  # as ``logomesh inject run --purple-timeout``
 MAX_BUDGET = 100_000
 PREFERRED_TASK = "rate-limiter"  # the task the injection docs and tests use, first when present
 
@@ -38,6 +41,8 @@ class InjectionChoice:
     budget: int
     seed: int
     utility: bool
+    search: str = "mcts"
+    purple_timeout_s: float = DEFAULT_PURPLE_TIMEOUT_S
 
 
 def budget_of(text: str) -> int:
@@ -79,10 +84,11 @@ class InjectionForm(StartForm[InjectionChoice]):
     InjectionForm Select { width: 1fr; }
     InjectionForm Input { width: 1fr; }
     InjectionForm Checklist { width: 1fr; height: 4; }
-    InjectionForm #kind-seed, InjectionForm #seed, InjectionForm #budget { width: 7; }
+    InjectionForm #kind-seed, InjectionForm #seed, InjectionForm #budget, InjectionForm #purple-timeout { width: 7; }
+    InjectionForm #search { width: 10; }
     InjectionForm .small-label { width: auto; padding: 0 1; }
     InjectionForm Checkbox { width: auto; margin-left: 1; }
-    InjectionForm #start { min-width: 10; margin-left: 1; }
+    InjectionForm #start { min-width: 8; margin-left: 1; }
     """
 
     class InjectionRequested(Message):
@@ -106,6 +112,9 @@ class InjectionForm(StartForm[InjectionChoice]):
         with Horizontal():
             yield Label("URL")
             yield Input(placeholder="http://host:port (A2A purple agent)", id="url", compact=True, disabled=True)
+            yield Label("Answer s", classes="small-label")
+            yield Input(f"{DEFAULT_PURPLE_TIMEOUT_S:g}", id="purple-timeout", type="number", compact=True,
+                        tooltip="seconds each answer of the agent may take")
         with Horizontal(id="objective-row"):
             yield Label("Objectives")
             yield Checklist(*((name, name, True) for name in OBJECTIVES), id="objectives", compact=True)
@@ -118,6 +127,9 @@ class InjectionForm(StartForm[InjectionChoice]):
             yield Input("0", id="seed", type="integer", compact=True)
             yield Label("Kind seed", classes="small-label")
             yield Input("0", id="kind-seed", type="integer", compact=True)
+            yield Label("Search", classes="small-label")
+            yield Select([(name, name) for name in SEARCHES], id="search", value="mcts", compact=True,
+                         allow_blank=False)
             yield Button("Start", id="start", variant="success", compact=True)
 
     def on_mount(self) -> None:
@@ -147,4 +159,7 @@ class InjectionForm(StartForm[InjectionChoice]):
         kind_seed = whole_number(self.query_one("#kind-seed", Input).value.strip() or "0", "kind seed")
         target = target_of(str(self.query_one("#purple", Select).value), self.query_one("#url", Input).value.strip(),
                            kind_seed)
-        return InjectionChoice(str(task), target, objectives, budget, seed, self.query_one(Checkbox).value)
+        timeout = seconds(self.query_one("#purple-timeout", Input).value.strip() or f"{DEFAULT_PURPLE_TIMEOUT_S:g}",
+                          "answer timeout")
+        return InjectionChoice(str(task), target, objectives, budget, seed, self.query_one(Checkbox).value,
+                               str(self.query_one("#search", Select).value), timeout)
