@@ -203,9 +203,9 @@ class _BoxCloser:
 @contextlib.contextmanager
 def _killable_sandbox(kind: str, cancel: CancelToken) -> Iterator[Sandbox]:
     """An open sandbox that a cancel kills from outside: its run in progress ends at once, as crashed."""
-    from logomesh.sandbox import open_sandbox
+    from logomesh.sandbox.warm import fresh_box
 
-    box = open_sandbox(kind)
+    box = fresh_box(kind)
     closer = _BoxCloser(box)
     try:
         with cancel.hook(closer.close):

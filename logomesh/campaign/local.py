@@ -33,6 +33,7 @@ from logomesh.campaign.executor import (
 from logomesh.campaign.plan import BattleJob, Settings
 from logomesh.campaign.work import PlayFn, play_job
 from logomesh.sandbox.choose import sweep_orphans
+from logomesh.sandbox.warm import keep_warm
 
 STOP_GRACE_S = 20.0
 
@@ -56,6 +57,11 @@ def serve(conn: Connection, play: PlayFn, settings: Settings, home: Path, log_fi
     signal.signal(signal.SIGTERM, _exit_on_term)
     if log_file is not None:
         _redirect_output(log_file)
+    with keep_warm(settings.sandbox):  # the next battle's box opens while this one runs
+        _serve_jobs(conn, play, settings, home)
+
+
+def _serve_jobs(conn: Connection, play: PlayFn, settings: Settings, home: Path) -> None:
     while True:
         try:
             job = conn.recv()
