@@ -15,7 +15,13 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from logomesh.sandbox.base import Sandbox
-from logomesh.sandbox.choose import open_sandbox
+
+
+def _open(kind: str) -> Sandbox:
+    """``logomesh.sandbox.open_sandbox``, looked up when called: the one place a box opens (tests watch it)."""
+    from logomesh import sandbox
+
+    return sandbox.open_sandbox(kind)
 
 
 class WarmBoxes:
@@ -35,8 +41,8 @@ class WarmBoxes:
             with contextlib.suppress(Exception):  # a box that failed to open ahead: try once more, now
                 box = ahead.result()
         if box is None:
-            box = open_sandbox(self.kind)
-        self._next = self._opener.submit(open_sandbox, self.kind)
+            box = _open(self.kind)
+        self._next = self._opener.submit(_open, self.kind)
         return box
 
     def close(self) -> None:
@@ -68,4 +74,4 @@ def fresh_box(kind: str) -> Sandbox:
     """A box for one battle: opened ahead where this process keeps boxes of ``kind`` warm, else opened now."""
     if _warm is not None and _warm.kind == kind:
         return _warm.take()
-    return open_sandbox(kind)
+    return _open(kind)
