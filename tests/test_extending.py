@@ -319,7 +319,8 @@ def test_a_toy_purple_kind_is_served_and_answers(registries: None, tmp_path: Pat
 def test_an_unknown_purple_kind_is_one_line() -> None:
     with pytest.raises(KindRefused) as refused:
         purple_kind("toy")
-    assert str(refused.value) == "unknown purple agent kind 'toy' (known: mock, llm, inject-obeying, inject-ignoring)"
+    assert str(refused.value) == ("unknown purple agent kind 'toy' "
+                                  "(known: mock, llm, inject-obeying, inject-ignoring, inject-refusing)")
 
 
 # -- the recipe names what exists --------------------------------------------------------------------------------
