@@ -149,7 +149,10 @@ def test_the_librarys_leaks_are_found_and_correct_code_is_not(box: Sandbox, task
     for name, source in (("reference", task.reference), ("good", task.labelled_submission("good").submission.source)):
         variant, trial = growth_trial(box, task, source)
         assert not family.judge(variant, trial).hit, (name, retained(trial))
-        assert retained(trial)[-1] < MIN_GROWTH_BYTES / 2, (name, retained(trial))
+        # What the verdict weighs is the growth between the sizes: a correct limiter keeps its window's keys
+        # alive in every run the probe keeps (about 280 kB at both sizes), which is live state, not growth.
+        small, large = retained(trial)
+        assert large - small < MIN_GROWTH_BYTES / 2, (name, retained(trial))
 
 
 def test_the_red_agent_reports_a_journal_in_anonymous_mmap(box: Sandbox) -> None:

@@ -10,11 +10,13 @@ box's tmpfs mounts (``tmpfs_bytes``), so memory kept in anonymous ``mmap``, in
 a forked child or in a file under ``/tmp`` counts, and stopping tracemalloc
 changes nothing.
 
-The answerer cannot be made to collect garbage and keeps its freed heap, so a
-correct implementation reads a little, in pages: at n=8000 at most 116 kB
-over the library's correct submissions (rate-limiter no-lock; 0-4 kB for
-every other), while every submission labelled with a growth defect retains
-0.98-6.6 MB (Docker and bubblewrap alike). ``MIN_GROWTH_BYTES`` lies between.
+The answerer cannot be made to collect garbage and keeps its freed heap, and
+every run's result stays alive to the end of the probe (``probe_growth``), so
+a correct implementation reads its live state, the same at both sizes (the
+rate-limiter's good solution about 280 kB, its window's keys; most others 0-4
+kB), while every submission labelled with a growth defect retains 0.97-6.6
+MB at n=8000 (Docker and bubblewrap alike). ``MIN_GROWTH_BYTES`` lies
+between.
 
 The verdict is the growth between the two sizes, in bytes, not a ratio: code
 that keeps a fixed ballast (or churns its heap at the first calls) lifts the
